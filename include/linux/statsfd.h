@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * statsfd in-kernel API: declare stats, group them into a schema, register
+ * sources and hand out read-only binary stats fds.
+ * See Documentation/statsfd-kernel-api.rst.
+ */
+#ifndef _LINUX_STATSFD_H
+#define _LINUX_STATSFD_H
+
+#include <linux/bitops.h>
+#include <linux/build_bug.h>
+#include <linux/compiler.h>
+#include <linux/list.h>
+#include <linux/log2.h>
+#include <linux/math64.h>
+#include <linux/spinlock.h>
+#include <linux/stddef.h>
+#include <linux/types.h>
+#include <uapi/linux/statsfd.h>
+
+struct dentry;
+struct module;
+
+/**
+ * struct statsfd_desc_def - compile-time definition of one stat
+ * @flags: STATSFD_TYPE_*, STATSFD_UNIT_*, STATSFD_BASE_* (and STATSFD_AGG_*
+ *	for an aggregate)
+ * @exponent: as in struct statsfd_desc
+ * @size: number of u64 values
+ * @offset: offsetof() of the values in the source's stats struct; for an
+ *	aggregate, offsetof() of the aggregated field in the child's struct
+ * @bucket_size: as in struct statsfd_desc
+ * @name: name of the stat, a C identifier
+ *
+ * Built with the STATSFD_* macros below, never by hand, so that the masks,
+ * exponents and field types are checked at build time.
+ */
+struct statsfd_desc_def {
+	u32 flags;
+	s16 exponent;
+	u16 size;
+	u32 offset;
+	u32 bucket_size;
+	const char *name;
+};
+
+/* True when @field of @stype is a u64, or an array of u64 for a histogram. */
+#define __STATSFD_IS_U64(stype, field)					\
+	__same_type(((stype *)0)->field, u64)
+#define __STATSFD_IS_U64_ARRAY(stype, field)				\
+	(__same_type(((stype *)0)->field[0], u64) &&			\
+	 !__same_type(((stype *)0)->field, u64 *))
+
+#define __STATSFD_CHECK_FLAGS(type, unit, base, exp)			\
+	(BUILD_BUG_ON_ZERO((type) & ~STATSFD_TYPE_MASK) +		\
+	 BUILD_BUG_ON_ZERO((unit) & ~STATSFD_UNIT_MASK) +		\
+	 BUILD_BUG_ON_ZERO((base) & ~STATSFD_BASE_MASK) +		\
+	 BUILD_BUG_ON_ZERO((type) > STATSFD_TYPE_MAX) +			\
+	 BUILD_BUG_ON_ZERO((unit) > STATSFD_UNIT_MAX) +			\
+	 BUILD_BUG_ON_ZERO((base) > STATSFD_BASE_MAX) +			\
+	 BUILD_BUG_ON_ZERO((unit) == STATSFD_UNIT_SECONDS && (exp) > 0) + \
+	 BUILD_BUG_ON_ZERO((unit) != STATSFD_UNIT_SECONDS && (exp) < 0) + \
+	 BUILD_BUG_ON_ZERO((unit) == STATSFD_UNIT_BOOLEAN && (exp) != 0))
+
+/**
+ * STATSFD_DESC - define a scalar stat bound to a u64 field of @stype
+ * @stype: the stats struct type
+ * @field: the u64 member of @stype; also the stat's name
+ * @type: STATSFD_TYPE_CUMULATIVE, _INSTANT or _PEAK
+ * @unit: STATSFD_UNIT_*
+ * @base: STATSFD_BASE_*
+ * @exp: exponent
+ */
+#define STATSFD_DESC(stype, field, type, unit, base, exp)		\
+	{								\
+		.flags = (type) | (unit) | (base) +			\
+			 __STATSFD_CHECK_FLAGS(type, unit, base, exp) +	\
+			 BUILD_BUG_ON_ZERO(!__STATSFD_IS_U64(stype, field)) + \
+			 BUILD_BUG_ON_ZERO((type) >= STATSFD_TYPE_LINEAR_HIST), \
+		.exponent = (exp),					\
+		.size = 1,						\
+		.offset = offsetof(stype, field),			\
+		.bucket_size = 0,					\
+		.name = #field,						\
+	}
+
+/**
+ * STATSFD_DESC_HIST - define a histogram bound to a u64 array of @stype
+ * @stype: the stats struct type
+ * @field: the u64 array member of @stype; one element per bucket
+ * @type: STATSFD_TYPE_LINEAR_HIST or STATSFD_TYPE_LOG_HIST
+ * @unit: STATSFD_UNIT_*
+ * @base: STATSFD_BASE_*
+ * @exp: exponent
+ * @bsz: bucket size for a linear histogram (non-zero), 0 for a log one
+ */
+#define STATSFD_DESC_HIST(stype, field, type, unit, base, exp, bsz)	\
+	{								\
+		.flags = (type) | (unit) | (base) +			\
+			 __STATSFD_CHECK_FLAGS(type, unit, base, exp) +	\
+			 BUILD_BUG_ON_ZERO(!__STATSFD_IS_U64_ARRAY(stype, field)) + \
+			 BUILD_BUG_ON_ZERO((type) < STATSFD_TYPE_LINEAR_HIST) + \
+			 BUILD_BUG_ON_ZERO(((type) == STATSFD_TYPE_LINEAR_HIST) != \
+					   ((bsz) != 0)),		\
+		.exponent = (exp),					\
+		.size = sizeof_field(stype, field) / sizeof(u64),	\
+		.offset = offsetof(stype, field),			\
+		.bucket_size = (bsz),					\
+		.name = #field,						\
+	}
+
+/* Scalars, as KVM names them. */
+#define STATSFD_COUNTER(stype, field)					\
+	STATSFD_DESC(stype, field, STATSFD_TYPE_CUMULATIVE,		\
+		     STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0)
+#define STATSFD_ICOUNTER(stype, field)					\
+	STATSFD_DESC(stype, field, STATSFD_TYPE_INSTANT,		\
+		     STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0)
+#define STATSFD_PCOUNTER(stype, field)					\
+	STATSFD_DESC(stype, field, STATSFD_TYPE_PEAK,			\
+		     STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0)
+#define STATSFD_IBOOLEAN(stype, field)					\
+	STATSFD_DESC(stype, field, STATSFD_TYPE_INSTANT,		\
+		     STATSFD_UNIT_BOOLEAN, STATSFD_BASE_POW10, 0)
+#define STATSFD_PBOOLEAN(stype, field)					\
+	STATSFD_DESC(stype, field, STATSFD_TYPE_PEAK,			\
+		     STATSFD_UNIT_BOOLEAN, STATSFD_BASE_POW10, 0)
+#define STATSFD_TIME_NSEC(stype, field)					\
+	STATSFD_DESC(stype, field, STATSFD_TYPE_CUMULATIVE,		\
+		     STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, -9)
+#define STATSFD_PEAK_TIME_NSEC(stype, field)				\
+	STATSFD_DESC(stype, field, STATSFD_TYPE_PEAK,			\
+		     STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, -9)
+#define STATSFD_BYTES(stype, field)					\
+	STATSFD_DESC(stype, field, STATSFD_TYPE_CUMULATIVE,		\
+		     STATSFD_UNIT_BYTES, STATSFD_BASE_POW2, 0)
+#define STATSFD_CYCLES(stype, field)					\
+	STATSFD_DESC(stype, field, STATSFD_TYPE_CUMULATIVE,		\
+		     STATSFD_UNIT_CYCLES, STATSFD_BASE_POW10, 0)
+
+/* Histograms. */
+#define STATSFD_LINHIST(stype, field, bsz)				\
+	STATSFD_DESC_HIST(stype, field, STATSFD_TYPE_LINEAR_HIST,	\
+			  STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0, bsz)
+#define STATSFD_LINHIST_TIME_NSEC(stype, field, bsz)			\
+	STATSFD_DESC_HIST(stype, field, STATSFD_TYPE_LINEAR_HIST,	\
+			  STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, -9, bsz)
+#define STATSFD_LOGHIST(stype, field)					\
+	STATSFD_DESC_HIST(stype, field, STATSFD_TYPE_LOG_HIST,		\
+			  STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0, 0)
+#define STATSFD_LOGHIST_TIME_NSEC(stype, field)				\
+	STATSFD_DESC_HIST(stype, field, STATSFD_TYPE_LOG_HIST,		\
+			  STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, -9, 0)
+
+/**
+ * STATSFD_AGG - define a stat derived over the children of a source
+ * @cstype: the children's stats struct type
+ * @field: the u64 (or histogram) member of @cstype to aggregate
+ * @kind: STATSFD_AGG_SUM, _MIN, _MAX, _AVG or _COUNT_NONZERO
+ * @suffix: the matching lower-case name suffix, as a string
+ *
+ * The stat is named "<field>_<kind>".  Type, unit, base, exponent, size and
+ * bucket size are taken from the child schema's descriptor at the same
+ * offset when the schema is initialized; min, max, avg and count_nonzero
+ * are reported as STATSFD_TYPE_INSTANT, histograms may only be summed.
+ * Over an empty set every aggregate reads 0.
+ */
+#define STATSFD_AGG(cstype, field, kind, suffix)			\
+	{								\
+		.flags = (kind) +					\
+			 BUILD_BUG_ON_ZERO((kind) & ~STATSFD_AGG_MASK) + \
+			 BUILD_BUG_ON_ZERO((kind) == STATSFD_AGG_NONE), \
+		.offset = offsetof(cstype, field),			\
+		.name = #field "_" suffix,				\
+	}
+#define STATSFD_AGG_SUM_OF(cstype, field)				\
+	STATSFD_AGG(cstype, field, STATSFD_AGG_SUM, "sum")
+#define STATSFD_AGG_MIN_OF(cstype, field)				\
+	STATSFD_AGG(cstype, field, STATSFD_AGG_MIN, "min")
+#define STATSFD_AGG_MAX_OF(cstype, field)				\
+	STATSFD_AGG(cstype, field, STATSFD_AGG_MAX, "max")
+#define STATSFD_AGG_AVG_OF(cstype, field)				\
+	STATSFD_AGG(cstype, field, STATSFD_AGG_AVG, "avg")
+#define STATSFD_AGG_COUNT_NONZERO_OF(cstype, field)			\
+	STATSFD_AGG(cstype, field, STATSFD_AGG_COUNT_NONZERO, "count_nonzero")
+
+struct statsfd_agg;
+
+/**
+ * struct statsfd_schema - a set of stats shared by many sources
+ * @name: shown in the stats fd's fdinfo, e.g. "statsfd_vm.vcpu"
+ * @descs: the stats, plain ones first in any order, then aggregates
+ * @num_descs: number of entries in @descs
+ * @stats_size: sizeof() the stats struct; the plain stats must cover it
+ *	exactly, with no gap and no overlap
+ * @name_size: bytes of the id and of each name incl. NUL; 0 selects
+ *	STATSFD_NAME_SIZE_DEFAULT; otherwise a multiple of 8
+ * @child_schema: schema of the children, required iff @descs has aggregates
+ *
+ * The fields below are private to the core and filled once by
+ * statsfd_schema_init(): the serialized header and descriptor block are
+ * built there and shared, read-only, by every source of the schema.
+ */
+struct statsfd_schema {
+	const char *name;
+	const struct statsfd_desc_def *descs;
+	u32 num_descs;
+	size_t stats_size;
+	u32 name_size;
+	const struct statsfd_schema *child_schema;
+
+	/* private */
+	struct statsfd_header header;
+	void *desc_block;
+	u32 desc_size;
+	u32 data_size;
+	u32 file_size;
+	u32 num_aggs;
+	struct statsfd_agg *aggs;
+	unsigned int build_count;
+};
+
+struct statsfd_source;
+
+/**
+ * struct statsfd_source_ops - how a stats fd pins the object behind a source
+ * @owner: the module whose code @get and @put run; pinned by every fd
+ * @get: take a reference on the object that owns the source (e.g. the VM)
+ * @put: drop it; may free the object and the source
+ */
+struct statsfd_source_ops {
+	struct module *owner;
+	void (*get)(struct statsfd_source *src);
+	void (*put)(struct statsfd_source *src);
+};
+
+/**
+ * struct statsfd_source - one instance of a schema: an id and live values
+ * @schema: the initialized schema
+ * @stats: the live stats struct, written by its owner with plain stores
+ * @ops: lifetime callbacks
+ * @id: the id string, schema->name_size bytes, NUL-terminated, zero-padded
+ * @children_lock: protects @children and @num_children; never taken by
+ *	writers of the stats, only by readers of aggregates and by
+ *	statsfd_source_add_child()/statsfd_source_del_child()
+ * @children: child sources, for aggregates
+ * @num_children: length of @children
+ * @child_node: entry in the parent's @children
+ * @parent: the source this one is a child of, or NULL
+ * @debugfs: private state of the text view, or NULL
+ */
+struct statsfd_source {
+	const struct statsfd_schema *schema;
+	const void *stats;
+	const struct statsfd_source_ops *ops;
+	char *id;
+	spinlock_t children_lock;
+	struct list_head children;
+	u32 num_children;
+	struct list_head child_node;
+	struct statsfd_source *parent;
+	void *debugfs;
+};
+
+int statsfd_schema_init(struct statsfd_schema *schema);
+void statsfd_schema_destroy(struct statsfd_schema *schema);
+
+__printf(5, 6)
+int statsfd_source_init(struct statsfd_source *src,
+			const struct statsfd_schema *schema, const void *stats,
+			const struct statsfd_source_ops *ops,
+			const char *id_fmt, ...);
+void statsfd_source_destroy(struct statsfd_source *src);
+void statsfd_source_add_child(struct statsfd_source *parent,
+			      struct statsfd_source *child);
+void statsfd_source_del_child(struct statsfd_source *child);
+int statsfd_source_get_fd(struct statsfd_source *src);
+
+int statsfd_source_debugfs_create(struct statsfd_source *src,
+				  const char *name, struct dentry *parent);
+void statsfd_source_debugfs_remove(struct statsfd_source *src);
+
+/**
+ * statsfd_linhist_bucket() - bucket of @value in a linear histogram
+ * @size: number of buckets
+ * @value: the sample
+ * @bucket_size: width of each bucket, non-zero
+ *
+ * Bucket N holds [N * @bucket_size, (N + 1) * @bucket_size); the last one is
+ * open-ended.
+ *
+ * Return: the bucket index, below @size.
+ */
+static inline size_t statsfd_linhist_bucket(size_t size, u64 value,
+					    u64 bucket_size)
+{
+	u64 index = div64_u64(value, bucket_size);
+
+	return index < size ? index : size - 1;
+}
+
+/**
+ * statsfd_loghist_bucket() - bucket of @value in a base-2 log histogram
+ * @size: number of buckets
+ * @value: the sample
+ *
+ * Bucket 0 holds [0, 1), bucket N holds [2^(N-1), 2^N); the last one is
+ * open-ended.
+ *
+ * Return: the bucket index, below @size.
+ */
+static inline size_t statsfd_loghist_bucket(size_t size, u64 value)
+{
+	size_t index = fls64(value);
+
+	return index < size ? index : size - 1;
+}
+
+/**
+ * statsfd_linhist_update() - count @value in a linear histogram
+ * @data: the buckets, owned by the caller's writer
+ * @size: number of buckets
+ * @value: the sample
+ * @bucket_size: width of each bucket
+ *
+ * A plain increment, like every stats write: the caller is the only writer.
+ */
+static inline void statsfd_linhist_update(u64 *data, size_t size, u64 value,
+					  u64 bucket_size)
+{
+	++data[statsfd_linhist_bucket(size, value, bucket_size)];
+}
+
+/**
+ * statsfd_loghist_update() - count @value in a base-2 log histogram
+ * @data: the buckets, owned by the caller's writer
+ * @size: number of buckets
+ * @value: the sample
+ */
+static inline void statsfd_loghist_update(u64 *data, size_t size, u64 value)
+{
+	++data[statsfd_loghist_bucket(size, value)];
+}
+
+#endif /* _LINUX_STATSFD_H */

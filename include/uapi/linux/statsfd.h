@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * statsfd binary stats file format.
+ *
+ * Byte-compatible with the KVM binary stats format (KVM_GET_STATS_FD): a
+ * parser written for one reads the other.  The file is four blocks, located
+ * only through the header offsets; see Documentation/statsfd-abi.rst.
+ */
+#ifndef _UAPI_LINUX_STATSFD_H
+#define _UAPI_LINUX_STATSFD_H
+
+#include <linux/types.h>
+
+/**
+ * struct statsfd_header - header of a statsfd stats file, at offset 0
+ * @flags: always 0; parsers must reject files with unknown flags set
+ * @name_size: size in bytes of the id string and of every descriptor name,
+ *	including the terminating NUL; a multiple of 8
+ * @num_desc: number of descriptors
+ * @id_offset: file offset of the id string
+ * @desc_offset: file offset of the descriptor block
+ * @data_offset: file offset of the data block
+ *
+ * Identical in size and layout to struct kvm_stats_header.
+ */
+struct statsfd_header {
+	__u32 flags;
+	__u32 name_size;
+	__u32 num_desc;
+	__u32 id_offset;
+	__u32 desc_offset;
+	__u32 data_offset;
+};
+
+/* Bits 0-3 of statsfd_desc.flags: how the value behaves over time. */
+#define STATSFD_TYPE_SHIFT		0
+#define STATSFD_TYPE_MASK		(0xF << STATSFD_TYPE_SHIFT)
+#define STATSFD_TYPE_CUMULATIVE		(0x0 << STATSFD_TYPE_SHIFT)
+#define STATSFD_TYPE_INSTANT		(0x1 << STATSFD_TYPE_SHIFT)
+#define STATSFD_TYPE_PEAK		(0x2 << STATSFD_TYPE_SHIFT)
+#define STATSFD_TYPE_LINEAR_HIST	(0x3 << STATSFD_TYPE_SHIFT)
+#define STATSFD_TYPE_LOG_HIST		(0x4 << STATSFD_TYPE_SHIFT)
+#define STATSFD_TYPE_MAX		STATSFD_TYPE_LOG_HIST
+
+/* Bits 4-7: the unit of the value. */
+#define STATSFD_UNIT_SHIFT		4
+#define STATSFD_UNIT_MASK		(0xF << STATSFD_UNIT_SHIFT)
+#define STATSFD_UNIT_NONE		(0x0 << STATSFD_UNIT_SHIFT)
+#define STATSFD_UNIT_BYTES		(0x1 << STATSFD_UNIT_SHIFT)
+#define STATSFD_UNIT_SECONDS		(0x2 << STATSFD_UNIT_SHIFT)
+#define STATSFD_UNIT_CYCLES		(0x3 << STATSFD_UNIT_SHIFT)
+#define STATSFD_UNIT_BOOLEAN		(0x4 << STATSFD_UNIT_SHIFT)
+#define STATSFD_UNIT_MAX		STATSFD_UNIT_BOOLEAN
+
+/* Bits 8-11: the base of the exponent. */
+#define STATSFD_BASE_SHIFT		8
+#define STATSFD_BASE_MASK		(0xF << STATSFD_BASE_SHIFT)
+#define STATSFD_BASE_POW10		(0x0 << STATSFD_BASE_SHIFT)
+#define STATSFD_BASE_POW2		(0x1 << STATSFD_BASE_SHIFT)
+#define STATSFD_BASE_MAX		STATSFD_BASE_POW2
+
+/*
+ * Bits 12-15, a statsfd extension in bits KVM leaves zero: the value is
+ * derived at read time over a set of child sources (for example a VM's
+ * vCPUs).  KVM parsers ignore these bits and see an ordinary stat; 0 means
+ * the stat is not an aggregate, so every KVM file is also a valid statsfd
+ * file.
+ */
+#define STATSFD_AGG_SHIFT		12
+#define STATSFD_AGG_MASK		(0xF << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_NONE		(0x0 << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_SUM			(0x1 << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_MIN			(0x2 << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_MAX			(0x3 << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_AVG			(0x4 << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_COUNT_NONZERO	(0x5 << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_LAST		STATSFD_AGG_COUNT_NONZERO
+
+/* Bits 16-31 are reserved and always 0. */
+#define STATSFD_DESC_FLAGS_RESERVED	0xFFFF0000u
+
+/* Name size used by KVM and by statsfd sources that do not choose one. */
+#define STATSFD_NAME_SIZE_DEFAULT	48
+
+/**
+ * struct statsfd_desc - descriptor of one stat
+ * @flags: type, unit, base and aggregation, see STATSFD_*_MASK
+ * @exponent: the value times base^exponent is the value in the unit
+ * @size: number of __u64 values (buckets for a histogram)
+ * @offset: byte offset of the values, relative to header.data_offset
+ * @bucket_size: width of one bucket of a linear histogram, else 0
+ * @name: NUL-terminated name, zero-padded to header.name_size bytes
+ *
+ * Identical in size and layout to struct kvm_stats_desc; the stride of the
+ * descriptor block is sizeof(struct statsfd_desc) + header.name_size.
+ */
+struct statsfd_desc {
+	__u32 flags;
+	__s16 exponent;
+	__u16 size;
+	__u32 offset;
+	__u32 bucket_size;
+	char name[];
+};
+
+#endif /* _UAPI_LINUX_STATSFD_H */
