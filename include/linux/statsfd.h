@@ -10,6 +10,7 @@
 #include <linux/bitops.h>
 #include <linux/build_bug.h>
 #include <linux/compiler.h>
+#include <linux/limits.h>
 #include <linux/list.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
@@ -20,6 +21,12 @@
 
 struct dentry;
 struct module;
+
+/*
+ * Largest name_size a schema may choose: ids and names are meant to be
+ * short, and the descriptor stride is 16 + name_size bytes per stat.
+ */
+#define STATSFD_NAME_SIZE_MAX		256
 
 /**
  * struct statsfd_desc_def - compile-time definition of one stat
@@ -62,6 +69,10 @@ struct statsfd_desc_def {
 	 BUILD_BUG_ON_ZERO((unit) != STATSFD_UNIT_SECONDS && (exp) < 0) + \
 	 BUILD_BUG_ON_ZERO((unit) == STATSFD_UNIT_BOOLEAN && (exp) != 0))
 
+/* The values of a stat are u64s, so they must be 8-byte aligned. */
+#define __STATSFD_CHECK_OFFSET(stype, field)				\
+	BUILD_BUG_ON_ZERO(offsetof(stype, field) % sizeof(u64))
+
 /**
  * STATSFD_DESC - define a scalar stat bound to a u64 field of @stype
  * @stype: the stats struct type
@@ -73,8 +84,9 @@ struct statsfd_desc_def {
  */
 #define STATSFD_DESC(stype, field, type, unit, base, exp)		\
 	{								\
-		.flags = (type) | (unit) | (base) +			\
+		.flags = ((type) | (unit) | (base)) +			\
 			 __STATSFD_CHECK_FLAGS(type, unit, base, exp) +	\
+			 __STATSFD_CHECK_OFFSET(stype, field) +		\
 			 BUILD_BUG_ON_ZERO(!__STATSFD_IS_U64(stype, field)) + \
 			 BUILD_BUG_ON_ZERO((type) >= STATSFD_TYPE_LINEAR_HIST), \
 		.exponent = (exp),					\
@@ -96,8 +108,11 @@ struct statsfd_desc_def {
  */
 #define STATSFD_DESC_HIST(stype, field, type, unit, base, exp, bsz)	\
 	{								\
-		.flags = (type) | (unit) | (base) +			\
+		.flags = ((type) | (unit) | (base)) +			\
 			 __STATSFD_CHECK_FLAGS(type, unit, base, exp) +	\
+			 __STATSFD_CHECK_OFFSET(stype, field) +		\
+			 BUILD_BUG_ON_ZERO(sizeof_field(stype, field) /	\
+					   sizeof(u64) > U16_MAX) +	\
 			 BUILD_BUG_ON_ZERO(!__STATSFD_IS_U64_ARRAY(stype, field)) + \
 			 BUILD_BUG_ON_ZERO((type) < STATSFD_TYPE_LINEAR_HIST) + \
 			 BUILD_BUG_ON_ZERO(((type) == STATSFD_TYPE_LINEAR_HIST) != \
@@ -160,16 +175,27 @@ struct statsfd_desc_def {
  * @suffix: the matching lower-case name suffix, as a string
  *
  * The stat is named "<field>_<kind>".  Type, unit, base, exponent, size and
- * bucket size are taken from the child schema's descriptor at the same
- * offset when the schema is initialized; min, max, avg and count_nonzero
- * are reported as STATSFD_TYPE_INSTANT, histograms may only be summed.
+ * bucket size are taken from the child schema's plain descriptor at the
+ * same offset when the schema is initialized, then adjusted to what the
+ * derived value is:
+ *
+ * - sum keeps the child's type (cumulative, instant, either histogram),
+ *   except that a sum of peaks is STATSFD_TYPE_INSTANT and a sum of
+ *   booleans has STATSFD_UNIT_NONE; it wraps modulo 2^64 like any counter.
+ * - min, max and avg are STATSFD_TYPE_INSTANT scalars in the child's unit;
+ *   avg is the exact floor of the mean, computed without overflow.
+ * - count_nonzero is a STATSFD_TYPE_INSTANT count, STATSFD_UNIT_NONE.
+ * - histograms may only be summed (bucket by bucket).
+ *
  * Over an empty set every aggregate reads 0.
  */
 #define STATSFD_AGG(cstype, field, kind, suffix)			\
 	{								\
 		.flags = (kind) +					\
+			 __STATSFD_CHECK_OFFSET(cstype, field) +		\
 			 BUILD_BUG_ON_ZERO((kind) & ~STATSFD_AGG_MASK) + \
-			 BUILD_BUG_ON_ZERO((kind) == STATSFD_AGG_NONE), \
+			 BUILD_BUG_ON_ZERO((kind) == STATSFD_AGG_NONE) + \
+			 BUILD_BUG_ON_ZERO((kind) > STATSFD_AGG_LAST),	\
 		.offset = offsetof(cstype, field),			\
 		.name = #field "_" suffix,				\
 	}
@@ -185,6 +211,7 @@ struct statsfd_desc_def {
 	STATSFD_AGG(cstype, field, STATSFD_AGG_COUNT_NONZERO, "count_nonzero")
 
 struct statsfd_agg;
+struct statsfd_debugfs;
 
 /**
  * struct statsfd_schema - a set of stats shared by many sources
@@ -195,11 +222,22 @@ struct statsfd_agg;
  *	exactly, with no gap and no overlap
  * @name_size: bytes of the id and of each name incl. NUL; 0 selects
  *	STATSFD_NAME_SIZE_DEFAULT; otherwise a multiple of 8
- * @child_schema: schema of the children, required iff @descs has aggregates
+ * @child_schema: schema of the children, required iff @descs has aggregates;
+ *	initialized before this one
+ * @header: private: the file header, identical for every source
+ * @desc_block: private: the serialized descriptors, names zero-padded
+ * @desc_size: private: bytes in @desc_block
+ * @data_size: private: @stats_size plus 8 bytes per aggregate value
+ * @file_size: private: total size of a stats file of this schema
+ * @num_aggs: private: number of aggregates, the last entries of @descs
+ * @aggs: private: how to compute each aggregate
+ * @build_count: private: how many times @header and @desc_block were built;
+ *	1 for an initialized schema, whatever the number of sources and reads
  *
- * The fields below are private to the core and filled once by
- * statsfd_schema_init(): the serialized header and descriptor block are
- * built there and shared, read-only, by every source of the schema.
+ * The private fields are filled once by statsfd_schema_init(): the
+ * serialized header and descriptor block are built there and shared,
+ * read-only, by every source of the schema.  A stats file is laid out as
+ * header (24 bytes) | id (name_size) | data (data_size) | descriptors.
  */
 struct statsfd_schema {
 	const char *name;
@@ -247,7 +285,12 @@ struct statsfd_source_ops {
  * @num_children: length of @children
  * @child_node: entry in the parent's @children
  * @parent: the source this one is a child of, or NULL
- * @debugfs: private state of the text view, or NULL
+ * @debugfs: private: state of the text view, or NULL
+ *
+ * Filled by statsfd_source_init().  The source must outlive every stats fd
+ * on it: the fd calls @ops->get when it is created and @ops->put when it is
+ * closed, and the owner calls statsfd_source_destroy() only from its final
+ * put (or before ever handing out an fd).
  */
 struct statsfd_source {
 	const struct statsfd_schema *schema;
@@ -259,7 +302,7 @@ struct statsfd_source {
 	u32 num_children;
 	struct list_head child_node;
 	struct statsfd_source *parent;
-	void *debugfs;
+	struct statsfd_debugfs *debugfs;
 };
 
 int statsfd_schema_init(struct statsfd_schema *schema);
@@ -276,6 +319,7 @@ void statsfd_source_add_child(struct statsfd_source *parent,
 void statsfd_source_del_child(struct statsfd_source *child);
 int statsfd_source_get_fd(struct statsfd_source *src);
 
+struct dentry *statsfd_debugfs_root(void);
 int statsfd_source_debugfs_create(struct statsfd_source *src,
 				  const char *name, struct dentry *parent);
 void statsfd_source_debugfs_remove(struct statsfd_source *src);

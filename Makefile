@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0
+# statsfd top-level Makefile: modules, the test kernel, tests and lint.
+#
+#   make                  build every module against KDIR
+#   make check            the full test run (both kernel legs), see README.md
+#   make check-harness    prove that make check can fail, three ways
+#   make lint             checkpatch --strict, sparse C=2, clang-format
+#
+# Variables: KDIR (kernel build tree; default the running kernel's when it
+# exists, else the 6.12 test kernel), STOCK_KDIR/STOCK_KERNEL (the 6.1 leg),
+# KUNIT (a KUnit filter glob: suite or suite.case), SELFTESTS (names of
+# selftests), SELFTEST_ARGS, LEGS ("6.12 6.1"), GUEST_TIMEOUT, JOBS, BUILD.
+# Other parts of the project hook in through tools/*.mk and tools/*/*.mk.
+
+ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD ?= $(ROOT)/build
+JOBS ?= 2
+export JOBS
+
+TEST_KDIR := $(BUILD)/kernel/linux-6.12
+TEST_KERNEL := $(TEST_KDIR)/arch/x86/boot/bzImage
+RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
+KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(TEST_KDIR))
+STOCK_KDIR ?= $(shell ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
+STOCK_KERNEL ?= $(shell ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
+KSFT_DIR := $(BUILD)/ksrc/tools/testing/selftests
+
+KUNIT ?=
+SELFTESTS ?=
+SELFTEST_ARGS ?=
+LEGS ?= 6.12 6.1
+GUEST_TIMEOUT ?= 900
+export BUILD TEST_KDIR STOCK_KDIR STOCK_KERNEL KUNIT SELFTESTS SELFTEST_ARGS LEGS GUEST_TIMEOUT
+
+T := $(ROOT)/tools/testing
+
+all: modules
+
+deps:
+	@$(T)/deps.sh
+
+# The 6.12 debug test kernel (cached: a no-op when the stamp matches).
+kernel: deps
+	@$(T)/kernel.sh $(BUILD)
+
+$(BUILD)/ksrc/.stamp: deps
+	@$(T)/ksrc.sh $(BUILD)
+
+ksrc: $(BUILD)/ksrc/.stamp
+
+# Modules for KDIR, built in build/modules-<major.minor>/.  The test kernel
+# is built first when it is the target and not built yet.
+modules: $(if $(filter $(TEST_KDIR),$(KDIR)),kernel)
+	@$(T)/modules.sh $(KDIR) $(BUILD) >/dev/null
+
+modules-6.12: kernel
+	@$(T)/modules.sh $(TEST_KDIR) $(BUILD) >/dev/null
+
+modules-6.1:
+	@$(T)/modules.sh $(STOCK_KDIR) $(BUILD) >/dev/null
+
+# Static selftests into build/selftests/, plus the harness proof's
+# deliberately failing one into build/selftests-harness/.
+selftests: ksrc
+	@$(MAKE) -s -C $(ROOT)/tools/selftests O=$(BUILD)/selftests KSFT_DIR=$(KSFT_DIR)
+	@$(MAKE) -s -C $(ROOT)/tools/selftests O=$(BUILD)/selftests-harness \
+		KSFT_DIR=$(KSFT_DIR) SRCDIR=$(ROOT)/tests/harness
+
+# Userspace (tools/Makefile, when it exists) into build/tools/.
+tools:
+	@if [ -f $(ROOT)/tools/Makefile ]; then \
+		$(MAKE) -s -C $(ROOT)/tools O=$(BUILD)/tools; \
+	fi
+
+check:
+	@$(T)/check.sh
+
+check-harness:
+	@$(T)/check-harness.sh
+
+LINT_DIRS := src tests tools/selftests include
+lint: ksrc modules-6.12
+	@$(T)/lint.sh $(BUILD) $(LINT_DIRS)
+
+# Apply the kernel's .clang-format in place: FILES=... (default: all of ours).
+format: ksrc
+	@$(T)/lint.sh --fix $(BUILD) $(or $(FILES),$(LINT_DIRS))
+
+clean:
+	rm -rf $(BUILD)/modules-* $(BUILD)/selftests $(BUILD)/selftests-harness \
+		$(BUILD)/tools $(BUILD)/logs $(BUILD)/guest
+
+# Also removes the test kernel (a cold rebuild takes 10-20 minutes).
+distclean:
+	rm -rf $(BUILD)
+
+.PHONY: all deps kernel ksrc modules modules-6.12 modules-6.1 selftests tools \
+	check check-harness lint format clean distclean
+
+# Hooks for the rest of the project (make demo, make bench, ...).
+-include $(wildcard $(ROOT)/tools/*.mk $(ROOT)/tools/*/*.mk)

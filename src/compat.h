@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * statsfd compat: every kernel-version difference (6.1 .. 6.12+) in one place.
+ *
+ * Logic files never test LINUX_VERSION_CODE: they use the helpers and
+ * STATSFD_HAVE_* feature macros below.  The upstream version an API first
+ * appeared in selects it, and every fallback is correct on every kernel
+ * (only less tidy), so a distribution backport cannot break the build or
+ * the behaviour.  checkpatch's LINUX_VERSION_CODE warnings are expected
+ * here, and only here.
+ */
+#ifndef _STATSFD_COMPAT_H
+#define _STATSFD_COMPAT_H
+
+#include <linux/anon_inodes.h>
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/version.h>
+#include <kunit/visibility.h>
+
+/*
+ * anon_inode_getfile_fmode() (6.12) sets f_mode bits before the file is
+ * visible to anyone.  Older kernels: set them right after creation, as KVM
+ * did, while the file is still private to us.  FMODE_PREAD makes pread()
+ * work; FMODE_LSEEK is needed before 6.7 for lseek() to reach ->llseek
+ * (6.7+ sets it from ->llseek, where OR-ing it in again is harmless).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define STATSFD_HAVE_ANON_INODE_GETFILE_FMODE 1
+#endif
+
+/**
+ * statsfd_compat_anon_inode_getfile() - anon inode file, pread/lseek capable
+ * @name: anon inode name, shown in /proc/PID/fd as anon_inode:<name>
+ * @fops: file operations
+ * @priv: file->private_data
+ * @flags: O_* open flags (O_RDONLY for a stats fd)
+ *
+ * Return: the new file, or an ERR_PTR.
+ */
+static inline struct file *
+statsfd_compat_anon_inode_getfile(const char *name,
+				  const struct file_operations *fops,
+				  void *priv, int flags)
+{
+#ifdef STATSFD_HAVE_ANON_INODE_GETFILE_FMODE
+	return anon_inode_getfile_fmode(name, fops, priv, flags,
+					FMODE_PREAD | FMODE_LSEEK);
+#else
+	struct file *file = anon_inode_getfile(name, fops, priv, flags);
+
+	if (!IS_ERR(file))
+		file->f_mode |= FMODE_PREAD | FMODE_LSEEK;
+	return file;
+#endif
+}
+
+/*
+ * KUnit visibility: internal helpers are static unless the kernel has
+ * KUnit, then exported in the EXPORTED_FOR_KUNIT_TESTING namespace
+ * (VISIBLE_IF_KUNIT, EXPORT_SYMBOL_IF_KUNIT from <kunit/visibility.h>,
+ * present in every kernel statsfd supports, 6.1+).  Only the namespace
+ * import spelling differs: 6.13 turned namespaces into string literals.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define STATSFD_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
+#else
+#define STATSFD_IMPORT_KUNIT_NS() MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING)
+#endif
+
+/*
+ * kunit_vm_mmap() (6.12) gives a KUnit case a user address space, so tests
+ * can drive the real ->read path with __user buffers.  Without it those
+ * cases skip.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define STATSFD_HAVE_KUNIT_VM_MMAP 1
+#endif
+
+/*
+ * ----- provider section (H3) -----
+ * The VM provider adds its version differences below this line.
+ */
+
+/*
+ * struct device_type's devnode() takes a const struct device from 6.2 on
+ * (upstream commit "driver core: make struct device_type.devnode() take a
+ * const *").  The provider's callback never writes through the pointer, so
+ * only its prototype differs.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define STATSFD_VM_DEVNODE_CONST const
+#else
+#define STATSFD_VM_DEVNODE_CONST
+#endif
+
+#endif /* _STATSFD_COMPAT_H */

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd debugfs text view: one directory per source, one small file per
+ * stat, for quick scripts (and as the baseline the binary fd is compared
+ * against).  Not an ABI.
+ */
+#include <linux/debugfs.h>
+#include <linux/err.h>
+#include <linux/export.h>
+#include <linux/fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/statsfd.h>
+
+#include "internal.h"
+
+static struct dentry *statsfd_debugfs_dir;
+
+/**
+ * statsfd_debugfs_root() - the core's debugfs directory, "statsfd"
+ *
+ * Providers may hang their views below it, e.g. statsfd/statsfd_vm/<id>/,
+ * so every statsfd view is found in one place.
+ *
+ * Return: the directory, or an ERR_PTR when debugfs is unavailable; either
+ * may be passed as the parent to debugfs calls, which then do nothing.
+ */
+struct dentry *statsfd_debugfs_root(void)
+{
+	return statsfd_debugfs_dir;
+}
+EXPORT_SYMBOL_GPL(statsfd_debugfs_root);
+
+/*
+ * Scalars print as "%llu\n", histograms as their bucket values separated by
+ * spaces on one line.  Values are read like the binary fd reads them: each
+ * u64 once with READ_ONCE(), aggregates computed for this read.
+ */
+VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
+{
+	const struct statsfd_debugfs_file *f = m->private;
+	struct statsfd_source *src = f->src;
+	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_desc_def *def = &schema->descs[f->index];
+	const u64 *vals;
+	u64 *aggs = NULL;
+	u32 i, size = def->size;
+
+	if (f->index < statsfd_num_plain(schema)) {
+		vals = src->stats + def->offset;
+	} else {
+		const struct statsfd_agg *agg =
+			&schema->aggs[f->index - statsfd_num_plain(schema)];
+
+		aggs = kmalloc(statsfd_agg_size(schema), GFP_KERNEL);
+		if (!aggs)
+			return -ENOMEM;
+		statsfd_agg_compute(src, aggs);
+		vals = aggs + agg->index;
+		size = agg->size;
+	}
+
+	for (i = 0; i < size; i++)
+		seq_printf(m, "%s%llu", i ? " " : "", READ_ONCE(vals[i]));
+	seq_putc(m, '\n');
+	kfree(aggs);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(statsfd_debugfs_show);
+
+static int statsfd_debugfs_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, statsfd_debugfs_show, inode->i_private);
+}
+
+static const struct file_operations statsfd_debugfs_fops = {
+	.owner		= THIS_MODULE,
+	.open		= statsfd_debugfs_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/**
+ * statsfd_source_debugfs_create() - create the text view of @src
+ * @src: an initialized source without a view
+ * @name: name of the directory, usually the source's id
+ * @parent: where to create it: statsfd_debugfs_root(), a directory below
+ *	it, or NULL for the debugfs root
+ *
+ * Creates @parent/@name/ with one read-only file per stat, named after the
+ * stat: a scalar reads as "%llu\n", a histogram as its bucket values
+ * separated by spaces on one line, an aggregate as computed at read time.
+ * statsfd_source_debugfs_remove() (or statsfd_source_destroy()) removes it
+ * and waits for readers in progress, so the files never outlive @src.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EBUSY if @src already has a view; -ENOMEM; or the error of
+ * debugfs_create_dir() (e.g. -EEXIST, or -ENODEV without debugfs).  Like
+ * any debugfs call, callers may ignore the result: the stats fd works the
+ * same either way.
+ */
+int statsfd_source_debugfs_create(struct statsfd_source *src,
+				  const char *name, struct dentry *parent)
+{
+	const struct statsfd_schema *schema = src->schema;
+	struct statsfd_debugfs *view;
+	struct dentry *dir;
+	u32 i;
+
+	if (src->debugfs)
+		return -EBUSY;
+
+	view = kzalloc(struct_size(view, files, schema->num_descs), GFP_KERNEL);
+	if (!view)
+		return -ENOMEM;
+	view->num = schema->num_descs;
+
+	dir = debugfs_create_dir(name, parent);
+	if (IS_ERR(dir)) {
+		kfree(view);
+		return PTR_ERR(dir);
+	}
+	view->dir = dir;
+
+	for (i = 0; i < view->num; i++) {
+		view->files[i].src = src;
+		view->files[i].index = i;
+		debugfs_create_file(schema->descs[i].name, 0444, dir,
+				    &view->files[i], &statsfd_debugfs_fops);
+	}
+	src->debugfs = view;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(statsfd_source_debugfs_create);
+
+/**
+ * statsfd_source_debugfs_remove() - remove the text view of @src
+ * @src: the source; having no view is fine
+ *
+ * Context: process context; may sleep until readers of the files are done.
+ */
+void statsfd_source_debugfs_remove(struct statsfd_source *src)
+{
+	struct statsfd_debugfs *view = src->debugfs;
+
+	if (!view)
+		return;
+	debugfs_remove(view->dir);
+	src->debugfs = NULL;
+	kfree(view);
+}
+EXPORT_SYMBOL_GPL(statsfd_source_debugfs_remove);
+
+/* Module init: the "statsfd" root; without debugfs everything else no-ops. */
+int statsfd_debugfs_init(void)
+{
+	statsfd_debugfs_dir = debugfs_create_dir("statsfd", NULL);
+	return 0;
+}
+
+void statsfd_debugfs_exit(void)
+{
+	debugfs_remove(statsfd_debugfs_dir);
+	statsfd_debugfs_dir = NULL;
+}

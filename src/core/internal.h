@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * statsfd core: declarations shared by the core's files and its KUnit tests.
+ */
+#ifndef _STATSFD_CORE_INTERNAL_H
+#define _STATSFD_CORE_INTERNAL_H
+
+#include <linux/statsfd.h>
+#include <linux/types.h>
+
+#include "compat.h"
+
+struct dentry;
+struct file;
+struct seq_file;
+
+/**
+ * struct statsfd_agg - how one aggregate of a schema is computed
+ * @kind: STATSFD_AGG_SUM .. STATSFD_AGG_LAST
+ * @child_offset: byte offset of the aggregated values in a child's stats
+ * @size: number of u64 values (more than 1 only for a histogram sum)
+ * @index: u64 index of the first value in the aggregate area of the data
+ *	block, i.e. (descriptor offset - stats_size) / 8
+ */
+struct statsfd_agg {
+	u32 kind;
+	u32 child_offset;
+	u32 size;
+	u32 index;
+};
+
+/* What one stat file of the debugfs view shows: stat @index of @src. */
+struct statsfd_debugfs_file {
+	struct statsfd_source *src;
+	u32 index;
+};
+
+/**
+ * struct statsfd_debugfs - the debugfs text view of one source
+ * @dir: the source's directory
+ * @num: number of entries in @files, the schema's num_descs
+ * @files: i_private of each stat file
+ */
+struct statsfd_debugfs {
+	struct dentry *dir;
+	u32 num;
+	struct statsfd_debugfs_file files[] __counted_by(num);
+};
+
+/* Bytes of the aggregate area that follows the stats struct in the data. */
+static inline u32 statsfd_agg_size(const struct statsfd_schema *schema)
+{
+	return schema->data_size - schema->stats_size;
+}
+
+/* Number of plain (non-aggregate) stats: they come first in descs. */
+static inline u32 statsfd_num_plain(const struct statsfd_schema *schema)
+{
+	return schema->num_descs - schema->num_aggs;
+}
+
+void statsfd_agg_compute(struct statsfd_source *src, u64 *out);
+
+ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
+			    size_t len, loff_t *ppos);
+
+int statsfd_debugfs_init(void);
+void statsfd_debugfs_exit(void);
+
+/* Helpers that are static unless KUnit needs to reach them. */
+#if IS_ENABLED(CONFIG_KUNIT)
+struct file *statsfd_source_getfile(struct statsfd_source *src);
+int statsfd_debugfs_show(struct seq_file *m, void *unused);
+#endif
+
+#endif /* _STATSFD_CORE_INTERNAL_H */

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd read: serve any byte range of one logical stats file from the
+ * schema's prebuilt blocks, the source's id and its live values.
+ *
+ * The file of a source is laid out as
+ *
+ *	+-------------+  0
+ *	|   header    |  struct statsfd_header, shared by the schema
+ *	+-------------+  header.id_offset = 24
+ *	|  id string  |  name_size bytes, zero-padded, per source
+ *	+-------------+  header.data_offset = 24 + name_size
+ *	|    data     |  the live stats struct (stats_size bytes),
+ *	|             |  then aggregates computed at read time
+ *	+-------------+  header.desc_offset = data_offset + data_size
+ *	| descriptors |  num_desc * (16 + name_size), shared by the schema
+ *	+-------------+  file_size
+ *
+ * Every block is 8-byte aligned and the blocks are adjacent, so the file
+ * has no holes and every byte comes from exactly one block.
+ */
+#include <linux/compiler.h>
+#include <linux/errno.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+#include <linux/statsfd.h>
+#include <linux/uaccess.h>
+
+#include "internal.h"
+
+/*
+ * Copy bytes [@off, @off + @len) of the u64 array @vals to @dst without
+ * ever tearing a value: each u64 is loaded once with READ_ONCE(), so a
+ * writer's concurrent plain store is seen entirely or not at all.  A head
+ * or tail that covers part of a u64 goes through a bounce copy of it.
+ *
+ * Return: bytes copied, less than @len only if @dst faulted.
+ */
+static size_t statsfd_copy_values(char __user *dst, const u64 *vals,
+				  size_t off, size_t len)
+{
+	const u64 *word = vals + off / sizeof(u64);
+	size_t head = off % sizeof(u64);
+	size_t done = 0;
+	u64 bounce;
+
+	if (!user_write_access_begin(dst, len))
+		return 0;
+	if (head) {
+		size_t n = min(sizeof(u64) - head, len);
+
+		bounce = READ_ONCE(*word);
+		word++;
+		unsafe_copy_to_user(dst, (const char *)&bounce + head, n,
+				    fault);
+		done = n;
+	}
+	while (len - done >= sizeof(u64)) {
+		unsafe_put_user(READ_ONCE(*word), (u64 __user *)(dst + done),
+				fault);
+		word++;
+		done += sizeof(u64);
+	}
+	if (done < len) {
+		bounce = READ_ONCE(*word);
+		unsafe_copy_to_user(dst + done, (const char *)&bounce,
+				    len - done, fault);
+		done = len;
+	}
+fault:
+	user_write_access_end();
+	return done;
+}
+
+/* Copy from an immutable or private kernel block; bytes copied. */
+static size_t statsfd_copy_block(char __user *dst, const void *block,
+				 size_t off, size_t len)
+{
+	return len - copy_to_user(dst, block + off, len);
+}
+
+/**
+ * statsfd_read_source() - read part of the stats file of @src
+ * @src: the source
+ * @buf: user buffer
+ * @len: bytes wanted; reads past the end of the file are short
+ * @ppos: file position; advanced by the bytes returned
+ *
+ * The header, id and descriptors are copied from the blocks built once
+ * for the schema and the source; the data block from the live values,
+ * never tearing a u64; the aggregates are computed for this call under the
+ * source's children_lock.  Nothing here takes a lock the stats writers
+ * take.
+ *
+ * Context: process context; may fault in user pages.
+ * Return: bytes read (0 at or past the end of the file); -EINVAL for a
+ * negative position; -EFAULT if nothing could be copied to @buf; -ENOMEM
+ * if the aggregate buffer could not be allocated before anything was read.
+ */
+ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
+			    size_t len, loff_t *ppos)
+{
+	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_header *hdr = &schema->header;
+	u32 stats_end = hdr->data_offset + schema->stats_size;
+	loff_t pos = *ppos;
+	u64 *aggs = NULL;
+	size_t done = 0;
+	ssize_t ret;
+
+	if (pos < 0)
+		return -EINVAL;
+	if (pos >= schema->file_size || !len)
+		return 0;
+	len = min_t(u64, len, schema->file_size - pos);
+
+	while (done < len) {
+		u32 off = pos + done;	/* below file_size, a u32 */
+		size_t want, got;
+
+		if (off < hdr->id_offset) {
+			want = min_t(size_t, len - done, hdr->id_offset - off);
+			got = statsfd_copy_block(buf + done, hdr, off, want);
+		} else if (off < hdr->data_offset) {
+			want = min_t(size_t, len - done, hdr->data_offset - off);
+			got = statsfd_copy_block(buf + done, src->id,
+						 off - hdr->id_offset, want);
+		} else if (off < stats_end) {
+			want = min_t(size_t, len - done, stats_end - off);
+			got = statsfd_copy_values(buf + done, src->stats,
+						  off - hdr->data_offset, want);
+		} else if (off < hdr->desc_offset) {
+			if (!aggs) {
+				aggs = kmalloc(statsfd_agg_size(schema),
+					       GFP_KERNEL);
+				if (!aggs) {
+					ret = done ? done : -ENOMEM;
+					goto out;
+				}
+				statsfd_agg_compute(src, aggs);
+			}
+			want = min_t(size_t, len - done, hdr->desc_offset - off);
+			got = statsfd_copy_block(buf + done, aggs,
+						 off - stats_end, want);
+		} else {
+			want = len - done;
+			got = statsfd_copy_block(buf + done, schema->desc_block,
+						 off - hdr->desc_offset, want);
+		}
+		done += got;
+		if (got < want)
+			break;
+	}
+
+	ret = done ? done : -EFAULT;
+	if (done)
+		*ppos = pos + done;
+out:
+	kfree(aggs);
+	return ret;
+}

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd sources: one instance of a schema (an id and live values), and the
+ * parent/child links that aggregates are computed over.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bug.h>
+#include <linux/errno.h>
+#include <linux/export.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/statsfd.h>
+#include <linux/string.h>
+
+#include "internal.h"
+
+/**
+ * statsfd_source_init() - make @src an instance of @schema
+ * @src: the source, usually embedded in the object that owns @stats
+ * @schema: an initialized schema
+ * @stats: the live stats struct (schema->stats_size bytes, 8-byte aligned);
+ *	may be NULL only if the schema has no plain stats
+ * @ops: lifetime callbacks for stats fds; @ops->get and @ops->put are both
+ *	set or both NULL (then the module reference alone must keep @src alive)
+ * @id_fmt: printf format of the id string; longer ids are truncated to
+ *	schema name_size - 1 bytes
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL for bad arguments, or -ENOMEM.
+ */
+int statsfd_source_init(struct statsfd_source *src,
+			const struct statsfd_schema *schema, const void *stats,
+			const struct statsfd_source_ops *ops,
+			const char *id_fmt, ...)
+{
+	u32 name_size = schema->header.name_size;
+	va_list args;
+	char *full;
+
+	src->id = NULL;
+	if (!schema->build_count || !ops || !ops->get != !ops->put ||
+	    (!stats && schema->stats_size) ||
+	    !IS_ALIGNED((unsigned long)stats, sizeof(u64)))
+		return -EINVAL;
+
+	va_start(args, id_fmt);
+	full = kvasprintf(GFP_KERNEL, id_fmt, args);
+	va_end(args);
+	if (!full)
+		return -ENOMEM;
+
+	/* Zero-padded to name_size: the id block is copied out as is. */
+	src->id = kzalloc(name_size, GFP_KERNEL);
+	if (!src->id) {
+		kfree(full);
+		return -ENOMEM;
+	}
+	strscpy(src->id, full, name_size);
+	kfree(full);
+
+	src->schema = schema;
+	src->stats = stats;
+	src->ops = ops;
+	spin_lock_init(&src->children_lock);
+	INIT_LIST_HEAD(&src->children);
+	src->num_children = 0;
+	INIT_LIST_HEAD(&src->child_node);
+	src->parent = NULL;
+	src->debugfs = NULL;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(statsfd_source_init);
+
+/**
+ * statsfd_source_destroy() - release what statsfd_source_init() allocated
+ * @src: the source; no stats fd may be open on it any more
+ *
+ * Removes the debugfs view and detaches @src from its parent if the owner
+ * has not done so.  All children must have been detached first.  Calling it
+ * again, or after a failed statsfd_source_init(), does nothing.
+ *
+ * Context: process context; may sleep.
+ */
+void statsfd_source_destroy(struct statsfd_source *src)
+{
+	if (!src->id)
+		return;
+	statsfd_source_debugfs_remove(src);
+	statsfd_source_del_child(src);
+	WARN_ON_ONCE(!list_empty(&src->children));
+	kfree(src->id);
+	src->id = NULL;
+}
+EXPORT_SYMBOL_GPL(statsfd_source_destroy);
+
+/**
+ * statsfd_source_add_child() - count @child in @parent's aggregates
+ * @parent: a source whose schema has aggregates
+ * @child: a source of @parent's child schema, not yet anyone's child
+ *
+ * From now on every read of @parent's aggregates includes @child.  @child
+ * must be detached with statsfd_source_del_child() (or destroyed) before
+ * its stats memory is freed.
+ *
+ * Context: process context; takes @parent->children_lock.
+ */
+void statsfd_source_add_child(struct statsfd_source *parent,
+			      struct statsfd_source *child)
+{
+	if (WARN_ON_ONCE(child->schema != parent->schema->child_schema ||
+			 child->parent))
+		return;
+
+	spin_lock(&parent->children_lock);
+	list_add_tail(&child->child_node, &parent->children);
+	parent->num_children++;
+	child->parent = parent;
+	spin_unlock(&parent->children_lock);
+}
+EXPORT_SYMBOL_GPL(statsfd_source_add_child);
+
+/**
+ * statsfd_source_del_child() - stop counting @child in its parent's aggregates
+ * @child: a source added with statsfd_source_add_child(), or one without a
+ *	parent (then this does nothing)
+ *
+ * When this returns no reader of the parent's aggregates is looking at
+ * @child's stats any more, so they may be freed.
+ *
+ * Context: process context; takes the parent's children_lock.
+ */
+void statsfd_source_del_child(struct statsfd_source *child)
+{
+	struct statsfd_source *parent = child->parent;
+
+	if (!parent)
+		return;
+
+	spin_lock(&parent->children_lock);
+	list_del_init(&child->child_node);
+	parent->num_children--;
+	child->parent = NULL;
+	spin_unlock(&parent->children_lock);
+}
+EXPORT_SYMBOL_GPL(statsfd_source_del_child);

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd_vm stats: the three schemas of the provider (system, VM, vCPU)
+ * and the atomic helpers for the stats several threads update.
+ */
+#include <linux/atomic.h>
+#include <linux/build_bug.h>
+#include <linux/kernel.h>
+#include <linux/statsfd.h>
+
+#include "internal.h"
+
+#define VCPU struct statsfd_vm_vcpu_stats
+#define VM struct statsfd_vm_vm_stats
+#define SYS struct statsfd_vm_sys_stats
+
+/*
+ * The vCPU set follows KVM's generic vCPU stats (same names and types for
+ * the halt-polling ones), plus exits by reason as a hypervisor counts them.
+ */
+static const struct statsfd_desc_def statsfd_vm_vcpu_descs[] = {
+	STATSFD_COUNTER(VCPU, exits),
+	STATSFD_COUNTER(VCPU, io_exits),
+	STATSFD_COUNTER(VCPU, mmio_exits),
+	STATSFD_COUNTER(VCPU, hypercall_exits),
+	STATSFD_COUNTER(VCPU, halt_exits),
+	STATSFD_COUNTER(VCPU, signal_exits),
+	STATSFD_COUNTER(VCPU, halt_successful_poll),
+	STATSFD_COUNTER(VCPU, halt_attempted_poll),
+	STATSFD_COUNTER(VCPU, halt_poll_invalid),
+	STATSFD_COUNTER(VCPU, halt_wakeup),
+	STATSFD_TIME_NSEC(VCPU, halt_poll_success_ns),
+	STATSFD_TIME_NSEC(VCPU, halt_poll_fail_ns),
+	STATSFD_TIME_NSEC(VCPU, halt_wait_ns),
+	STATSFD_LOGHIST_TIME_NSEC(VCPU, halt_poll_success_hist),
+	STATSFD_LOGHIST_TIME_NSEC(VCPU, halt_poll_fail_hist),
+	STATSFD_LOGHIST_TIME_NSEC(VCPU, halt_wait_hist),
+	STATSFD_LINHIST(VCPU, run_exits_hist, STATSFD_VM_RUN_HIST_BUCKET),
+	STATSFD_IBOOLEAN(VCPU, blocking),
+	STATSFD_PCOUNTER(VCPU, max_run_exits),
+	STATSFD_PEAK_TIME_NSEC(VCPU, max_halt_wait_ns),
+	STATSFD_BYTES(VCPU, io_bytes),
+	STATSFD_CYCLES(VCPU, guest_cycles),
+	STATSFD_COUNTER(VCPU, runs),
+};
+
+/* Every u64 of the struct is one scalar or one bucket: nothing is missed. */
+#define VCPU_SCALARS (ARRAY_SIZE(statsfd_vm_vcpu_descs) - 4)
+static_assert(sizeof(VCPU) / sizeof(u64) ==
+	      VCPU_SCALARS + 4 * STATSFD_VM_HIST_BUCKETS);
+
+/* A VM's own counters, then what it derives from its vCPUs at read time. */
+static const struct statsfd_desc_def statsfd_vm_vm_descs[] = {
+	STATSFD_COUNTER(VM, vcpus_created),
+	STATSFD_COUNTER(VM, kicks),
+	STATSFD_ICOUNTER(VM, stats_fds_open),
+
+	STATSFD_AGG_SUM_OF(VCPU, exits),
+	STATSFD_AGG_MIN_OF(VCPU, exits),
+	STATSFD_AGG_MAX_OF(VCPU, exits),
+	STATSFD_AGG_AVG_OF(VCPU, exits),
+	STATSFD_AGG_SUM_OF(VCPU, io_exits),
+	STATSFD_AGG_SUM_OF(VCPU, mmio_exits),
+	STATSFD_AGG_SUM_OF(VCPU, hypercall_exits),
+	STATSFD_AGG_SUM_OF(VCPU, halt_exits),
+	STATSFD_AGG_SUM_OF(VCPU, signal_exits),
+	STATSFD_AGG_SUM_OF(VCPU, halt_successful_poll),
+	STATSFD_AGG_SUM_OF(VCPU, halt_attempted_poll),
+	STATSFD_AGG_SUM_OF(VCPU, halt_poll_invalid),
+	STATSFD_AGG_SUM_OF(VCPU, halt_wakeup),
+	STATSFD_AGG_SUM_OF(VCPU, halt_poll_success_ns),
+	STATSFD_AGG_SUM_OF(VCPU, halt_poll_fail_ns),
+	STATSFD_AGG_SUM_OF(VCPU, halt_wait_ns),
+	STATSFD_AGG_MIN_OF(VCPU, halt_wait_ns),
+	STATSFD_AGG_MAX_OF(VCPU, halt_wait_ns),
+	STATSFD_AGG_AVG_OF(VCPU, halt_wait_ns),
+	STATSFD_AGG_SUM_OF(VCPU, halt_wait_hist),
+	STATSFD_AGG_SUM_OF(VCPU, run_exits_hist),
+	STATSFD_AGG_SUM_OF(VCPU, blocking),
+	STATSFD_AGG_COUNT_NONZERO_OF(VCPU, blocking),
+	STATSFD_AGG_MAX_OF(VCPU, max_run_exits),
+	STATSFD_AGG_MAX_OF(VCPU, max_halt_wait_ns),
+	STATSFD_AGG_SUM_OF(VCPU, io_bytes),
+	STATSFD_AGG_SUM_OF(VCPU, guest_cycles),
+	STATSFD_AGG_SUM_OF(VCPU, runs),
+	STATSFD_AGG_COUNT_NONZERO_OF(VCPU, runs),
+};
+
+/* Device-wide counters, then what is derived from the live VMs. */
+static const struct statsfd_desc_def statsfd_vm_sys_descs[] = {
+	STATSFD_COUNTER(SYS, vms_created),
+	STATSFD_ICOUNTER(SYS, vms_alive),
+	STATSFD_PCOUNTER(SYS, max_vms_alive),
+	STATSFD_COUNTER(SYS, vcpus_created),
+	STATSFD_ICOUNTER(SYS, vcpus_alive),
+	STATSFD_COUNTER(SYS, runs),
+	STATSFD_ICOUNTER(SYS, stats_fds_open),
+
+	STATSFD_AGG_SUM_OF(VM, vcpus_created),
+	STATSFD_AGG_MAX_OF(VM, vcpus_created),
+	STATSFD_AGG_AVG_OF(VM, vcpus_created),
+	STATSFD_AGG_SUM_OF(VM, kicks),
+	STATSFD_AGG_SUM_OF(VM, stats_fds_open),
+};
+
+static_assert(sizeof(VM) / sizeof(u64) == 3);
+static_assert(sizeof(SYS) / sizeof(u64) == 7);
+
+struct statsfd_schema statsfd_vm_vcpu_schema = {
+	.name = "statsfd_vm.vcpu",
+	.descs = statsfd_vm_vcpu_descs,
+	.num_descs = ARRAY_SIZE(statsfd_vm_vcpu_descs),
+	.stats_size = sizeof(VCPU),
+};
+
+struct statsfd_schema statsfd_vm_vm_schema = {
+	.name = "statsfd_vm.vm",
+	.descs = statsfd_vm_vm_descs,
+	.num_descs = ARRAY_SIZE(statsfd_vm_vm_descs),
+	.stats_size = sizeof(VM),
+	.child_schema = &statsfd_vm_vcpu_schema,
+};
+
+struct statsfd_schema statsfd_vm_sys_schema = {
+	.name = "statsfd_vm.system",
+	.descs = statsfd_vm_sys_descs,
+	.num_descs = ARRAY_SIZE(statsfd_vm_sys_descs),
+	.stats_size = sizeof(SYS),
+	.child_schema = &statsfd_vm_vm_schema,
+};
+
+/**
+ * statsfd_vm_schemas_init() - build the three schemas, children first
+ *
+ * Return: 0, or the error of the schema the core rejected.
+ */
+int statsfd_vm_schemas_init(void)
+{
+	int ret;
+
+	ret = statsfd_schema_init(&statsfd_vm_vcpu_schema);
+	if (ret)
+		return ret;
+	ret = statsfd_schema_init(&statsfd_vm_vm_schema);
+	if (ret)
+		goto out_vcpu;
+	ret = statsfd_schema_init(&statsfd_vm_sys_schema);
+	if (ret)
+		goto out_vm;
+	return 0;
+
+out_vm:
+	statsfd_schema_destroy(&statsfd_vm_vm_schema);
+out_vcpu:
+	statsfd_schema_destroy(&statsfd_vm_vcpu_schema);
+	return ret;
+}
+
+/**
+ * statsfd_vm_schemas_exit() - free what statsfd_vm_schemas_init() built
+ */
+void statsfd_vm_schemas_exit(void)
+{
+	statsfd_schema_destroy(&statsfd_vm_sys_schema);
+	statsfd_schema_destroy(&statsfd_vm_vm_schema);
+	statsfd_schema_destroy(&statsfd_vm_vcpu_schema);
+}
+
+/**
+ * statsfd_vm_counter_add() - add to a stat that several threads update
+ * @counter: a u64 of a stats struct, read lock-free by stats fds
+ * @delta: what to add (negative to subtract)
+ *
+ * A compare-and-exchange loop on the u64 itself: the stats structs must
+ * hold plain u64s (that is what readers copy), so atomic64_t is not an
+ * option, and a lock would only serialize the writers.
+ *
+ * Return: the new value.
+ */
+u64 statsfd_vm_counter_add(u64 *counter, s64 delta)
+{
+	u64 old = READ_ONCE(*counter);
+
+	while (!try_cmpxchg64(counter, &old, old + delta))
+		;
+	return old + delta;
+}
+
+/**
+ * statsfd_vm_counter_peak() - raise a peak stat that several threads update
+ * @peak: a u64 of a stats struct that only ever grows
+ * @value: a new sample
+ */
+void statsfd_vm_counter_peak(u64 *peak, u64 value)
+{
+	u64 old = READ_ONCE(*peak);
+
+	while (value > old && !try_cmpxchg64(peak, &old, value))
+		;
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd_vm vCPUs: creation, the vCPU fd and its ioctls.
+ *
+ * A vCPU lives as long as its VM, like a struct kvm_vcpu: its fd and its
+ * stats fds hold a reference on the VM, not on the vCPU.
+ */
+#include <linux/anon_inodes.h>
+#include <linux/dcache.h>
+#include <linux/fcntl.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/statsfd.h>
+#include <linux/uaccess.h>
+
+#include "internal.h"
+
+/* "statsfd-vcpu:" and a u32 in decimal, like KVM's "kvm-vcpu:%d". */
+#define STATSFD_VM_VCPU_NAME_LEN (13 + 10 + 1)
+
+static void statsfd_vm_vcpu_src_get(struct statsfd_source *src)
+{
+	struct statsfd_vm_vcpu *vcpu =
+		container_of(src, struct statsfd_vm_vcpu, src);
+	struct statsfd_vm_vm *vm = vcpu->vm;
+
+	statsfd_vm_vm_get(vm);
+	statsfd_vm_counter_add(&vm->stats.stats_fds_open, 1);
+	statsfd_vm_counter_add(&statsfd_vm_sys_stats.stats_fds_open, 1);
+}
+
+static void statsfd_vm_vcpu_src_put(struct statsfd_source *src)
+{
+	struct statsfd_vm_vcpu *vcpu =
+		container_of(src, struct statsfd_vm_vcpu, src);
+	struct statsfd_vm_vm *vm = vcpu->vm;
+
+	statsfd_vm_counter_add(&statsfd_vm_sys_stats.stats_fds_open, -1);
+	statsfd_vm_counter_add(&vm->stats.stats_fds_open, -1);
+	/* May free the VM, this vCPU and @src with it. */
+	statsfd_vm_vm_put(vm);
+}
+
+static const struct statsfd_source_ops statsfd_vm_vcpu_src_ops = {
+	.owner = THIS_MODULE,
+	.get = statsfd_vm_vcpu_src_get,
+	.put = statsfd_vm_vcpu_src_put,
+};
+
+static long statsfd_vm_vcpu_ioctl_run(struct statsfd_vm_vcpu *vcpu,
+				      const void __user *uarg)
+{
+	struct statsfd_vm_run run;
+	int ret;
+
+	if (copy_from_user(&run, uarg, sizeof(run)))
+		return -EFAULT;
+	ret = statsfd_vm_run_check(&run);
+	if (ret)
+		return ret;
+
+	/*
+	 * One thread at a time runs a vCPU, as with KVM's vcpu->mutex: that
+	 * thread is then the only writer of the vCPU's stats.
+	 */
+	if (mutex_lock_interruptible(&vcpu->mutex))
+		return -EINTR;
+	ret = statsfd_vm_vcpu_run(vcpu, &run);
+	mutex_unlock(&vcpu->mutex);
+	return ret;
+}
+
+static long statsfd_vm_vcpu_ioctl(struct file *file, unsigned int cmd,
+				  unsigned long arg)
+{
+	struct statsfd_vm_vcpu *vcpu = file->private_data;
+	const void __user *uarg = (const void __user *)arg;
+
+	switch (cmd) {
+	case STATSFD_VM_RUN:
+		return statsfd_vm_vcpu_ioctl_run(vcpu, uarg);
+	case STATSFD_VM_KICK:
+		if (arg)
+			return -EINVAL;
+		statsfd_vm_vcpu_kick(vcpu);
+		return 0;
+	case STATSFD_VM_GET_STATS_FD:
+		if (arg)
+			return -EINVAL;
+		return statsfd_source_get_fd(&vcpu->src);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int statsfd_vm_vcpu_release(struct inode *inode, struct file *file)
+{
+	struct statsfd_vm_vcpu *vcpu = file->private_data;
+
+	statsfd_vm_vm_put(vcpu->vm);
+	return 0;
+}
+
+static const struct file_operations statsfd_vm_vcpu_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = statsfd_vm_vcpu_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.release = statsfd_vm_vcpu_release,
+	.llseek = noop_llseek,
+};
+
+/* Called with vm->lock held. */
+static bool statsfd_vm_vcpu_id_taken(struct statsfd_vm_vm *vm, u32 id)
+{
+	struct statsfd_vm_vcpu *vcpu;
+
+	list_for_each_entry(vcpu, &vm->vcpus, node)
+		if (vcpu->id == id)
+			return true;
+	return false;
+}
+
+static bool
+statsfd_vm_create_vcpu_valid(const struct statsfd_vm_create_vcpu *args)
+{
+	size_t i;
+
+	if (args->flags)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(args->reserved); i++)
+		if (args->reserved[i])
+			return false;
+	return true;
+}
+
+/* The vCPU's text view goes inside its VM's directory. */
+static void statsfd_vm_vcpu_debugfs_create(struct statsfd_vm_vcpu *vcpu)
+{
+	struct dentry *dir = statsfd_vm_vm_debugfs_dir(vcpu->vm);
+	char name[16];
+
+	if (!dir)
+		return;
+	snprintf(name, sizeof(name), "vcpu-%u", vcpu->id);
+	statsfd_source_debugfs_create(&vcpu->src, name, dir);
+	dput(dir);
+}
+
+/**
+ * statsfd_vm_create_vcpu() - STATSFD_VM_CREATE_VCPU: add a vCPU to a VM
+ * @vm: the VM, pinned by the caller's VM fd
+ * @uarg: the struct statsfd_vm_create_vcpu argument
+ *
+ * Creation is serialized per VM by @vm->lock, which makes the duplicate
+ * check and the insertion one step; as for VMs, the vCPU becomes visible
+ * only once nothing can fail, and its fd is installed last.
+ *
+ * Return: the new vCPU fd, or -EFAULT, -EINVAL (flags, reserved fields, or
+ * vcpu_id not below the VM's max_vcpus), -EEXIST (vcpu_id already used),
+ * -ENOMEM, -EMFILE, -EINTR (a signal arrived while waiting for @vm->lock).
+ */
+int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
+{
+	char name[STATSFD_VM_VCPU_NAME_LEN];
+	struct statsfd_vm_create_vcpu args;
+	struct statsfd_vm_vcpu *vcpu;
+	struct file *file;
+	int fd, ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	if (!statsfd_vm_create_vcpu_valid(&args) ||
+	    args.vcpu_id >= vm->max_vcpus)
+		return -EINVAL;
+
+	if (mutex_lock_interruptible(&vm->lock))
+		return -EINTR;
+	if (statsfd_vm_vcpu_id_taken(vm, args.vcpu_id)) {
+		ret = -EEXIST;
+		goto out_unlock;
+	}
+
+	vcpu = kzalloc(sizeof(*vcpu), GFP_KERNEL_ACCOUNT);
+	if (!vcpu) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	vcpu->vm = vm;
+	vcpu->id = args.vcpu_id;
+	mutex_init(&vcpu->mutex);
+	atomic_set(&vcpu->kick, 0);
+	init_waitqueue_head(&vcpu->wq);
+
+	ret = statsfd_source_init(&vcpu->src, &statsfd_vm_vcpu_schema,
+				  &vcpu->stats, &statsfd_vm_vcpu_src_ops,
+				  "%s/vcpu-%u", vm->src.id, vcpu->id);
+	if (ret)
+		goto out_free;
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto out_destroy;
+	}
+	snprintf(name, sizeof(name), "statsfd-vcpu:%u", vcpu->id);
+	file = anon_inode_getfile(name, &statsfd_vm_vcpu_fops, vcpu, O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto out_put_fd;
+	}
+
+	/* Nothing fails from here on.  The vCPU fd's reference: */
+	statsfd_vm_vm_get(vm);
+	list_add_tail(&vcpu->node, &vm->vcpus);
+	statsfd_source_add_child(&vm->src, &vcpu->src);
+	statsfd_vm_vcpu_debugfs_create(vcpu);
+	vm->stats.vcpus_created++;
+	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_created, 1);
+	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_alive, 1);
+	mutex_unlock(&vm->lock);
+
+	fd_install(fd, file);
+	return fd;
+
+out_put_fd:
+	put_unused_fd(fd);
+out_destroy:
+	statsfd_source_destroy(&vcpu->src);
+out_free:
+	mutex_destroy(&vcpu->mutex);
+	kfree(vcpu);
+out_unlock:
+	mutex_unlock(&vm->lock);
+	return ret;
+}
+
+/**
+ * statsfd_vm_vcpu_free() - free a vCPU, when its VM is freed
+ * @vcpu: the vCPU, already off the VM's list; no fd refers to it any more
+ */
+void statsfd_vm_vcpu_free(struct statsfd_vm_vcpu *vcpu)
+{
+	/* Also removes the text view and detaches @vcpu from its VM. */
+	statsfd_source_destroy(&vcpu->src);
+	mutex_destroy(&vcpu->mutex);
+	kfree(vcpu);
+}

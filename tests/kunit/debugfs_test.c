@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd KUnit suite statsfd_debugfs: the one-file-per-stat text view,
+ * its content for scalars, histograms and aggregates, and its removal.
+ */
+#include <kunit/test.h>
+#include <linux/dcache.h>
+#include <linux/debugfs.h>
+#include <linux/err.h>
+#include <linux/fs.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/statsfd.h>
+
+#include "statsfd_kunit.h"
+
+struct dfs_ctx {
+	struct statsfd_kunit_parent pstats;
+	struct statsfd_kunit_child cstats[2];
+	struct statsfd_kunit_src *parent;
+	struct statsfd_kunit_src *child[2];
+	struct dentry *dir;
+};
+
+static void dfs_remove(void *dir)
+{
+	debugfs_remove(dir);
+}
+
+static int dfs_init(struct kunit *test)
+{
+	struct statsfd_schema *cs, *ps;
+	struct dfs_ctx *ctx;
+	unsigned int i;
+
+	if (IS_ERR_OR_NULL(statsfd_debugfs_root()))
+		kunit_skip(test, "debugfs unavailable");
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	test->priv = ctx;
+
+	ctx->dir = debugfs_create_dir("kunit", statsfd_debugfs_root());
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, ctx->dir);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, dfs_remove,
+							ctx->dir), 0);
+	cs = statsfd_kunit_schema(test, &statsfd_kunit_child_tmpl, NULL);
+	ps = statsfd_kunit_schema(test, &statsfd_kunit_parent_tmpl, cs);
+	ctx->parent = statsfd_kunit_source(test, ps, &ctx->pstats, "vm-1-0");
+	for (i = 0; i < 2; i++) {
+		ctx->child[i] = statsfd_kunit_source(test, cs, &ctx->cstats[i],
+						     "vcpu");
+		statsfd_source_add_child(&ctx->parent->src,
+					 &ctx->child[i]->src);
+	}
+	return 0;
+}
+
+/* What reading @stat in @dir shows, through the file's own i_private. */
+static const char *show(struct kunit *test, struct dentry *dir,
+			const char *stat)
+{
+	struct dentry *d = debugfs_lookup(stat, dir);
+	struct seq_file m = {};
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, d, "no file %s", stat);
+	m.size = 512;
+	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m.buf);
+	m.private = d_inode(d)->i_private;
+	dput(d);
+	KUNIT_ASSERT_EQ(test, statsfd_debugfs_show(&m, NULL), 0);
+	return m.buf;
+}
+
+static void statsfd_debugfs_root_is_named_statsfd(struct kunit *test)
+{
+	struct dentry *root = statsfd_debugfs_root();
+
+	KUNIT_EXPECT_STREQ(test, root->d_name.name, "statsfd");
+}
+
+static void statsfd_source_debugfs_create_makes_one_file_per_stat(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct dentry *vm, *d;
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(&ctx->parent->src,
+							    "vm-1-0", ctx->dir),
+			0);
+	vm = debugfs_lookup("vm-1-0", ctx->dir);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, vm);
+	for (i = 0; i < SFK_PARENT_NUM_DESCS; i++) {
+		const char *name = statsfd_kunit_parent_expect[i].name;
+
+		d = debugfs_lookup(name, vm);
+		KUNIT_EXPECT_NOT_ERR_OR_NULL_MSG(test, d, "%s", name);
+		if (!IS_ERR_OR_NULL(d)) {
+			KUNIT_EXPECT_EQ(test, d_inode(d)->i_mode & 0777, 0444);
+			dput(d);
+		}
+	}
+	dput(vm);
+}
+
+static void statsfd_debugfs_show_prints_scalar_with_newline(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *c = &ctx->child[0]->src;
+
+	ctx->cstats[0].exits = 42;
+	ctx->cstats[0].cycles = U64_MAX;
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "vcpu-0",
+							    ctx->dir), 0);
+	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "exits"), "42\n");
+	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "cycles"),
+			   "18446744073709551615\n");
+	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "blocking"),
+			   "0\n");
+	/* Live: the next read shows the new value. */
+	ctx->cstats[0].exits = 43;
+	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "exits"), "43\n");
+}
+
+static void statsfd_debugfs_show_prints_histogram_on_one_line(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *c = &ctx->child[1]->src;
+
+	ctx->cstats[1].lin[0] = 1;
+	ctx->cstats[1].lin[1] = 22;
+	ctx->cstats[1].lin[3] = 4444;
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "vcpu-1",
+							    ctx->dir), 0);
+	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "lin"),
+			   "1 22 0 4444\n");
+	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "log"),
+			   "0 0 0 0 0 0\n");
+}
+
+static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *p = &ctx->parent->src;
+
+	ctx->pstats.created = 2;
+	ctx->cstats[0].exits = 3;
+	ctx->cstats[1].exits = 8;
+	ctx->cstats[0].log[5] = 1;
+	ctx->cstats[1].log[5] = 2;
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(p, "vm", ctx->dir),
+			0);
+	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "created"), "2\n");
+	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "exits_sum"),
+			   "11\n");
+	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "exits_min"),
+			   "3\n");
+	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "exits_avg"),
+			   "5\n");
+	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "log_sum"),
+			   "0 0 0 0 0 3\n");
+}
+
+static void statsfd_source_debugfs_create_twice_is_ebusy(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *c = &ctx->child[0]->src;
+
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "once",
+							    ctx->dir), 0);
+	KUNIT_EXPECT_EQ(test, statsfd_source_debugfs_create(c, "twice",
+							    ctx->dir), -EBUSY);
+}
+
+static void statsfd_source_debugfs_create_existing_name_fails_cleanly(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(&ctx->child[0]->src,
+							    "same", ctx->dir),
+			0);
+	KUNIT_EXPECT_EQ(test,
+			statsfd_source_debugfs_create(&ctx->child[1]->src,
+						      "same", ctx->dir),
+			-EEXIST);
+	KUNIT_EXPECT_NULL(test, ctx->child[1]->src.debugfs);
+}
+
+static void statsfd_source_debugfs_remove_deletes_directory(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *c = &ctx->child[0]->src;
+	struct dentry *d;
+
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "gone",
+							    ctx->dir), 0);
+	statsfd_source_debugfs_remove(c);
+	KUNIT_EXPECT_NULL(test, c->debugfs);
+	d = debugfs_lookup("gone", ctx->dir);
+	KUNIT_EXPECT_NULL(test, d);
+	dput(d);
+	/* Removing again, or creating anew, both work. */
+	statsfd_source_debugfs_remove(c);
+	KUNIT_EXPECT_EQ(test, statsfd_source_debugfs_create(c, "gone",
+							    ctx->dir), 0);
+}
+
+static struct kunit_case statsfd_debugfs_cases[] = {
+	KUNIT_CASE(statsfd_debugfs_root_is_named_statsfd),
+	KUNIT_CASE(statsfd_source_debugfs_create_makes_one_file_per_stat),
+	KUNIT_CASE(statsfd_debugfs_show_prints_scalar_with_newline),
+	KUNIT_CASE(statsfd_debugfs_show_prints_histogram_on_one_line),
+	KUNIT_CASE(statsfd_debugfs_show_computes_aggregates),
+	KUNIT_CASE(statsfd_source_debugfs_create_twice_is_ebusy),
+	KUNIT_CASE(statsfd_source_debugfs_create_existing_name_fails_cleanly),
+	KUNIT_CASE(statsfd_source_debugfs_remove_deletes_directory),
+	{}
+};
+
+static struct kunit_suite statsfd_debugfs_suite = {
+	.name = "statsfd_debugfs",
+	.init = dfs_init,
+	.test_cases = statsfd_debugfs_cases,
+};
+
+kunit_test_suites(&statsfd_debugfs_suite);

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * statsfd KUnit: fixtures shared by the suites (schemas, sources, user
+ * buffers, stats files and reference images built independently of the core).
+ */
+#ifndef _STATSFD_KUNIT_H
+#define _STATSFD_KUNIT_H
+
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/statsfd.h>
+
+#include "core/internal.h"
+
+/* A vCPU-like child: every kind of stat the macros can declare. */
+struct statsfd_kunit_child {
+	u64 exits;
+	u64 blocking;
+	u64 max_run;
+	u64 wait_ns;
+	u64 lin[4];
+	u64 log[6];
+	u64 io_bytes;
+	u64 cycles;
+};
+
+/* A VM-like parent: two counters of its own plus aggregates over children. */
+struct statsfd_kunit_parent {
+	u64 created;
+	u64 alive;
+};
+
+/*
+ * The layout the core must produce for the two schemas, written out by
+ * hand (not computed by any core code) so the tests compare against an
+ * independent model.
+ */
+#define SFK_NAME_SIZE		48
+#define SFK_DATA_OFFSET		(24 + SFK_NAME_SIZE)
+#define SFK_STRIDE		(16 + SFK_NAME_SIZE)
+
+#define SFK_CHILD_NUM_DESCS	8
+#define SFK_CHILD_DATA_SIZE	128
+#define SFK_CHILD_DESC_OFFSET	200
+#define SFK_CHILD_FILE_SIZE	712
+
+#define SFK_PARENT_NUM_DESCS	12
+#define SFK_PARENT_STATS_SIZE	16
+#define SFK_PARENT_DATA_SIZE	160
+#define SFK_PARENT_DESC_OFFSET	232
+#define SFK_PARENT_FILE_SIZE	1000
+
+/* Expected serialized descriptor. */
+struct statsfd_kunit_desc {
+	u32 flags;
+	s16 exponent;
+	u16 size;
+	u32 offset;
+	u32 bucket_size;
+	const char *name;
+};
+
+extern const struct statsfd_kunit_desc statsfd_kunit_child_expect[];
+extern const struct statsfd_kunit_desc statsfd_kunit_parent_expect[];
+extern const struct statsfd_schema statsfd_kunit_child_tmpl;
+extern const struct statsfd_schema statsfd_kunit_parent_tmpl;
+
+/* A source whose ops count the references a stats file takes and drops. */
+struct statsfd_kunit_src {
+	struct statsfd_source src;
+	atomic_t gets;
+	atomic_t puts;
+};
+
+extern const struct statsfd_source_ops statsfd_kunit_ops;
+
+struct statsfd_schema *statsfd_kunit_schema(struct kunit *test,
+					    const struct statsfd_schema *tmpl,
+					    const struct statsfd_schema *child);
+struct statsfd_kunit_src *
+statsfd_kunit_source(struct kunit *test, const struct statsfd_schema *schema,
+		     const void *stats, const char *id);
+char __user *statsfd_kunit_ubuf(struct kunit *test, size_t size,
+				unsigned long prot);
+struct file *statsfd_kunit_file(struct kunit *test,
+				struct statsfd_kunit_src *s);
+ssize_t statsfd_kunit_read(struct kunit *test, struct file *file,
+			   char __user *ubuf, void *kbuf, size_t len,
+			   loff_t pos);
+void *statsfd_kunit_image(struct kunit *test,
+			  const struct statsfd_kunit_desc *expect, u32 num_desc,
+			  u32 data_size, const char *id, const void *data);
+void statsfd_kunit_parent_data(const struct statsfd_kunit_parent *p,
+			       const struct statsfd_kunit_child *const *c,
+			       unsigned int n, u64 *data);
+
+#endif /* _STATSFD_KUNIT_H */

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * statsfd-collector: shared state of the daemon's single-threaded event loop.
+ */
+#ifndef STATSFD_COLLECTOR_H
+#define STATSFD_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "statsfd.h"
+#include "statsfd_json.h"
+
+struct client;
+struct MHD_Daemon;
+
+/**
+ * struct schema - descriptors shared by sources of one provider and target
+ * @id: number shown in query answers ("schema": N)
+ * @provider: provider label of its sources
+ * @target: target label of its sources
+ * @prom_prefix: "<provider>_<target>", the metric name prefix
+ * @members: its sources (any one describes the schema)
+ * @nmembers: how many; the schema is freed at 0
+ * @next: in the collector's list
+ */
+struct schema {
+	unsigned int id;
+	char provider[33];
+	char target[33];
+	char prom_prefix[72];
+	struct source *members;
+	unsigned int nmembers;
+	struct schema *next;
+};
+
+/**
+ * struct source - one registered stats fd
+ * @id: collector-wide number, never reused
+ * @owner: the client that registered it; it is dropped with the client
+ * @sf: parsed handle, owns the fd
+ * @schema: shared descriptors
+ * @labels: as the VMM sent them
+ * @prom_labels: preformatted Prometheus labels
+ * @values: latest successful read (statsfd_data_size() bytes)
+ * @tmp: read buffer, swapped with @values on success
+ * @reads: successful reads
+ * @read_errors: failed reads; @values then keeps the last good sample
+ * @next: in the global list
+ * @prev: in the global list
+ * @next_in_client: in the owner's list
+ * @next_in_schema: in the schema's member list
+ * @prev_in_schema: in the schema's member list
+ */
+struct source {
+	uint64_t id;
+	struct client *owner;
+	struct statsfd *sf;
+	struct schema *schema;
+	struct statsfd_labels labels;
+	char *prom_labels;
+	uint64_t *values;
+	uint64_t *tmp;
+	uint64_t reads;
+	uint64_t read_errors;
+	struct source *next, *prev;
+	struct source *next_in_client;
+	struct source *next_in_schema, *prev_in_schema;
+};
+
+/* A queued reply packet. */
+struct pkt {
+	struct pkt *next;
+	size_t len;
+	size_t off;
+	char data[];
+};
+
+/**
+ * struct client - one connection on the unix socket
+ * @kind: epoll tag, EP_CLIENT
+ * @fd: the connection, nonblocking
+ * @id: connection number, for logs
+ * @pid: SO_PEERCRED pid at connect time
+ * @uid: SO_PEERCRED uid
+ * @gid: SO_PEERCRED gid
+ * @sources: registered sources
+ * @nsources: how many
+ * @out: queued reply packets
+ * @out_tail: last of @out
+ * @out_bytes: bytes queued
+ * @deadline: monotonic ms after which the client is dropped, 0 for none
+ * @closing: drop once @out is flushed
+ * @next: in the collector's list
+ * @prev: in the collector's list
+ */
+struct client {
+	int kind;
+	int fd;
+	uint64_t id;
+	pid_t pid;
+	uid_t uid;
+	gid_t gid;
+	struct source *sources;
+	unsigned int nsources;
+	struct pkt *out, *out_tail;
+	size_t out_bytes;
+	uint64_t deadline;
+	bool closing;
+	struct client *next, *prev;
+};
+
+enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT };
+
+/**
+ * struct collector - the daemon
+ * @epfd: the event loop
+ * @clients: connected clients
+ * @nclients: how many
+ * @sources: every source
+ * @nsources: how many
+ * @schemas: distinct schemas
+ * @next_client_id: id of the last client
+ * @next_source_id: id of the next source
+ * @next_schema_id: id of the next schema
+ * @max_sources: limit on @nsources
+ * @client_timeout_ms: see --client-timeout
+ * @mhd: the HTTP server, or NULL
+ * @stats: the daemon's own counters, exposed as statsfd_collector_*
+ */
+struct collector {
+	int epfd;
+	struct client *clients;
+	unsigned int nclients;
+	struct source *sources;
+	unsigned int nsources;
+	struct schema *schemas;
+	uint64_t next_client_id;
+	uint64_t next_source_id;
+	unsigned int next_schema_id;
+	unsigned int max_sources;
+	unsigned int client_timeout_ms;
+	struct MHD_Daemon *mhd;
+	struct {
+		uint64_t reads, read_errors, scrapes, clients_refused,
+			 clients_dropped, requests, bad_requests, fds_rejected;
+	} stats;
+};
+
+extern int collector_verbose;
+
+__attribute__((format(printf, 1, 2)))
+void logmsg(const char *fmt, ...);
+
+uint64_t now_ms(void);
+int add_source(struct collector *c, struct client *cl, int fd,
+	       const struct statsfd_labels *l, char *why, size_t len,
+	       struct source **out);
+void drop_source(struct collector *c, struct source *s);
+void queue_reply(struct collector *c, struct client *cl,
+		 struct json_object *reply);
+void handle_request(struct collector *c, struct client *cl, char *json,
+		    size_t len, int *fds, unsigned int nfds);
+int http_start(struct collector *c, const char *listen, unsigned int *port);
+void http_run(struct collector *c);
+int http_timeout(struct collector *c);
+void http_stop(struct collector *c);
+char *render_metrics(struct collector *c, size_t *len);
+
+#endif /* STATSFD_COLLECTOR_H */

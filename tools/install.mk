@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0
+# Install fragment for the userspace tools, for the top-level Makefile:
+#   include tools/install.mk   (then `make install` depends on tools-install)
+# Installs statsfd, statsfd-vmm (PREFIX/bin), statsfd-collector
+# (PREFIX/sbin), libstatsfd and its headers, the systemd unit and the
+# sysusers.d entry for the "statsfd" user.  DESTDIR and PREFIX are honoured.
+
+PREFIX ?= /usr/local
+tools-install:
+	$(MAKE) -C $(ROOT)/tools O=$(BUILD)/tools install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+
+.PHONY: tools-install

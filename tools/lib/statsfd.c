@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * libstatsfd: open, validate and read KVM-format binary stats fds.
+ *
+ * Everything a file claims is checked before it is used: every offset and
+ * size is computed in 64 bits and bounded, every region is read with one
+ * pread into a buffer of exactly the size asked for, and a short read is an
+ * error.  Nothing is dereferenced through a value taken from the file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "statsfd.h"
+
+#define HDR_SIZE	sizeof(struct statsfd_header)
+#define DESC_SIZE	sizeof(struct statsfd_desc)
+
+struct statsfd {
+	int fd;
+	bool close_fd;
+	struct statsfd_header hdr;
+	char *id;
+	unsigned int num_stats;
+	struct statsfd_stat *stats;
+	/* Indices of @stats sorted by name, for statsfd_find(). */
+	unsigned int *by_name;
+	/* The raw descriptor block; the names point into it. */
+	unsigned char *desc_raw;
+	size_t desc_len;
+	size_t data_size;
+	uint64_t hash;
+};
+
+__attribute__((format(printf, 3, 4)))
+static void set_err(struct statsfd_error *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	const char *colon;
+	size_t n;
+
+	errno = code;
+	if (!err)
+		return;
+	err->err = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	/* By convention every message starts with "<field>: ". */
+	colon = strstr(err->msg, ": ");
+	n = colon ? (size_t)(colon - err->msg) : 0;
+	if (n >= sizeof(err->field))
+		n = sizeof(err->field) - 1;
+	memcpy(err->field, err->msg, n);
+	err->field[n] = '\0';
+}
+
+/* One pread of exactly @len bytes; a short read is reported as EIO. */
+static int read_exact(int fd, void *buf, size_t len, uint64_t off,
+		      const char *what, struct statsfd_error *err)
+{
+	size_t done = 0;
+	ssize_t r;
+
+	/*
+	 * Loop only on EINTR and on short reads of regular files; a stats fd
+	 * returns everything at once or a short count at EOF.
+	 */
+	while (done < len) {
+		r = pread(fd, (char *)buf + done, len - done,
+			  (off_t)(off + done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+
+			set_err(err, e, "%s: pread at offset %" PRIu64
+				" failed: %s", what, off, strerror(e));
+			return -e;
+		}
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	if (done < len) {
+		set_err(err, EIO, "%s: short read: %zu of %zu bytes at offset %"
+			PRIu64 " (file truncated?)", what, done, len, off);
+		return -EIO;
+	}
+	return 0;
+}
+
+static bool ranges_overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen)
+{
+	if (!alen || !blen)
+		return false;
+	return a < b + blen && b < a + alen;
+}
+
+/* Names and ids are printed in tables, JSON and Prometheus: keep them tame. */
+static int check_string(const char *s, size_t size, const char *field,
+			bool allow_empty, struct statsfd_error *err)
+{
+	const char *nul = memchr(s, '\0', size);
+	size_t i;
+
+	if (!nul) {
+		set_err(err, EINVAL, "%s: not NUL-terminated within name_size (%zu bytes)",
+			field, size);
+		return -EINVAL;
+	}
+	if (nul == s && !allow_empty) {
+		set_err(err, EINVAL, "%s: empty", field);
+		return -EINVAL;
+	}
+	for (i = 0; s + i < nul; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c <= 0x20 || c >= 0x7f) {
+			set_err(err, EINVAL, "%s: invalid character 0x%02x at position %zu",
+				field, c, i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* qsort_r() comparators; @ctx is the struct statsfd being validated. */
+static int cmp_name(const void *a, const void *b, void *ctx)
+{
+	const struct statsfd *sf = ctx;
+	const struct statsfd_stat *sa = &sf->stats[*(const unsigned int *)a];
+	const struct statsfd_stat *sb = &sf->stats[*(const unsigned int *)b];
+	int c = strcmp(sa->name, sb->name);
+
+	return c ? c : (sa->index > sb->index) - (sa->index < sb->index);
+}
+
+static int cmp_offset(const void *a, const void *b, void *ctx)
+{
+	const struct statsfd *sf = ctx;
+	const struct statsfd_stat *sa = &sf->stats[*(const unsigned int *)a];
+	const struct statsfd_stat *sb = &sf->stats[*(const unsigned int *)b];
+
+	if (sa->offset != sb->offset)
+		return sa->offset < sb->offset ? -1 : 1;
+	return (sa->index > sb->index) - (sa->index < sb->index);
+}
+
+static int check_header(const struct statsfd_header *h,
+			struct statsfd_error *err)
+{
+	uint64_t stride = DESC_SIZE + (uint64_t)h->name_size;
+	uint64_t desc_len = stride * h->num_desc;
+
+	if (h->flags) {
+		set_err(err, EINVAL, "header.flags: unknown flags 0x%x (must be 0)",
+			h->flags);
+		return -EINVAL;
+	}
+	if (!h->name_size || h->name_size > STATSFD_LIB_NAME_SIZE_MAX) {
+		set_err(err, EINVAL, "header.name_size: %u out of range [1, %u]",
+			h->name_size, STATSFD_LIB_NAME_SIZE_MAX);
+		return -EINVAL;
+	}
+	if (h->num_desc > STATSFD_LIB_NUM_DESC_MAX) {
+		set_err(err, EINVAL, "header.num_desc: %u above the limit %u",
+			h->num_desc, STATSFD_LIB_NUM_DESC_MAX);
+		return -EINVAL;
+	}
+	if (desc_len > STATSFD_LIB_DATA_SIZE_MAX) {
+		set_err(err, EINVAL, "header.num_desc: descriptor block of %" PRIu64
+			" bytes above the limit %u", desc_len,
+			STATSFD_LIB_DATA_SIZE_MAX);
+		return -EINVAL;
+	}
+	if (h->id_offset < HDR_SIZE) {
+		set_err(err, EINVAL, "header.id_offset: %u overlaps the header",
+			h->id_offset);
+		return -EINVAL;
+	}
+	if (desc_len && h->desc_offset < HDR_SIZE) {
+		set_err(err, EINVAL, "header.desc_offset: %u overlaps the header",
+			h->desc_offset);
+		return -EINVAL;
+	}
+	if (ranges_overlap(h->id_offset, h->name_size, h->desc_offset, desc_len)) {
+		set_err(err, EINVAL, "header.desc_offset: descriptors [%u, +%" PRIu64
+			") overlap the id [%u, +%u)", h->desc_offset, desc_len,
+			h->id_offset, h->name_size);
+		return -EINVAL;
+	}
+	if (h->data_offset < HDR_SIZE) {
+		set_err(err, EINVAL, "header.data_offset: %u overlaps the header",
+			h->data_offset);
+		return -EINVAL;
+	}
+	if (h->data_offset % 8) {
+		set_err(err, EINVAL, "header.data_offset: %u not 8-byte aligned",
+			h->data_offset);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_desc(struct statsfd *sf, unsigned int i,
+		      struct statsfd_error *err)
+{
+	const unsigned char *raw = sf->desc_raw + (size_t)i *
+				   (DESC_SIZE + sf->hdr.name_size);
+	struct statsfd_stat *st = &sf->stats[i];
+	char field[48];
+	int16_t exponent;
+	uint16_t size;
+	uint64_t end;
+
+	snprintf(field, sizeof(field), "desc[%u].name", i);
+	if (check_string((const char *)raw + DESC_SIZE, sf->hdr.name_size,
+			 field, false, err))
+		return -EINVAL;
+
+	/* memcpy: the block is only 4-byte aligned when name_size is odd. */
+	memcpy(&st->flags, raw + 0, sizeof(st->flags));
+	memcpy(&exponent, raw + 4, sizeof(exponent));
+	memcpy(&size, raw + 6, sizeof(size));
+	memcpy(&st->offset, raw + 8, sizeof(st->offset));
+	memcpy(&st->bucket_size, raw + 12, sizeof(st->bucket_size));
+	st->name = (const char *)raw + DESC_SIZE;
+	st->index = i;
+	st->exponent = exponent;
+	st->size = size;
+	st->type = st->flags & STATSFD_TYPE_MASK;
+	st->unit = st->flags & STATSFD_UNIT_MASK;
+	st->base = st->flags & STATSFD_BASE_MASK;
+	st->agg = st->flags & STATSFD_AGG_MASK;
+
+#define BAD(fld, fmt, ...) do {						\
+		set_err(err, EINVAL, "desc[%u].%s: " fmt " (stat %s)",	\
+			i, fld, ##__VA_ARGS__, st->name);		\
+		return -EINVAL;						\
+	} while (0)
+
+	if (st->flags & STATSFD_DESC_FLAGS_RESERVED)
+		BAD("flags", "reserved bits 0x%x set",
+		    st->flags & STATSFD_DESC_FLAGS_RESERVED);
+	if (st->type > STATSFD_TYPE_MAX)
+		BAD("flags", "unknown type 0x%x", st->type);
+	if (st->unit > STATSFD_UNIT_MAX)
+		BAD("flags", "unknown unit 0x%x", st->unit);
+	if (st->base > STATSFD_BASE_MAX)
+		BAD("flags", "unknown base 0x%x", st->base);
+	if (st->agg > STATSFD_AGG_LAST)
+		BAD("flags", "unknown aggregation 0x%x", st->agg);
+	if (st->agg && st->agg != STATSFD_AGG_SUM && statsfd_stat_is_hist(st))
+		BAD("flags", "a histogram can only be aggregated by sum");
+	if (st->unit == STATSFD_UNIT_SECONDS && st->exponent > 0)
+		BAD("exponent", "%d positive for unit seconds", st->exponent);
+	if (st->unit != STATSFD_UNIT_SECONDS && st->exponent < 0)
+		BAD("exponent", "%d negative for unit %s", st->exponent,
+		    statsfd_unit_name(st->unit));
+	if (st->unit == STATSFD_UNIT_BOOLEAN && st->exponent)
+		BAD("exponent", "%d non-zero for unit boolean", st->exponent);
+	if (st->exponent > STATSFD_LIB_EXPONENT_MAX ||
+	    st->exponent < -STATSFD_LIB_EXPONENT_MAX)
+		BAD("exponent", "%d out of range [-%d, %d]", st->exponent,
+		    STATSFD_LIB_EXPONENT_MAX, STATSFD_LIB_EXPONENT_MAX);
+	if (!st->size)
+		BAD("size", "0");
+	if (!statsfd_stat_is_hist(st) && st->size != 1)
+		BAD("size", "%u for a scalar (must be 1)", st->size);
+	if (st->type == STATSFD_TYPE_LOG_HIST &&
+	    st->size > STATSFD_LIB_LOG_HIST_SIZE_MAX)
+		BAD("size", "%u buckets for a log histogram (at most %u)",
+		    st->size, STATSFD_LIB_LOG_HIST_SIZE_MAX);
+	if (st->type == STATSFD_TYPE_LINEAR_HIST && !st->bucket_size)
+		BAD("bucket_size", "0 for a linear histogram");
+	if (st->type != STATSFD_TYPE_LINEAR_HIST && st->bucket_size)
+		BAD("bucket_size", "%u for a stat that is not a linear histogram",
+		    st->bucket_size);
+	if (st->offset % 8)
+		BAD("offset", "%u not 8-byte aligned", st->offset);
+	end = (uint64_t)st->offset + (uint64_t)st->size * 8;
+	if (end > STATSFD_LIB_DATA_SIZE_MAX)
+		BAD("offset", "values end at %" PRIu64 ", above the limit %u",
+		    end, STATSFD_LIB_DATA_SIZE_MAX);
+#undef BAD
+	if (end > sf->data_size)
+		sf->data_size = (size_t)end;
+	return 0;
+}
+
+static int check_layout(struct statsfd *sf, struct statsfd_error *err)
+{
+	const struct statsfd_header *h = &sf->hdr;
+	unsigned int *by_off;
+	unsigned int i;
+	int ret = 0;
+
+	if (!sf->num_stats)
+		goto data;
+
+	qsort_r(sf->by_name, sf->num_stats, sizeof(*sf->by_name), cmp_name, sf);
+	for (i = 1; i < sf->num_stats; i++) {
+		const struct statsfd_stat *a = &sf->stats[sf->by_name[i - 1]];
+		const struct statsfd_stat *b = &sf->stats[sf->by_name[i]];
+
+		if (!strcmp(a->name, b->name)) {
+			set_err(err, EINVAL, "desc[%u].name: duplicate of desc[%u] (stat %s)",
+				b->index, a->index, b->name);
+			return -EINVAL;
+		}
+	}
+
+	by_off = malloc(sf->num_stats * sizeof(*by_off));
+	if (!by_off) {
+		set_err(err, ENOMEM, "desc: out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < sf->num_stats; i++)
+		by_off[i] = i;
+	qsort_r(by_off, sf->num_stats, sizeof(*by_off), cmp_offset, sf);
+	for (i = 1; i < sf->num_stats; i++) {
+		const struct statsfd_stat *a = &sf->stats[by_off[i - 1]];
+		const struct statsfd_stat *b = &sf->stats[by_off[i]];
+
+		if ((uint64_t)a->offset + (uint64_t)a->size * 8 > b->offset) {
+			set_err(err, EINVAL, "desc[%u].offset: values of %s overlap those of desc[%u] (%s)",
+				b->index, b->name, a->index, a->name);
+			ret = -EINVAL;
+			break;
+		}
+	}
+	free(by_off);
+	if (ret)
+		return ret;
+
+data:
+	if (ranges_overlap(h->data_offset, sf->data_size, h->id_offset,
+			   h->name_size)) {
+		set_err(err, EINVAL, "header.data_offset: data block [%u, +%zu) overlaps the id",
+			h->data_offset, sf->data_size);
+		return -EINVAL;
+	}
+	if (ranges_overlap(h->data_offset, sf->data_size, h->desc_offset,
+			   sf->desc_len)) {
+		set_err(err, EINVAL, "header.data_offset: data block [%u, +%zu) overlaps the descriptors",
+			h->data_offset, sf->data_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *c = p;
+
+	while (len--) {
+		h ^= *c++;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
+				struct statsfd_error *err)
+{
+	struct statsfd *sf;
+	uint64_t *probe = NULL;
+	unsigned int i;
+	int e;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	if (flags & ~STATSFD_OPEN_CLOSE_FD) {
+		set_err(err, EINVAL, "flags: unknown open flags 0x%x", flags);
+		goto fail_fd;
+	}
+	sf = calloc(1, sizeof(*sf));
+	if (!sf) {
+		set_err(err, ENOMEM, "handle: out of memory");
+		goto fail_fd;
+	}
+	sf->fd = fd;
+	sf->close_fd = flags & STATSFD_OPEN_CLOSE_FD;
+
+	if (read_exact(fd, &sf->hdr, HDR_SIZE, 0, "header", err))
+		goto fail;
+	if (check_header(&sf->hdr, err))
+		goto fail;
+
+	sf->id = malloc(sf->hdr.name_size);
+	sf->num_stats = sf->hdr.num_desc;
+	sf->desc_len = (size_t)sf->hdr.num_desc *
+		       (DESC_SIZE + sf->hdr.name_size);
+	/* +1 so that malloc(0) never returns NULL for an empty schema. */
+	sf->desc_raw = malloc(sf->desc_len + 1);
+	sf->stats = calloc(sf->num_stats + 1, sizeof(*sf->stats));
+	sf->by_name = calloc(sf->num_stats + 1, sizeof(*sf->by_name));
+	if (!sf->id || !sf->desc_raw || !sf->stats || !sf->by_name) {
+		set_err(err, ENOMEM, "descriptors: out of memory");
+		goto fail;
+	}
+	if (read_exact(fd, sf->id, sf->hdr.name_size, sf->hdr.id_offset, "id",
+		       err))
+		goto fail;
+	if (check_string(sf->id, sf->hdr.name_size, "id", true, err))
+		goto fail;
+	if (read_exact(fd, sf->desc_raw, sf->desc_len, sf->hdr.desc_offset,
+		       "descriptors", err))
+		goto fail;
+	for (i = 0; i < sf->num_stats; i++) {
+		if (check_desc(sf, i, err))
+			goto fail;
+		sf->by_name[i] = i;
+	}
+	if (check_layout(sf, err))
+		goto fail;
+
+	/* Prove the data block is really there before anyone relies on it. */
+	probe = malloc(sf->data_size + 8);
+	if (!probe) {
+		set_err(err, ENOMEM, "data: out of memory");
+		goto fail;
+	}
+	if (statsfd_read(sf, probe, err))
+		goto fail;
+	free(probe);
+
+	sf->hash = fnv1a(0xcbf29ce484222325ULL, &sf->hdr.name_size,
+			 sizeof(sf->hdr.name_size));
+	sf->hash = fnv1a(sf->hash, &sf->data_size, sizeof(sf->data_size));
+	sf->hash = fnv1a(sf->hash, sf->desc_raw, sf->desc_len);
+	return sf;
+
+fail:
+	e = errno;
+	free(probe);
+	statsfd_close(sf);
+	errno = e;
+	return NULL;
+fail_fd:
+	e = errno;
+	if (flags & STATSFD_OPEN_CLOSE_FD)
+		close(fd);
+	errno = e;
+	return NULL;
+}
+
+struct statsfd *statsfd_open_path(const char *path, struct statsfd_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		int e = errno;
+
+		if (err)
+			memset(err, 0, sizeof(*err));
+		set_err(err, e, "path: cannot open %s: %s", path, strerror(e));
+		return NULL;
+	}
+	return statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD, err);
+}
+
+void statsfd_close(struct statsfd *sf)
+{
+	if (!sf)
+		return;
+	if (sf->close_fd)
+		close(sf->fd);
+	free(sf->id);
+	free(sf->desc_raw);
+	free(sf->stats);
+	free(sf->by_name);
+	free(sf);
+}
+
+int statsfd_fd(const struct statsfd *sf)
+{
+	return sf->fd;
+}
+
+const char *statsfd_id(const struct statsfd *sf)
+{
+	return sf->id;
+}
+
+const struct statsfd_header *statsfd_header(const struct statsfd *sf)
+{
+	return &sf->hdr;
+}
+
+unsigned int statsfd_num_stats(const struct statsfd *sf)
+{
+	return sf->num_stats;
+}
+
+const struct statsfd_stat *statsfd_stat(const struct statsfd *sf,
+					unsigned int i)
+{
+	return i < sf->num_stats ? &sf->stats[i] : NULL;
+}
+
+const struct statsfd_stat *statsfd_find(const struct statsfd *sf,
+					const char *name)
+{
+	size_t lo = 0, hi = sf->num_stats;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct statsfd_stat *st = &sf->stats[sf->by_name[mid]];
+		int c = strcmp(name, st->name);
+
+		if (!c)
+			return st;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+size_t statsfd_data_size(const struct statsfd *sf)
+{
+	return sf->data_size;
+}
+
+int statsfd_read(const struct statsfd *sf, uint64_t *buf,
+		 struct statsfd_error *err)
+{
+	if (!sf->data_size)
+		return 0;
+	return read_exact(sf->fd, buf, sf->data_size, sf->hdr.data_offset,
+			  "data", err);
+}
+
+const void *statsfd_schema_bytes(const struct statsfd *sf, size_t *len)
+{
+	*len = sf->desc_len;
+	return sf->desc_raw;
+}
+
+bool statsfd_same_schema(const struct statsfd *a, const struct statsfd *b)
+{
+	return a->hash == b->hash && a->hdr.name_size == b->hdr.name_size &&
+	       a->data_size == b->data_size && a->desc_len == b->desc_len &&
+	       !memcmp(a->desc_raw, b->desc_raw, a->desc_len);
+}
+
+uint64_t statsfd_schema_hash(const struct statsfd *sf)
+{
+	return sf->hash;
+}

@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * statsfd_vm_util.h - helpers shared by the statsfd_vm selftests: the
+ * device, VMs, vCPUs and runs, a parser for stats fds, module parameters.
+ *
+ * Only static inline functions, so that every test program can include it
+ * and use what it needs (-Werror would reject unused static functions).
+ */
+#ifndef STATSFD_VM_UTIL_H
+#define STATSFD_VM_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/statsfd.h>
+#include <linux/statsfd_vm.h>
+
+/*
+ * kselftest_harness.h's TEST_F() wrapper keeps a local across the
+ * setjmp() that ASSERT_*() longjmp()s to; when GCC inlines a large test
+ * body into it, -Wextra's -Wclobbered flags that harness local (never our
+ * code).  Silence just that warning in the files that include us.
+ */
+#pragma GCC diagnostic ignored "-Wclobbered"
+
+/*
+ * EXPECT_*() and ASSERT_*() take an optional statement that runs only when
+ * the check fails; clang-format cannot tell, so it is spelled as one call:
+ * ON_FAIL(EXPECT_EQ(a, b), "context %d", i) logs the context on failure.
+ */
+#define ON_FAIL(check, fmt, ...) check TH_LOG(fmt, ##__VA_ARGS__)
+
+#define STATSFD_VM_DEV "/dev/statsfd_vm"
+#define STATSFD_VM_PARAMS "/sys/module/statsfd_vm/parameters"
+#define STATSFD_VM_DEBUGFS "/sys/kernel/debug/statsfd/statsfd_vm"
+#define STATSFD_VM_KO "/lib/statsfd/statsfd_vm.ko"
+
+#define UID_NOBODY 65534
+#define GID_NOBODY 65534
+
+/* What stat_get() returns for a stat the file does not have. */
+#define STAT_MISSING 0xdeadbeefdeadbeefULL
+
+#ifndef BIT
+#define BIT(n) (1U << (n))
+#endif
+
+#define HIST_BUCKETS 32
+#define RUN_HIST_BUCKET 64
+
+static inline int dev_open(void)
+{
+	return open(STATSFD_VM_DEV, O_RDWR | O_CLOEXEC);
+}
+
+static inline int vm_create(int dev)
+{
+	struct statsfd_vm_create_vm args = { 0 };
+
+	return ioctl(dev, STATSFD_VM_CREATE_VM, &args);
+}
+
+static inline int vcpu_create(int vm, __u32 id)
+{
+	struct statsfd_vm_create_vcpu args = { .vcpu_id = id };
+
+	return ioctl(vm, STATSFD_VM_CREATE_VCPU, &args);
+}
+
+static inline int stats_fd(int fd)
+{
+	return ioctl(fd, STATSFD_VM_GET_STATS_FD, 0);
+}
+
+static inline int vcpu_run(int vcpu, const struct statsfd_vm_run *run)
+{
+	return ioctl(vcpu, STATSFD_VM_RUN, run);
+}
+
+static inline int vcpu_kick(int vcpu)
+{
+	return ioctl(vcpu, STATSFD_VM_KICK, 0);
+}
+
+/* A run of @io, @mmio and @hcall exits, no halt. */
+static inline int vcpu_run_exits(int vcpu, __u64 io, __u64 mmio, __u64 hcall)
+{
+	struct statsfd_vm_run run = {
+		.io_exits = io,
+		.mmio_exits = mmio,
+		.hypercall_exits = hcall,
+	};
+
+	return vcpu_run(vcpu, &run);
+}
+
+/**
+ * struct sfile - a stats fd's immutable part, parsed with pread() only
+ * @hdr: the header
+ * @id: the id string (name_size bytes)
+ * @descs: the raw descriptor block
+ * @stride: bytes per descriptor, 16 + name_size
+ * @data_size: bytes of the data block, from the descriptors
+ * @size: bytes of the whole file
+ * @data: the data block as last read by sfile_read_data()
+ */
+struct sfile {
+	struct statsfd_header hdr;
+	char *id;
+	char *descs;
+	size_t stride;
+	size_t data_size;
+	size_t size;
+	__u64 *data;
+};
+
+static inline struct statsfd_desc *sfile_desc(const struct sfile *s,
+					      unsigned int i)
+{
+	return (struct statsfd_desc *)(s->descs + (size_t)i * s->stride);
+}
+
+static inline void sfile_free(struct sfile *s)
+{
+	free(s->id);
+	free(s->descs);
+	free(s->data);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Returns 0, or -1 with errno set (EIO for a short read). */
+static inline int sfile_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t ret = pread(fd, buf, len, off);
+
+	if (ret < 0)
+		return -1;
+	if ((size_t)ret != len) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* Parse header, id and descriptors of @fd into @s.  Returns 0 or -1. */
+static inline int sfile_parse(int fd, struct sfile *s)
+{
+	size_t i, end;
+
+	memset(s, 0, sizeof(*s));
+	if (sfile_pread_all(fd, &s->hdr, sizeof(s->hdr), 0))
+		return -1;
+	s->stride = sizeof(struct statsfd_desc) + s->hdr.name_size;
+	s->id = calloc(1, s->hdr.name_size + 1);
+	s->descs = calloc(s->hdr.num_desc ? s->hdr.num_desc : 1, s->stride);
+	if (!s->id || !s->descs)
+		goto fail;
+	if (sfile_pread_all(fd, s->id, s->hdr.name_size, s->hdr.id_offset) ||
+	    sfile_pread_all(fd, s->descs, s->hdr.num_desc * s->stride,
+			    s->hdr.desc_offset))
+		goto fail;
+	for (i = 0; i < s->hdr.num_desc; i++) {
+		struct statsfd_desc *d = sfile_desc(s, i);
+
+		end = d->offset + d->size * sizeof(__u64);
+		if (end > s->data_size)
+			s->data_size = end;
+	}
+	s->size = s->hdr.desc_offset + s->hdr.num_desc * s->stride;
+	end = s->hdr.data_offset + s->data_size;
+	if (end > s->size)
+		s->size = end;
+	if (s->hdr.id_offset + s->hdr.name_size > s->size)
+		s->size = s->hdr.id_offset + s->hdr.name_size;
+	s->data = calloc(1, s->data_size ? s->data_size : 8);
+	if (!s->data)
+		goto fail;
+	return 0;
+fail:
+	sfile_free(s);
+	if (!errno)
+		errno = ENOMEM;
+	return -1;
+}
+
+static inline struct statsfd_desc *sfile_find(const struct sfile *s,
+					      const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->hdr.num_desc; i++)
+		if (!strcmp(sfile_desc(s, i)->name, name))
+			return sfile_desc(s, i);
+	return NULL;
+}
+
+/* Read the whole data block of @fd into s->data.  Returns 0 or -1. */
+static inline int sfile_read_data(int fd, struct sfile *s)
+{
+	return sfile_pread_all(fd, s->data, s->data_size, s->hdr.data_offset);
+}
+
+/* Value @idx of stat @name in the data last read, or STAT_MISSING. */
+static inline __u64 sfile_val_at(const struct sfile *s, const char *name,
+				 unsigned int idx)
+{
+	const struct statsfd_desc *d = sfile_find(s, name);
+
+	if (!d || idx >= d->size) {
+		fprintf(stderr, "# no stat %s[%u] in %s\n", name, idx, s->id);
+		return STAT_MISSING;
+	}
+	return s->data[d->offset / sizeof(__u64) + idx];
+}
+
+static inline __u64 sfile_val(const struct sfile *s, const char *name)
+{
+	return sfile_val_at(s, name, 0);
+}
+
+/* Sum of the buckets of histogram @name in the data last read. */
+static inline __u64 sfile_hist_sum(const struct sfile *s, const char *name)
+{
+	const struct statsfd_desc *d = sfile_find(s, name);
+	__u64 sum = 0;
+	unsigned int i;
+
+	if (!d)
+		return STAT_MISSING;
+	for (i = 0; i < d->size; i++)
+		sum += s->data[d->offset / sizeof(__u64) + i];
+	return sum;
+}
+
+/* One stat of @fd, read afresh: parses the file, then preads the value. */
+static inline __u64 stat_get(int fd, const char *name)
+{
+	const struct statsfd_desc *d;
+	struct sfile s;
+	__u64 val = STAT_MISSING;
+
+	if (sfile_parse(fd, &s))
+		return STAT_MISSING;
+	d = sfile_find(&s, name);
+	if (d && sfile_pread_all(fd, &val, sizeof(val),
+				 s.hdr.data_offset + d->offset))
+		val = STAT_MISSING;
+	if (!d)
+		fprintf(stderr, "# no stat %s in %s\n", name, s.id);
+	sfile_free(&s);
+	return val;
+}
+
+/* A system-wide stat, through a fresh system stats fd. */
+static inline __u64 sys_stat(const char *name)
+{
+	__u64 val = STAT_MISSING;
+	int dev, fd;
+
+	dev = dev_open();
+	if (dev < 0)
+		return STAT_MISSING;
+	fd = stats_fd(dev);
+	if (fd >= 0) {
+		val = stat_get(fd, name);
+		close(fd);
+	}
+	close(dev);
+	return val;
+}
+
+/* Read a module parameter of statsfd_vm; returns -1 if unreadable. */
+static inline long long param_get(const char *name)
+{
+	char path[128], buf[32];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", STATSFD_VM_PARAMS, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = 0;
+	return strtoll(buf, NULL, 0);
+}
+
+/* Write a module parameter of statsfd_vm; returns 0 or -1. */
+static inline int param_set(const char *name, long long val)
+{
+	char path[128], buf[32];
+	int fd, len, ret;
+
+	snprintf(path, sizeof(path), "%s/%s", STATSFD_VM_PARAMS, name);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = snprintf(buf, sizeof(buf), "%lld", val);
+	ret = write(fd, buf, len) == len ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* Write @val to the file @path (debugfs, procfs knobs); 0 or -1. */
+static inline int write_file(const char *path, const char *val)
+{
+	ssize_t len = strlen(val);
+	int fd, ret;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ret = write(fd, val, len) == len ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* Read up to @size - 1 bytes of @path into @buf; returns length or -1. */
+static inline ssize_t read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t len;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len >= 0)
+		buf[len] = 0;
+	return len;
+}
+
+static inline __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The lowest free fd number: nothing may change it on a failed ioctl. */
+static inline int next_fd(void)
+{
+	int fd = open("/", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		close(fd);
+	return fd;
+}
+
+static inline const char *agg_suffix(__u32 kind)
+{
+	switch (kind) {
+	case STATSFD_AGG_SUM:
+		return "sum";
+	case STATSFD_AGG_MIN:
+		return "min";
+	case STATSFD_AGG_MAX:
+		return "max";
+	case STATSFD_AGG_AVG:
+		return "avg";
+	case STATSFD_AGG_COUNT_NONZERO:
+		return "count_nonzero";
+	}
+	return NULL;
+}
+
+/*
+ * Check every aggregate of @parent (its data last read) against the values
+ * of its @n children (their data last read), computed here from their
+ * definitions: sum modulo 2^64 (bucket by bucket for histograms), min, max,
+ * the floor of the exact mean, the number of non-zero values; 0 over an
+ * empty set.  Prints each mismatch; returns how many there were, or -1 if
+ * an aggregate is malformed.
+ */
+static inline int agg_check(const struct sfile *parent,
+			    const struct sfile *children, unsigned int n)
+{
+	unsigned int i, c, k;
+	int bad = 0;
+
+	for (i = 0; i < parent->hdr.num_desc; i++) {
+		const struct statsfd_desc *d = sfile_desc(parent, i);
+		__u32 kind = d->flags & STATSFD_AGG_MASK;
+		const char *suffix = agg_suffix(kind);
+		char field[STATSFD_NAME_SIZE_DEFAULT * 4];
+		size_t flen;
+
+		if (!kind)
+			continue;
+		flen = strlen(d->name);
+		if (!suffix || flen <= strlen(suffix) + 1 ||
+		    flen >= sizeof(field) ||
+		    strcmp(d->name + flen - strlen(suffix), suffix) ||
+		    d->name[flen - strlen(suffix) - 1] != '_') {
+			fprintf(stderr, "# malformed aggregate %s\n", d->name);
+			return -1;
+		}
+		memcpy(field, d->name, flen - strlen(suffix) - 1);
+		field[flen - strlen(suffix) - 1] = 0;
+
+		for (k = 0; k < d->size; k++) {
+			unsigned __int128 sum = 0;
+			__u64 min = UINT64_MAX, max = 0, nonzero = 0, want;
+			__u64 got = parent->data[d->offset / 8 + k];
+
+			for (c = 0; c < n; c++) {
+				__u64 v = sfile_val_at(&children[c], field, k);
+
+				if (v == STAT_MISSING)
+					return -1;
+				sum += v;
+				min = v < min ? v : min;
+				max = v > max ? v : max;
+				nonzero += !!v;
+			}
+			switch (kind) {
+			case STATSFD_AGG_SUM:
+				want = (__u64)sum;
+				break;
+			case STATSFD_AGG_MIN:
+				want = n ? min : 0;
+				break;
+			case STATSFD_AGG_MAX:
+				want = max;
+				break;
+			case STATSFD_AGG_AVG:
+				want = n ? (__u64)(sum / n) : 0;
+				break;
+			default:
+				want = nonzero;
+				break;
+			}
+			if (got != want) {
+				fprintf(stderr,
+					"# %s: %s[%u] = %llu, children say %llu\n",
+					parent->id, d->name, k,
+					(unsigned long long)got,
+					(unsigned long long)want);
+				bad++;
+			}
+		}
+	}
+	return bad;
+}
+
+#endif /* STATSFD_VM_UTIL_H */

@@ -1,0 +1,135 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# statsfd tools end to end in the guest, on the real statsfd_vm module:
+# statsfd-collector running as uid nobody, statsfd-vmm creating VMs and
+# handing their stats fds over, a Prometheus scrape over HTTP (busybox
+# wget), filtered queries, the CLI's --device, --pid and watch modes, and
+# VM teardown dropping the sources.  Runs under busybox sh; prints TAP.
+n=0
+tmp=/tmp/tools-e2e
+cpid= vpid= v2pid=
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); echo "not ok $n - $*"; }
+check() {
+	d=$1
+	shift
+	if "$@"; then ok "$d"; else nok "$d"; fi
+}
+cleanup() {
+	for p in $v2pid $vpid $cpid; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+# Polls "$@" every 0.1 s for at most $1 tenths of a second.
+waitfor() {
+	t=$1
+	shift
+	while [ "$t" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+metric() { # name{labels} -> value (0 when absent)
+	wget -q -O - "http://127.0.0.1:$port/metrics" 2>/dev/null |
+		awk -v k="$1" 'index($0, k " ") == 1 { v = $2 } END { print v + 0 }'
+}
+
+if [ ! -c /dev/statsfd_vm ]; then
+	echo "ok 1 - tools end to end # SKIP /dev/statsfd_vm missing (statsfd_vm.ko not loaded)"
+	echo "1..1"
+	exit 0
+fi
+for b in statsfd statsfd-collector statsfd-vmm; do
+	if ! command -v $b >/dev/null; then
+		echo "ok 1 - tools end to end # SKIP $b not in PATH"
+		echo "1..1"
+		exit 0
+	fi
+done
+rm -rf "$tmp"
+mkdir -p "$tmp"
+chmod 755 "$tmp"
+
+statsfd-collector --socket "$tmp/c.sock" --socket-mode 0600 \
+	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
+	--interval 200 2>"$tmp/collector.log" &
+cpid=$!
+if ! waitfor 100 test -s "$tmp/port"; then
+	nok "collector starts"
+	sed 's/^/# /' "$tmp/collector.log"
+	echo "1..$n"
+	exit 1
+fi
+port=$(cat "$tmp/port")
+ok "collector listening on 127.0.0.1:$port"
+check "collector runs as uid nobody (65534)" \
+	grep -q '^Uid:[[:space:]]*65534' /proc/$cpid/status
+
+statsfd-vmm --vms 2 --vcpus 2 --workload io,halt --names web,db \
+	--collector "$tmp/c.sock" --ready-file "$tmp/ready" >"$tmp/vmm.log" 2>&1 &
+vpid=$!
+if ! waitfor 200 test -s "$tmp/ready"; then
+	nok "statsfd-vmm starts and registers"
+	sed 's/^/# /' "$tmp/vmm.log"
+	echo "1..$n"
+	exit 1
+fi
+ok "statsfd-vmm registered 2 VMs x 2 vCPUs"
+sleep 1
+
+wget -q -O "$tmp/metrics" "http://127.0.0.1:$port/metrics"
+check "scrape: vCPU io_exits of VM web counting" \
+	test "$(metric 'statsfd_vm_vcpu_io_exits_total{vm="web",vcpu="0"}')" -gt 0
+check "scrape: VM aggregate over vCPUs (halt_exits_sum of db)" \
+	test "$(metric 'statsfd_vm_vm_halt_exits_sum_total{vm="db"}')" -gt 0
+check "scrape: halt wait histogram in seconds with +Inf bucket" \
+	grep -q '^statsfd_vm_vcpu_halt_wait_hist_seconds_bucket{vm="db",vcpu="1",le="+Inf"}' "$tmp/metrics"
+check "scrape: 6 sources" test "$(metric statsfd_collector_sources)" -eq 6
+
+statsfd query --collector "$tmp/c.sock" --target vcpu --vm web --vcpus 1 \
+	--names io_exits,halt_exits >"$tmp/q.json"
+check "query-stats filtered to VM web, vCPU 1, two stats" \
+	sh -c "grep -c '\"source\"' '$tmp/q.json' | grep -qx 1 && grep -q '\"vcpu\": 1' '$tmp/q.json' && grep -c '\"name\"' '$tmp/q.json' | grep -qx 2"
+statsfd query --collector "$tmp/c.sock" --schemas >"$tmp/s.json"
+check "query-stats-schemas: vm and vcpu schemas of statsfd_vm" \
+	sh -c "grep -q '\"target\": \"vcpu\"' '$tmp/s.json' && grep -q 'halt_wait_hist' '$tmp/s.json'"
+statsfd query --collector "$tmp/c.sock" --sources >"$tmp/src.json"
+check "query-sources: the VMM's pid recorded" grep -q "\"pid\": $vpid" "$tmp/src.json"
+
+statsfd list --device >"$tmp/dev.txt" 2>&1
+check "statsfd --device: system stats plus every VM and vCPU (7 sources)" \
+	test "$(grep -c 'provider statsfd_vm' "$tmp/dev.txt")" -eq 7
+statsfd list --pid "$vpid" >"$tmp/pid.txt" 2>&1
+check "statsfd --pid: the VMM's 2 VMs and 4 vCPUs via pidfd_getfd" \
+	test "$(grep -c 'from pid' "$tmp/pid.txt")" -eq 6
+timeout 30 statsfd watch --pid "$vpid" --count 2 --interval 0.5 >"$tmp/watch.txt" 2>&1
+check "statsfd watch --pid: 2 refreshes with io_exits rates" \
+	sh -c "grep -c '^statsfd watch:' '$tmp/watch.txt' | grep -qx 2 && grep -q '^  io_exits ' '$tmp/watch.txt'"
+statsfd show --prometheus --device >"$tmp/cli-prom.txt" 2>/dev/null
+check "statsfd show --prometheus --device" grep -q '^statsfd_vm_system_vms_alive' "$tmp/cli-prom.txt"
+
+# VM teardown inside a running VMM: only that VM's sources go.
+statsfd-vmm --vms 2 --vcpus 1 --workload mixed --names t0,t1 --teardown 0:1 \
+	--collector "$tmp/c.sock" --ready-file "$tmp/ready2" >"$tmp/vmm2.log" 2>&1 &
+v2pid=$!
+waitfor 200 test -s "$tmp/ready2"
+check "teardown of VM t0 drops its 2 sources, t1 stays" \
+	waitfor 50 sh -c "statsfd query --collector '$tmp/c.sock' --sources | grep -q '\"vm\": \"t1\"' && ! statsfd query --collector '$tmp/c.sock' --sources | grep -q '\"vm\": \"t0\"'"
+
+# The VMM exits: every one of its sources is dropped promptly.
+kill "$vpid" "$v2pid"
+wait "$vpid" "$v2pid" 2>/dev/null
+vpid= v2pid=
+check "VMMs gone: all sources dropped" \
+	waitfor 30 sh -c "[ \"\$(wget -q -O - http://127.0.0.1:$port/metrics | grep '^statsfd_collector_sources ')\" = 'statsfd_collector_sources 0' ]"
+kill "$cpid"
+wait "$cpid"
+check "collector exits cleanly on SIGTERM" test $? -eq 0
+cpid=
+echo "1..$n"

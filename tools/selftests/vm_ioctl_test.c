@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vm_ioctl_test - every validation path of the statsfd_vm ioctls
+ * (bad-inputs.md #24 and #27): reserved fields and flags, bad pointers,
+ * out-of-range values, unknown ioctls, vCPU ids, the max_vms, max_vcpus
+ * and halt_poll_ns_max limits, and running out of fds (#17).  Each failing
+ * call must leave nothing behind: no fd, no VM, no vCPU, no stats change.
+ */
+#define _GNU_SOURCE
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "statsfd_vm_util.h"
+
+/* The device-wide counters a failed call must not move. */
+struct sys_snap {
+	__u64 vms_created, vms_alive, vcpus_created, vcpus_alive, runs;
+	__u64 stats_fds_open;
+	int next_fd;
+};
+
+static void sys_snap(struct sys_snap *s)
+{
+	s->vms_created = sys_stat("vms_created");
+	s->vms_alive = sys_stat("vms_alive");
+	s->vcpus_created = sys_stat("vcpus_created");
+	s->vcpus_alive = sys_stat("vcpus_alive");
+	s->runs = sys_stat("runs");
+	s->stats_fds_open = sys_stat("stats_fds_open");
+	s->next_fd = next_fd();
+}
+
+/* The counters are as in @before, and the lowest free fd is the same. */
+static void expect_nothing_changed(struct __test_metadata *_metadata,
+				   const struct sys_snap *before)
+{
+	struct sys_snap after;
+
+	sys_snap(&after);
+	EXPECT_EQ(before->vms_created, after.vms_created);
+	EXPECT_EQ(before->vms_alive, after.vms_alive);
+	EXPECT_EQ(before->vcpus_created, after.vcpus_created);
+	EXPECT_EQ(before->vcpus_alive, after.vcpus_alive);
+	EXPECT_EQ(before->runs, after.runs);
+	EXPECT_EQ(before->stats_fds_open, after.stats_fds_open);
+	EXPECT_EQ(before->next_fd, after.next_fd);
+}
+
+/* ioctl() is -1 with errno @err. */
+#define EXPECT_ERRNO(err, call)        \
+	do {                           \
+		errno = 0;             \
+		EXPECT_EQ(-1, (call)); \
+		EXPECT_EQ(err, errno); \
+	} while (0)
+
+FIXTURE(ioc)
+{
+	int dev; /* /dev/statsfd_vm */
+	int vm; /* a VM */
+	int vcpu; /* its vCPU 0 */
+	int vcpu_stats; /* stats fd of @vcpu */
+	long long max_vms; /* parameters to restore */
+	long long max_vcpus;
+	long long halt_poll_ns_max;
+	void *guard; /* two pages, the second PROT_NONE */
+	long page;
+};
+
+FIXTURE_SETUP(ioc)
+{
+	self->page = sysconf(_SC_PAGESIZE);
+	self->max_vms = param_get("max_vms");
+	self->max_vcpus = param_get("max_vcpus");
+	self->halt_poll_ns_max = param_get("halt_poll_ns_max");
+	self->dev = dev_open();
+	ON_FAIL(ASSERT_GE(self->dev, 0), "open %s: %m", STATSFD_VM_DEV);
+	self->vm = vm_create(self->dev);
+	ASSERT_GE(self->vm, 0);
+	self->vcpu = vcpu_create(self->vm, 0);
+	ASSERT_GE(self->vcpu, 0);
+	self->vcpu_stats = stats_fd(self->vcpu);
+	ASSERT_GE(self->vcpu_stats, 0);
+	self->guard = mmap(NULL, 2 * self->page, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->guard);
+	ASSERT_EQ(0, mprotect((char *)self->guard + self->page, self->page,
+			      PROT_NONE));
+}
+
+FIXTURE_TEARDOWN(ioc)
+{
+	if (self->max_vms >= 0)
+		param_set("max_vms", self->max_vms);
+	if (self->max_vcpus >= 0)
+		param_set("max_vcpus", self->max_vcpus);
+	if (self->halt_poll_ns_max >= 0)
+		param_set("halt_poll_ns_max", self->halt_poll_ns_max);
+	munmap(self->guard, 2 * self->page);
+	close(self->vcpu_stats);
+	close(self->vcpu);
+	close(self->vm);
+	close(self->dev);
+}
+
+/*
+ * A pointer to @size bytes whose last byte lies in the PROT_NONE page
+ * after the page at @guard.
+ */
+static void *straddling(void *guard, long page, size_t size)
+{
+	return (char *)guard + page - size + 1;
+}
+
+/* #24: the device's argument-less ioctls want an argument of 0. */
+TEST_F(ioc, device_arg_must_be_zero_24)
+{
+	struct sys_snap before;
+
+	sys_snap(&before);
+	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_GET_API_VERSION, 1));
+	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_GET_STATS_FD, 1));
+	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_GET_STATS_FD, -1L));
+	expect_nothing_changed(_metadata, &before);
+	EXPECT_EQ(STATSFD_VM_API_VERSION,
+		  ioctl(self->dev, STATSFD_VM_GET_API_VERSION, 0));
+}
+
+/* #24: CREATE_VM with a bad pointer is -EFAULT and creates nothing. */
+TEST_F(ioc, create_vm_bad_pointer_24)
+{
+	struct sys_snap before;
+
+	sys_snap(&before);
+	EXPECT_ERRNO(EFAULT, ioctl(self->dev, STATSFD_VM_CREATE_VM, NULL));
+	EXPECT_ERRNO(EFAULT, ioctl(self->dev, STATSFD_VM_CREATE_VM,
+				   (char *)self->guard + self->page));
+	EXPECT_ERRNO(EFAULT,
+		     ioctl(self->dev, STATSFD_VM_CREATE_VM,
+			   straddling(self->guard, self->page,
+				      sizeof(struct statsfd_vm_create_vm))));
+	expect_nothing_changed(_metadata, &before);
+}
+
+/* #24: CREATE_VM with a flag set. */
+TEST_F(ioc, create_vm_flags_24)
+{
+	struct statsfd_vm_create_vm args = { .flags = 1 };
+	struct sys_snap before;
+
+	sys_snap(&before);
+	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_CREATE_VM, &args));
+	args.flags = 0x80000000u;
+	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_CREATE_VM, &args));
+	expect_nothing_changed(_metadata, &before);
+}
+
+/* #24: CREATE_VM with any reserved word set. */
+TEST_F(ioc, create_vm_reserved_24)
+{
+	struct statsfd_vm_create_vm args;
+	struct sys_snap before;
+	size_t i;
+
+	sys_snap(&before);
+	for (i = 0; i < ARRAY_SIZE(args.reserved); i++) {
+		memset(&args, 0, sizeof(args));
+		args.reserved[i] = 1u << (i * 4);
+		EXPECT_ERRNO(EINVAL,
+			     ioctl(self->dev, STATSFD_VM_CREATE_VM, &args));
+	}
+	expect_nothing_changed(_metadata, &before);
+}
+
+/*
+ * max_vms: past the limit CREATE_VM is -ENOSPC; a VM kept alive only by a
+ * stats fd still counts; freeing one makes room again.
+ */
+TEST_F(ioc, create_vm_limit_enospc)
+{
+	__u64 alive = sys_stat("vms_alive");
+	struct sys_snap before;
+	int vm1, vm2, sfd;
+
+	ASSERT_NE(STAT_MISSING, alive);
+	ASSERT_EQ(0, param_set("max_vms", alive + 1));
+	vm1 = vm_create(self->dev);
+	ASSERT_GE(vm1, 0);
+	sys_snap(&before);
+	EXPECT_ERRNO(ENOSPC, vm_create(self->dev));
+	expect_nothing_changed(_metadata, &before);
+
+	sfd = stats_fd(vm1);
+	ASSERT_GE(sfd, 0);
+	close(vm1);
+	EXPECT_ERRNO(ENOSPC, vm_create(self->dev));
+	close(sfd);
+	vm2 = vm_create(self->dev);
+	EXPECT_GE(vm2, 0);
+	close(vm2);
+
+	ASSERT_EQ(0, param_set("max_vms", 0));
+	EXPECT_ERRNO(ENOSPC, vm_create(self->dev));
+}
+
+/* #24: CREATE_VCPU with a bad pointer. */
+TEST_F(ioc, create_vcpu_bad_pointer_24)
+{
+	struct sys_snap before;
+	int vm_stats = stats_fd(self->vm);
+
+	ASSERT_GE(vm_stats, 0);
+	sys_snap(&before);
+	EXPECT_ERRNO(EFAULT, ioctl(self->vm, STATSFD_VM_CREATE_VCPU, NULL));
+	EXPECT_ERRNO(EFAULT,
+		     ioctl(self->vm, STATSFD_VM_CREATE_VCPU,
+			   straddling(self->guard, self->page,
+				      sizeof(struct statsfd_vm_create_vcpu))));
+	expect_nothing_changed(_metadata, &before);
+	EXPECT_EQ(1, stat_get(vm_stats, "vcpus_created"));
+	close(vm_stats);
+}
+
+/* #24: CREATE_VCPU with a flag or a reserved word set. */
+TEST_F(ioc, create_vcpu_flags_and_reserved_24)
+{
+	struct statsfd_vm_create_vcpu args = { .vcpu_id = 1, .flags = 1 };
+	struct sys_snap before;
+	size_t i;
+	int v;
+
+	sys_snap(&before);
+	EXPECT_ERRNO(EINVAL, ioctl(self->vm, STATSFD_VM_CREATE_VCPU, &args));
+	args.flags = 0x80000000u;
+	EXPECT_ERRNO(EINVAL, ioctl(self->vm, STATSFD_VM_CREATE_VCPU, &args));
+	for (i = 0; i < ARRAY_SIZE(args.reserved); i++) {
+		memset(&args, 0, sizeof(args));
+		args.vcpu_id = 1;
+		args.reserved[i] = 1ULL << 63;
+		EXPECT_ERRNO(EINVAL,
+			     ioctl(self->vm, STATSFD_VM_CREATE_VCPU, &args));
+	}
+	expect_nothing_changed(_metadata, &before);
+	/* the id the failed calls asked for is still free */
+	v = vcpu_create(self->vm, 1);
+	EXPECT_GE(v, 0);
+	close(v);
+}
+
+/*
+ * #27: a vCPU id not below max_vcpus is -EINVAL, a duplicate -EEXIST; the
+ * VM and the existing vCPU are untouched.
+ */
+TEST_F(ioc, vcpu_id_range_and_duplicate_27)
+{
+	long long max = param_get("max_vcpus");
+	struct sys_snap before;
+	int vm_stats, v;
+
+	ASSERT_GT(max, 0);
+	vm_stats = stats_fd(self->vm);
+	ASSERT_GE(vm_stats, 0);
+	sys_snap(&before);
+	EXPECT_ERRNO(EINVAL, vcpu_create(self->vm, max));
+	EXPECT_ERRNO(EINVAL, vcpu_create(self->vm, max + 1));
+	EXPECT_ERRNO(EINVAL, vcpu_create(self->vm, UINT32_MAX));
+	EXPECT_ERRNO(EINVAL, vcpu_create(self->vm, 0x80000000u));
+	EXPECT_ERRNO(EEXIST, vcpu_create(self->vm, 0));
+	expect_nothing_changed(_metadata, &before);
+	EXPECT_EQ(1, stat_get(vm_stats, "vcpus_created"));
+
+	/* the highest id is fine, once */
+	v = vcpu_create(self->vm, max - 1);
+	EXPECT_GE(v, 0);
+	EXPECT_ERRNO(EEXIST, vcpu_create(self->vm, max - 1));
+	EXPECT_EQ(2, stat_get(vm_stats, "vcpus_created"));
+	/* the first vCPU still runs */
+	EXPECT_EQ(0, vcpu_run_exits(self->vcpu, 1, 0, 0));
+	EXPECT_EQ(1, stat_get(self->vcpu_stats, "runs"));
+	close(v);
+	close(vm_stats);
+}
+
+/* max_vcpus is read when a VM is created: changing it leaves old VMs be. */
+TEST_F(ioc, max_vcpus_applies_to_new_vms)
+{
+	int vm2, v;
+
+	ASSERT_EQ(0, param_set("max_vcpus", 2));
+	vm2 = vm_create(self->dev);
+	ASSERT_GE(vm2, 0);
+	ASSERT_EQ(0, param_set("max_vcpus", 8));
+	v = vcpu_create(vm2, 1);
+	EXPECT_GE(v, 0);
+	close(v);
+	EXPECT_ERRNO(EINVAL, vcpu_create(vm2, 2));
+	/* the fixture's VM predates both values */
+	v = vcpu_create(self->vm, 7);
+	EXPECT_GE(v, 0);
+	close(v);
+	close(vm2);
+	vm2 = vm_create(self->dev);
+	ASSERT_GE(vm2, 0);
+	v = vcpu_create(vm2, 7);
+	EXPECT_GE(v, 0);
+	close(v);
+	EXPECT_ERRNO(EINVAL, vcpu_create(vm2, 8));
+	close(vm2);
+}
+
+/* RUN that fails validation: nothing ran, the run is not counted. */
+static void expect_run_einval(struct __test_metadata *_metadata, int vcpu,
+			      int vcpu_stats, const struct statsfd_vm_run *run)
+{
+	struct sys_snap before;
+
+	sys_snap(&before);
+	EXPECT_ERRNO(EINVAL, vcpu_run(vcpu, run));
+	expect_nothing_changed(_metadata, &before);
+	EXPECT_EQ(0, stat_get(vcpu_stats, "runs"));
+	EXPECT_EQ(0, stat_get(vcpu_stats, "exits"));
+}
+
+/* #24: RUN with a bad pointer. */
+TEST_F(ioc, run_bad_pointer_24)
+{
+	EXPECT_ERRNO(EFAULT, ioctl(self->vcpu, STATSFD_VM_RUN, NULL));
+	EXPECT_ERRNO(EFAULT, ioctl(self->vcpu, STATSFD_VM_RUN,
+				   straddling(self->guard, self->page,
+					      sizeof(struct statsfd_vm_run))));
+	EXPECT_EQ(0, stat_get(self->vcpu_stats, "runs"));
+}
+
+/* #24: RUN with a flag, reserved0 or a reserved word set. */
+TEST_F(ioc, run_flags_and_reserved_24)
+{
+	struct statsfd_vm_run run = { .flags = 1, .io_exits = 1 };
+	size_t i;
+
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.flags = 0;
+	run.reserved0 = 1;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.reserved0 = 0;
+	for (i = 0; i < ARRAY_SIZE(run.reserved); i++) {
+		run.reserved[i] = 1;
+		expect_run_einval(_metadata, self->vcpu, self->vcpu_stats,
+				  &run);
+		run.reserved[i] = 0;
+	}
+	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+}
+
+/* #24: RUN values out of their documented ranges. */
+TEST_F(ioc, run_values_out_of_range_24)
+{
+	struct statsfd_vm_run run = { 0 };
+
+	run.io_bytes = STATSFD_VM_IO_BYTES_MAX + 1;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.io_bytes = UINT64_MAX;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.io_bytes = 0;
+
+	run.halt_timeout_ns = STATSFD_VM_HALT_TIMEOUT_NS_MAX + 1;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.halt_timeout_ns = 0;
+
+	run.io_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.io_exits = UINT64_MAX;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.io_exits = 0;
+	run.mmio_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.mmio_exits = 0;
+	run.hypercall_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.hypercall_exits = 0;
+	run.halt_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	/* the total too, and without wrapping around */
+	run.halt_exits = 1;
+	run.io_exits = STATSFD_VM_RUN_EXITS_MAX;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.io_exits = STATSFD_VM_RUN_EXITS_MAX / 2;
+	run.mmio_exits = STATSFD_VM_RUN_EXITS_MAX / 2;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.hypercall_exits = UINT64_MAX - STATSFD_VM_RUN_EXITS_MAX / 2;
+	run.io_exits = 0;
+	run.halt_exits = 0;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+
+	/* the limits themselves are fine (validated, then a short run) */
+	memset(&run, 0, sizeof(run));
+	run.io_bytes = STATSFD_VM_IO_BYTES_MAX;
+	run.halt_timeout_ns = STATSFD_VM_HALT_TIMEOUT_NS_MAX;
+	run.io_exits = 1;
+	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(STATSFD_VM_IO_BYTES_MAX,
+		  stat_get(self->vcpu_stats, "io_bytes"));
+}
+
+/* #24: halt_poll_ns above the halt_poll_ns_max parameter. */
+TEST_F(ioc, run_halt_poll_over_max_24)
+{
+	struct statsfd_vm_run run = { .halt_poll_ns = 1 };
+	long long max = param_get("halt_poll_ns_max");
+
+	ASSERT_GE(max, 0);
+	run.halt_poll_ns = max + 1;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	run.halt_poll_ns = UINT64_MAX;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	ASSERT_EQ(0, param_set("halt_poll_ns_max", 0));
+	run.halt_poll_ns = 1;
+	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	ASSERT_EQ(0, param_set("halt_poll_ns_max", 5000));
+	run.halt_poll_ns = 5000;
+	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+}
+
+/* #24: KICK and GET_STATS_FD on VM and vCPU fds want an argument of 0. */
+TEST_F(ioc, vm_and_vcpu_arg_must_be_zero_24)
+{
+	struct sys_snap before;
+	int vm_stats = stats_fd(self->vm);
+
+	ASSERT_GE(vm_stats, 0);
+	sys_snap(&before);
+	EXPECT_ERRNO(EINVAL, ioctl(self->vcpu, STATSFD_VM_KICK, 1));
+	EXPECT_ERRNO(EINVAL, ioctl(self->vcpu, STATSFD_VM_GET_STATS_FD, 1));
+	EXPECT_ERRNO(EINVAL, ioctl(self->vm, STATSFD_VM_GET_STATS_FD, 1));
+	expect_nothing_changed(_metadata, &before);
+	/* the refused KICK left no wakeup pending */
+	EXPECT_EQ(0, stat_get(vm_stats, "kicks"));
+	close(vm_stats);
+}
+
+/*
+ * #24: every fd answers only its own ioctls: anything else, including a
+ * known number with another direction or size, is -ENOTTY.
+ */
+TEST_F(ioc, unknown_ioctls_enotty_24)
+{
+	char buf[256] = { 0 };
+	unsigned long dev_bad[] = {
+		STATSFD_VM_CREATE_VCPU,
+		STATSFD_VM_RUN,
+		STATSFD_VM_KICK,
+		_IO(STATSFD_VM_IO, 0x02),
+		_IO(STATSFD_VM_IO, 0xcf),
+		_IOW(STATSFD_VM_IO, 0x01, __u64),
+		_IOWR(STATSFD_VM_IO, 0x01, struct statsfd_vm_create_vm),
+		_IOR(STATSFD_VM_IO, 0xce, int),
+		_IO(0xAE, 0x01) /* KVM_CREATE_VM */,
+	};
+	unsigned long vm_bad[] = {
+		STATSFD_VM_GET_API_VERSION,
+		STATSFD_VM_CREATE_VM,
+		STATSFD_VM_RUN,
+		STATSFD_VM_KICK,
+		_IO(STATSFD_VM_IO, 0x42),
+		_IOW(STATSFD_VM_IO, 0x41, __u32),
+		_IO(0xAE, 0x41) /* KVM_CREATE_VCPU */,
+	};
+	unsigned long vcpu_bad[] = {
+		STATSFD_VM_GET_API_VERSION,
+		STATSFD_VM_CREATE_VM,
+		STATSFD_VM_CREATE_VCPU,
+		_IO(STATSFD_VM_IO, 0x82),
+		_IOW(STATSFD_VM_IO, 0x80, __u64),
+		_IOWR(STATSFD_VM_IO, 0x80, struct statsfd_vm_run),
+		_IO(0xAE, 0x80) /* KVM_RUN */,
+	};
+	struct sys_snap before;
+	size_t i;
+
+	sys_snap(&before);
+	for (i = 0; i < ARRAY_SIZE(dev_bad); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(self->dev, dev_bad[i], buf));
+		ON_FAIL(EXPECT_EQ(ENOTTY, errno), "dev cmd %#lx", dev_bad[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(vm_bad); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(self->vm, vm_bad[i], buf));
+		ON_FAIL(EXPECT_EQ(ENOTTY, errno), "vm cmd %#lx", vm_bad[i]);
+	}
+	for (i = 0; i < ARRAY_SIZE(vcpu_bad); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(self->vcpu, vcpu_bad[i], buf));
+		ON_FAIL(EXPECT_EQ(ENOTTY, errno), "vcpu cmd %#lx", vcpu_bad[i]);
+	}
+	expect_nothing_changed(_metadata, &before);
+	EXPECT_EQ(0, stat_get(self->vcpu_stats, "runs"));
+}
+
+/* VM and vCPU fds are ioctl-only: no read, write or mmap. */
+TEST_F(ioc, vm_and_vcpu_fds_are_ioctl_only)
+{
+	char buf[8] = { 0 };
+	int fds[2] = { self->vm, self->vcpu }, i;
+
+	for (i = 0; i < 2; i++) {
+		EXPECT_ERRNO(EINVAL, read(fds[i], buf, sizeof(buf)));
+		EXPECT_ERRNO(EINVAL, write(fds[i], buf, sizeof(buf)));
+		errno = 0;
+		EXPECT_EQ(MAP_FAILED, mmap(NULL, self->page, PROT_READ,
+					   MAP_SHARED, fds[i], 0));
+		EXPECT_EQ(ENODEV, errno);
+	}
+}
+
+/*
+ * #17: stats fds until RLIMIT_NOFILE: then -EMFILE, also for VM and vCPU
+ * creation, with nothing created; closing them all returns every count to
+ * where it was.
+ */
+TEST_F(ioc, stats_fds_until_emfile_17)
+{
+	struct rlimit old, lim;
+	struct sys_snap before, full;
+	int fds[256], n = 0, vm_stats, i, v;
+
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	vm_stats = stats_fd(self->vm);
+	ASSERT_GE(vm_stats, 0);
+	sys_snap(&before);
+	lim = old;
+	lim.rlim_cur = before.next_fd + 100;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
+
+	for (;;) {
+		int fd = stats_fd(n % 2 ? self->vcpu : self->vm);
+
+		if (fd < 0) {
+			EXPECT_EQ(EMFILE, errno);
+			break;
+		}
+		ASSERT_LT(n, 256);
+		fds[n++] = fd;
+	}
+	/* the fds below the limit that were free, all of them */
+	EXPECT_GE(n, 90);
+	EXPECT_LE(n, 100);
+
+	EXPECT_ERRNO(EMFILE, stats_fd(self->dev));
+	EXPECT_ERRNO(EMFILE, vm_create(self->dev));
+	EXPECT_ERRNO(EMFILE, vcpu_create(self->vm, 1));
+	EXPECT_ERRNO(EMFILE, stats_fd(self->vcpu));
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+	sys_snap(&full);
+	EXPECT_EQ(before.vms_created, full.vms_created);
+	EXPECT_EQ(before.vms_alive, full.vms_alive);
+	EXPECT_EQ(before.vcpus_created, full.vcpus_created);
+	EXPECT_EQ(before.vcpus_alive, full.vcpus_alive);
+	EXPECT_EQ(before.stats_fds_open + n, full.stats_fds_open);
+	/* @vm_stats, the fixture's vCPU stats fd and the @n new ones */
+	EXPECT_EQ(2 + n, stat_get(vm_stats, "stats_fds_open"));
+	EXPECT_EQ(1, stat_get(vm_stats, "vcpus_created"));
+
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	expect_nothing_changed(_metadata, &before);
+	EXPECT_EQ(2, stat_get(vm_stats, "stats_fds_open"));
+	/* and vCPU 1 was never created */
+	v = vcpu_create(self->vm, 1);
+	EXPECT_GE(v, 0);
+	close(v);
+	close(vm_stats);
+}
+
+/*
+ * The device node as the default parameters make it (H1's device_test
+ * checks its mode): the node's mode and group come from the device's
+ * devnode() callback, which the uevent shows too.
+ */
+TEST(device_uevent_has_mode)
+{
+	char buf[1024];
+	struct stat st;
+
+	if (param_get("group") >= 0)
+		SKIP(return, "statsfd_vm loaded with a group");
+	ASSERT_GT(read_file("/sys/class/statsfd_vm/statsfd_vm/uevent", buf,
+			    sizeof(buf)),
+		  0);
+	EXPECT_NE(NULL, strstr(buf, "DEVNAME=statsfd_vm\n"));
+	EXPECT_NE(NULL, strstr(buf, "DEVMODE=0600\n"));
+	EXPECT_EQ(NULL, strstr(buf, "DEVGID="));
+	ASSERT_EQ(0, stat(STATSFD_VM_DEV, &st));
+	EXPECT_EQ(0600, st.st_mode & 07777);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vm_race_test - stats fd readers racing the writers and the lifetime of
+ * what they read (bad-inputs.md #15, #19, #20, #21, #25): readers hammer
+ * pread() while vCPUs run, while vCPUs are created, and while the last
+ * reference to a VM is dropped under them; no value is ever torn, no
+ * cumulative counter goes backwards, every fd keeps its descriptor set,
+ * and a reader never waits for a running vCPU.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "statsfd_vm_util.h"
+
+#define NR_READERS 2
+
+/* Guest cycles per exit: k * C has both u64 halves change with k. */
+#define TORN_C 0xffffffffULL
+
+struct reader {
+	pthread_t thread;
+	atomic_int *stop;
+	int fd; /* a stats fd */
+	off_t off; /* of guest_cycles (or its sum) in the file */
+	off_t exits_off; /* of exits (or exits_sum) */
+	unsigned long reads;
+	unsigned long torn; /* values that are no multiple of TORN_C */
+	unsigned long backwards; /* exits smaller than an earlier read */
+	unsigned long errors;
+	__u64 last;
+};
+
+/*
+ * #20, #21: read guest_cycles (and exits) one u64 at a time and in bulk;
+ * each value must be k * TORN_C: a torn read mixing the halves of
+ * k1 * C and k2 * C is k1 * 2^32 - k2, a multiple of C only if k1 == k2.
+ */
+static void *torn_reader_fn(void *arg)
+{
+	struct reader *r = arg;
+	__u64 v[2], exits = 0;
+
+	while (!atomic_load(r->stop)) {
+		if (pread(r->fd, &v[0], 8, r->off) != 8 ||
+		    pread(r->fd, &v[1], 8, r->exits_off) != 8) {
+			r->errors++;
+			continue;
+		}
+		r->reads++;
+		if (v[0] % TORN_C)
+			r->torn++;
+		if (v[1] < exits)
+			r->backwards++;
+		exits = v[1];
+		r->last = v[0];
+	}
+	return NULL;
+}
+
+static void *run_loop_fn(void *arg)
+{
+	struct reader *w = arg; /* reused: fd is the vCPU fd */
+	struct statsfd_vm_run run = {
+		.hypercall_exits = 20000,
+		.io_exits = 1000,
+		.cycles_per_exit = TORN_C,
+	};
+
+	while (!atomic_load(w->stop))
+		if (vcpu_run(w->fd, &run))
+			w->errors++;
+		else
+			w->reads++;
+	return NULL;
+}
+
+static off_t stat_off(const struct sfile *s, const char *name)
+{
+	const struct statsfd_desc *d = sfile_find(s, name);
+
+	return d ? s->hdr.data_offset + d->offset : -1;
+}
+
+/*
+ * #20 and #21: a vCPU runs without pause while readers hammer its
+ * guest_cycles and exits, on the vCPU fd and through the VM's aggregates:
+ * no torn value, exits never go backwards.
+ */
+TEST(no_torn_values_20_21)
+{
+	struct reader r[2 * NR_READERS], w = { 0 };
+	int dev, vm, vcpu, vcpu_fd, vm_fd, i;
+	atomic_int stop = 0;
+	struct sfile vs, ms;
+	__u64 t_end;
+
+	dev = dev_open();
+	ASSERT_GE(dev, 0);
+	vm = vm_create(dev);
+	ASSERT_GE(vm, 0);
+	vcpu = vcpu_create(vm, 0);
+	ASSERT_GE(vcpu, 0);
+	vcpu_fd = stats_fd(vcpu);
+	vm_fd = stats_fd(vm);
+	ASSERT_EQ(0, sfile_parse(vcpu_fd, &vs));
+	ASSERT_EQ(0, sfile_parse(vm_fd, &ms));
+
+	for (i = 0; i < 2 * NR_READERS; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].stop = &stop;
+		if (i < NR_READERS) {
+			r[i].fd = vcpu_fd;
+			r[i].off = stat_off(&vs, "guest_cycles");
+			r[i].exits_off = stat_off(&vs, "exits");
+		} else {
+			r[i].fd = vm_fd;
+			r[i].off = stat_off(&ms, "guest_cycles_sum");
+			r[i].exits_off = stat_off(&ms, "exits_sum");
+		}
+		ASSERT_GT(r[i].off, 0);
+		ASSERT_GT(r[i].exits_off, 0);
+	}
+	w.stop = &stop;
+	w.fd = vcpu;
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, run_loop_fn, &w));
+	for (i = 0; i < 2 * NR_READERS; i++)
+		ASSERT_EQ(0, pthread_create(&r[i].thread, NULL, torn_reader_fn,
+					    &r[i]));
+
+	t_end = now_ns() + 4000000000ULL;
+	while (now_ns() < t_end)
+		usleep(10000);
+	atomic_store(&stop, 1);
+	ASSERT_EQ(0, pthread_join(w.thread, NULL));
+	for (i = 0; i < 2 * NR_READERS; i++) {
+		ASSERT_EQ(0, pthread_join(r[i].thread, NULL));
+		TH_LOG("reader %d: %lu reads, last %#llx", i, r[i].reads,
+		       (unsigned long long)r[i].last);
+		EXPECT_GT(r[i].reads, 0);
+		EXPECT_EQ(0, r[i].torn);
+		EXPECT_EQ(0, r[i].backwards);
+		EXPECT_EQ(0, r[i].errors);
+	}
+	EXPECT_EQ(0, w.errors);
+	EXPECT_GT(w.reads, 0);
+	/* the final value is exact: runs * 21000 exits of C cycles */
+	EXPECT_EQ(w.reads * 21000 * TORN_C, stat_get(vcpu_fd, "guest_cycles"));
+	sfile_free(&vs);
+	sfile_free(&ms);
+	close(vm_fd);
+	close(vcpu_fd);
+	close(vcpu);
+	close(vm);
+	close(dev);
+}
+
+struct halt_run {
+	pthread_t thread;
+	int vcpu;
+	int ret;
+};
+
+static void *halt_fn(void *arg)
+{
+	struct halt_run *h = arg;
+	struct statsfd_vm_run run = { .halt_exits = 1 };
+
+	h->ret = vcpu_run(h->vcpu, &run);
+	return NULL;
+}
+
+/* Reads every file of the debugfs directory @dir once; -1 on error. */
+static int read_debugfs_dir(const char *dir)
+{
+	char path[512], buf[1024];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || de->d_type == DT_DIR)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (read_file(path, buf, sizeof(buf)) < 0) {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * #25: a reader never takes a lock a writer holds.  While a vCPU sleeps in
+ * an unbounded halt, inside RUN with its mutex held, thousands of reads of
+ * its stats (binary, aggregates, debugfs) all complete; only a kick ends
+ * the halt.  A reader that waited for the vCPU would hang here.
+ */
+TEST(readers_never_wait_for_the_vcpu_25)
+{
+	int dev, vm, vcpu, vcpu_fd, vm_fd, i;
+	struct halt_run h = { 0 };
+	char dir[300];
+	struct sfile s;
+	struct stat st;
+	__u64 start;
+
+	dev = dev_open();
+	ASSERT_GE(dev, 0);
+	vm = vm_create(dev);
+	ASSERT_GE(vm, 0);
+	vcpu = vcpu_create(vm, 0);
+	ASSERT_GE(vcpu, 0);
+	vcpu_fd = stats_fd(vcpu);
+	vm_fd = stats_fd(vm);
+	ASSERT_EQ(0, sfile_parse(vcpu_fd, &s));
+
+	h.vcpu = vcpu;
+	ASSERT_EQ(0, pthread_create(&h.thread, NULL, halt_fn, &h));
+	start = now_ns();
+	while (stat_get(vcpu_fd, "blocking") != 1) {
+		ASSERT_LT(now_ns() - start, 20000000000ULL);
+		usleep(1000);
+	}
+
+	start = now_ns();
+	for (i = 0; i < 2000; i++) {
+		ASSERT_EQ(0, sfile_read_data(vcpu_fd, &s));
+		ASSERT_EQ(1, sfile_val(&s, "blocking"));
+		ASSERT_EQ(1, stat_get(vm_fd, "blocking_count_nonzero"));
+	}
+	snprintf(dir, sizeof(dir), "%s/%s", STATSFD_VM_DEBUGFS, s.id);
+	if (!stat(dir, &st))
+		for (i = 0; i < 20; i++)
+			ASSERT_LT(0, read_debugfs_dir(dir));
+	TH_LOG("reads during the halt took %llu us",
+	       (unsigned long long)(now_ns() - start) / 1000);
+
+	ASSERT_EQ(0, vcpu_kick(vcpu));
+	ASSERT_EQ(0, pthread_join(h.thread, NULL));
+	EXPECT_EQ(0, h.ret);
+	EXPECT_EQ(1, stat_get(vcpu_fd, "halt_wakeup"));
+	sfile_free(&s);
+	close(vm_fd);
+	close(vcpu_fd);
+	close(vcpu);
+	close(vm);
+	close(dev);
+}
+
+/*
+ * #25, measured: the writer's CPU time for the same workload with and
+ * without readers hammering its stats.  Only logged: under TCG timing is
+ * noise; the property itself is tested above (no shared lock).
+ */
+TEST(writer_cpu_time_with_readers_25)
+{
+	struct statsfd_vm_run run = { .hypercall_exits = 200000 };
+	struct reader r[NR_READERS];
+	int dev, vm, vcpu, fd, i, pass;
+	atomic_int stop = 0;
+	__u64 cpu[2];
+	struct sfile s;
+
+	dev = dev_open();
+	ASSERT_GE(dev, 0);
+	vm = vm_create(dev);
+	ASSERT_GE(vm, 0);
+	vcpu = vcpu_create(vm, 0);
+	ASSERT_GE(vcpu, 0);
+	fd = stats_fd(vcpu);
+	ASSERT_EQ(0, sfile_parse(fd, &s));
+
+	for (pass = 0; pass < 2; pass++) {
+		struct timespec a, b;
+
+		if (pass == 1) {
+			for (i = 0; i < NR_READERS; i++) {
+				memset(&r[i], 0, sizeof(r[i]));
+				r[i].stop = &stop;
+				r[i].fd = fd;
+				r[i].off = stat_off(&s, "guest_cycles");
+				r[i].exits_off = stat_off(&s, "exits");
+				ASSERT_EQ(0, pthread_create(&r[i].thread, NULL,
+							    torn_reader_fn,
+							    &r[i]));
+			}
+		}
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+		for (i = 0; i < 5; i++)
+			ASSERT_EQ(0, vcpu_run(vcpu, &run));
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		cpu[pass] = (b.tv_sec - a.tv_sec) * 1000000000ULL + b.tv_nsec -
+			    a.tv_nsec;
+	}
+	atomic_store(&stop, 1);
+	for (i = 0; i < NR_READERS; i++) {
+		ASSERT_EQ(0, pthread_join(r[i].thread, NULL));
+		EXPECT_GT(r[i].reads, 0);
+	}
+	TH_LOG("writer CPU time: %llu us alone, %llu us with %d readers",
+	       (unsigned long long)cpu[0] / 1000,
+	       (unsigned long long)cpu[1] / 1000, NR_READERS);
+	EXPECT_EQ(10 * 200000, stat_get(fd, "exits"));
+	sfile_free(&s);
+	close(fd);
+	close(vcpu);
+	close(vm);
+	close(dev);
+}
+
+/*
+ * The fds readers read, replaced under them: each slot holds a stats fd,
+ * or /dev/null once the stats file has been dropped.  @gen counts the
+ * replacements; readers acknowledge a generation in @seen before the main
+ * thread may reuse the fd numbers.
+ */
+struct churn {
+	atomic_int stop;
+	atomic_int gen;
+	atomic_int seen[NR_READERS];
+	int fds[3];
+	size_t size[3]; /* file size of each slot's schema */
+	unsigned char *desc[3]; /* the descriptor block each must show */
+	size_t desc_off[3], desc_len[3];
+	unsigned long reads[NR_READERS], zero[NR_READERS], bad[NR_READERS];
+};
+
+struct churn_reader {
+	pthread_t thread;
+	struct churn *c;
+	int idx;
+};
+
+/*
+ * #15: read each slot whole; a read either sees a stats file whose
+ * descriptors are the schema's, byte for byte, or /dev/null (0 bytes).
+ */
+static void *churn_reader_fn(void *arg)
+{
+	struct churn_reader *cr = arg;
+	struct churn *c = cr->c;
+	unsigned char *buf = malloc(65536);
+	int slot, gen;
+
+	while (buf && !atomic_load(&c->stop)) {
+		gen = atomic_load(&c->gen);
+		for (slot = 0; slot < 3; slot++) {
+			ssize_t ret = pread(c->fds[slot], buf, 65536, 0);
+
+			if (ret == 0) {
+				c->zero[cr->idx]++;
+			} else if (ret != (ssize_t)c->size[slot] ||
+				   memcmp(buf + c->desc_off[slot],
+					  c->desc[slot], c->desc_len[slot])) {
+				c->bad[cr->idx]++;
+			}
+			c->reads[cr->idx]++;
+		}
+		atomic_store(&c->seen[cr->idx], gen);
+	}
+	free(buf);
+	return NULL;
+}
+
+static void churn_wait_readers(struct churn *c, int gen)
+{
+	int i;
+
+	for (i = 0; i < NR_READERS; i++)
+		while (atomic_load(&c->seen[i]) < gen && !atomic_load(&c->stop))
+			usleep(100);
+}
+
+/*
+ * #15: drop the last reference to a VM (and its vCPUs) while other threads
+ * are inside pread() on its stats fds: dup2() swaps /dev/null in, the
+ * stats file is released when the last pread on it returns, and no read
+ * ever sees freed memory (KASAN would report it) or a wrong file.
+ */
+FIXTURE(slow)
+{
+	int dev; /* /dev/statsfd_vm */
+};
+
+FIXTURE_SETUP(slow)
+{
+	self->dev = dev_open();
+	ON_FAIL(ASSERT_GE(self->dev, 0), "open %s: %m", STATSFD_VM_DEV);
+}
+
+FIXTURE_TEARDOWN(slow)
+{
+	close(self->dev);
+}
+
+/* The descriptor block of @fd, for comparing later reads against. */
+static void ref_desc(struct __test_metadata *_metadata, int fd, struct churn *c,
+		     int slot)
+{
+	struct sfile s;
+
+	ASSERT_EQ(0, sfile_parse(fd, &s));
+	c->size[slot] = s.size;
+	c->desc_off[slot] = s.hdr.desc_offset;
+	c->desc_len[slot] = s.hdr.num_desc * s.stride;
+	c->desc[slot] = malloc(c->desc_len[slot]);
+	ASSERT_NE(NULL, c->desc[slot]);
+	memcpy(c->desc[slot], s.descs, c->desc_len[slot]);
+	sfile_free(&s);
+}
+
+TEST_F_TIMEOUT(slow, vm_destroyed_during_pread_15, 300)
+{
+	struct churn_reader cr[NR_READERS];
+	struct statsfd_vm_run run = { .io_exits = 10, .hypercall_exits = 5 };
+	int devnull, vm, vcpu[2], sfd[3], i, iter = 0;
+	__u64 alive, t_end;
+	struct churn *c;
+
+	c = calloc(1, sizeof(*c));
+	ASSERT_NE(NULL, c);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT_GE(devnull, 0);
+	alive = sys_stat("vms_alive");
+
+	/* reference descriptors: slot 0 a VM, slots 1 and 2 vCPUs */
+	vm = vm_create(self->dev);
+	ASSERT_GE(vm, 0);
+	vcpu[0] = vcpu_create(vm, 0);
+	ASSERT_GE(vcpu[0], 0);
+	sfd[0] = stats_fd(vm);
+	sfd[1] = stats_fd(vcpu[0]);
+	ref_desc(_metadata, sfd[0], c, 0);
+	ref_desc(_metadata, sfd[1], c, 1);
+	ref_desc(_metadata, sfd[1], c, 2);
+	close(sfd[0]);
+	close(sfd[1]);
+	close(vcpu[0]);
+	close(vm);
+
+	for (i = 0; i < 3; i++) {
+		c->fds[i] = dup(devnull);
+		ASSERT_GE(c->fds[i], 0);
+	}
+	for (i = 0; i < NR_READERS; i++) {
+		cr[i].c = c;
+		cr[i].idx = i;
+		ASSERT_EQ(0, pthread_create(&cr[i].thread, NULL,
+					    churn_reader_fn, &cr[i]));
+	}
+
+	t_end = now_ns() + 10000000000ULL;
+	while (now_ns() < t_end && iter < 400) {
+		vm = vm_create(self->dev);
+		ASSERT_GE(vm, 0);
+		for (i = 0; i < 2; i++) {
+			vcpu[i] = vcpu_create(vm, i);
+			ASSERT_GE(vcpu[i], 0);
+			ASSERT_EQ(0, vcpu_run(vcpu[i], &run));
+		}
+		sfd[0] = stats_fd(vm);
+		sfd[1] = stats_fd(vcpu[0]);
+		sfd[2] = stats_fd(vcpu[1]);
+		for (i = 0; i < 3; i++) {
+			ASSERT_GE(sfd[i], 0);
+			ASSERT_EQ(c->fds[i], dup2(sfd[i], c->fds[i]));
+			close(sfd[i]);
+		}
+		/* from now on only the slots hold the VM */
+		close(vcpu[0]);
+		close(vcpu[1]);
+		close(vm);
+		atomic_fetch_add(&c->gen, 1);
+		churn_wait_readers(c, atomic_load(&c->gen));
+		if (iter & 1)
+			usleep(iter % 7 * 50);
+		/* drop the last references, readers still inside pread() */
+		for (i = 0; i < 3; i++)
+			ASSERT_EQ(c->fds[i], dup2(devnull, c->fds[i]));
+		atomic_fetch_add(&c->gen, 1);
+		churn_wait_readers(c, atomic_load(&c->gen));
+		iter++;
+	}
+	atomic_store(&c->stop, 1);
+	for (i = 0; i < NR_READERS; i++) {
+		ASSERT_EQ(0, pthread_join(cr[i].thread, NULL));
+		TH_LOG("reader %d: %lu reads, %lu of /dev/null", i, c->reads[i],
+		       c->zero[i]);
+		EXPECT_EQ(0, c->bad[i]);
+		EXPECT_GT(c->reads[i], c->zero[i]);
+	}
+	TH_LOG("%d VMs dropped under readers", iter);
+	EXPECT_GT(iter, 10);
+	/* every VM was freed, by whichever thread let go last */
+	EXPECT_EQ(alive, sys_stat("vms_alive"));
+	for (i = 0; i < 3; i++) {
+		close(c->fds[i]);
+		free(c->desc[i]);
+	}
+	close(devnull);
+	free(c);
+}
+
+struct life_reader {
+	pthread_t thread;
+	atomic_int *stop;
+	int fd; /* stats fd, or -1 for the debugfs reader */
+	const char *name; /* a cumulative counter that never drops */
+	unsigned char *desc; /* the descriptors every read must show */
+	size_t size, desc_off, desc_len;
+	off_t val_off;
+	unsigned long reads, bad, backwards;
+};
+
+/* #19: the file keeps its size and descriptors; @name never drops. */
+static void *life_reader_fn(void *arg)
+{
+	struct life_reader *r = arg;
+	unsigned char *buf = malloc(r->size + 64);
+	__u64 last = 0, v;
+
+	while (buf && !atomic_load(r->stop)) {
+		ssize_t ret = pread(r->fd, buf, r->size + 64, 0);
+
+		r->reads++;
+		if (ret != (ssize_t)r->size ||
+		    memcmp(buf + r->desc_off, r->desc, r->desc_len)) {
+			r->bad++;
+			continue;
+		}
+		memcpy(&v, buf + r->val_off, 8);
+		if (v < last)
+			r->backwards++;
+		last = v;
+	}
+	free(buf);
+	return NULL;
+}
+
+/* Reads whatever debugfs view exists while VMs come and go. */
+static void *debugfs_reader_fn(void *arg)
+{
+	struct life_reader *r = arg;
+	char path[512];
+	struct dirent *de;
+	DIR *d;
+
+	while (!atomic_load(r->stop)) {
+		d = opendir(STATSFD_VM_DEBUGFS);
+		if (!d)
+			return NULL;
+		while ((de = readdir(d)) && !atomic_load(r->stop)) {
+			if (strncmp(de->d_name, "vm-", 3))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s",
+				 STATSFD_VM_DEBUGFS, de->d_name);
+			/* may vanish under us: errors are fine, oopses not */
+			read_debugfs_dir(path);
+			snprintf(path, sizeof(path), "%s/%s/vcpu-0",
+				 STATSFD_VM_DEBUGFS, de->d_name);
+			read_debugfs_dir(path);
+			r->reads++;
+		}
+		closedir(d);
+	}
+	return NULL;
+}
+
+static void life_reader_init(struct __test_metadata *_metadata,
+			     struct life_reader *r, atomic_int *stop, int fd,
+			     const char *name)
+{
+	struct sfile s;
+
+	memset(r, 0, sizeof(*r));
+	r->stop = stop;
+	r->fd = fd;
+	r->name = name;
+	ASSERT_EQ(0, sfile_parse(fd, &s));
+	r->size = s.size;
+	r->desc_off = s.hdr.desc_offset;
+	r->desc_len = s.hdr.num_desc * s.stride;
+	r->desc = malloc(r->desc_len);
+	ASSERT_NE(NULL, r->desc);
+	memcpy(r->desc, s.descs, r->desc_len);
+	r->val_off = stat_off(&s, name);
+	ASSERT_GT(r->val_off, 0);
+	sfile_free(&s);
+}
+
+/*
+ * #19: readers of a VM's and of the system's stats race vCPU creation,
+ * VM creation and VM destruction (which add and remove the children the
+ * aggregates are computed over) and the debugfs view coming and going:
+ * each fd keeps its descriptor set, sums over a growing set never drop.
+ */
+TEST_F_TIMEOUT(slow, readers_race_creation_and_destruction_19, 300)
+{
+	struct statsfd_vm_run run = { .mmio_exits = 3 };
+	struct life_reader r[4];
+	int vm, vm_fd, sys_fd, vcpus[64], nvcpu = 0, i, n = 0;
+	long long max_vcpus = param_get("max_vcpus");
+	atomic_int stop = 0;
+	__u64 alive, t_end;
+	struct stat st;
+	bool debugfs = !stat(STATSFD_VM_DEBUGFS, &st);
+
+	ASSERT_GT(max_vcpus, 0);
+	alive = sys_stat("vms_alive");
+	vm = vm_create(self->dev);
+	ASSERT_GE(vm, 0);
+	vm_fd = stats_fd(vm);
+	sys_fd = stats_fd(self->dev);
+	ASSERT_GE(vm_fd, 0);
+	ASSERT_GE(sys_fd, 0);
+
+	life_reader_init(_metadata, &r[0], &stop, vm_fd, "exits_sum");
+	life_reader_init(_metadata, &r[1], &stop, vm_fd, "vcpus_created");
+	life_reader_init(_metadata, &r[2], &stop, sys_fd, "vms_created");
+	memset(&r[3], 0, sizeof(r[3]));
+	r[3].stop = &stop;
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, pthread_create(&r[i].thread, NULL, life_reader_fn,
+					    &r[i]));
+	ASSERT_EQ(0,
+		  pthread_create(&r[3].thread, NULL, debugfs_reader_fn, &r[3]));
+
+	t_end = now_ns() + 8000000000ULL;
+	while (now_ns() < t_end) {
+		int other = vm_create(self->dev), ov;
+
+		ASSERT_GE(other, 0);
+		ov = vcpu_create(other, 0);
+		ASSERT_GE(ov, 0);
+		ASSERT_EQ(0, vcpu_run(ov, &run));
+		if (nvcpu < 64 && nvcpu < max_vcpus) {
+			vcpus[nvcpu] = vcpu_create(vm, nvcpu);
+			ASSERT_GE(vcpus[nvcpu], 0);
+			ASSERT_EQ(0, vcpu_run(vcpus[nvcpu], &run));
+			nvcpu++;
+		} else {
+			ASSERT_EQ(0, vcpu_run(vcpus[n % nvcpu], &run));
+		}
+		close(ov);
+		close(other);
+		n++;
+	}
+	atomic_store(&stop, 1);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, pthread_join(r[i].thread, NULL));
+		TH_LOG("reader %d (%s): %lu reads", i,
+		       r[i].name ? r[i].name : "debugfs", r[i].reads);
+		EXPECT_EQ(0, r[i].bad);
+		EXPECT_EQ(0, r[i].backwards);
+		if (i < 3 || debugfs)
+			EXPECT_GT(r[i].reads, 0);
+		free(r[i].desc);
+	}
+	TH_LOG("%d VMs created and destroyed, %d vCPUs added", n, nvcpu);
+	EXPECT_EQ((__u64)nvcpu, stat_get(vm_fd, "vcpus_created"));
+	EXPECT_EQ(3ULL * n, stat_get(vm_fd, "exits_sum"));
+	for (i = 0; i < nvcpu; i++)
+		close(vcpus[i]);
+	close(vm);
+	close(vm_fd);
+	close(sys_fd);
+	EXPECT_EQ(alive, sys_stat("vms_alive"));
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd CLI: finding stats fds.  From the statsfd_vm device, from the VM
+ * and vCPU fds of a running VMM (KVM or statsfd_vm, taken with
+ * pidfd_getfd()), from an inherited fd, from a unix socket, or from a file.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <linux/kcmp.h>
+#include <linux/kvm.h>
+#include <linux/statsfd_vm.h>
+
+#include "cli.h"
+#include "statsfd_msg.h"
+
+#define PERM_HINT							\
+	"statsfd needs ptrace permission over the VMM: run as its user "\
+	"(with kernel.yama.ptrace_scope=0) or as root (CAP_SYS_PTRACE)"
+
+int cli_add_handle(struct cli_sources *s, struct statsfd *sf,
+		   const struct statsfd_labels *l, const char *origin)
+{
+	struct cli_source *src;
+
+	if (s->n == s->cap) {
+		unsigned int cap = s->cap ? s->cap * 2 : 16;
+		struct cli_source *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			goto nomem;
+		s->v = v;
+		s->cap = cap;
+	}
+	src = &s->v[s->n];
+	memset(src, 0, sizeof(*src));
+	src->sf = sf;
+	src->labels = *l;
+	snprintf(src->origin, sizeof(src->origin), "%s", origin);
+	src->cur = calloc(1, statsfd_data_size(sf) + 8);
+	src->prev = calloc(1, statsfd_data_size(sf) + 8);
+	if (!src->cur || !src->prev) {
+		free(src->cur);
+		free(src->prev);
+		goto nomem;
+	}
+	s->n++;
+	return 0;
+nomem:
+	fprintf(stderr, "statsfd: out of memory\n");
+	statsfd_close(sf);
+	return -ENOMEM;
+}
+
+void cli_free_sources(struct cli_sources *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->n; i++) {
+		statsfd_close(s->v[i].sf);
+		free(s->v[i].cur);
+		free(s->v[i].prev);
+	}
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Parse, label and add a freshly obtained stats fd (always consumed). */
+static int add_fd(struct cli_sources *s, int fd, unsigned int flags,
+		  const char *provider, int vcpu, const char *origin)
+{
+	struct statsfd_error err;
+	struct statsfd_labels l;
+	struct statsfd *sf;
+
+	sf = statsfd_open_fd(fd, flags, &err);
+	if (!sf) {
+		fprintf(stderr, "statsfd: %s: not a valid stats fd: %s\n",
+			origin, err.msg);
+		return -err.err;
+	}
+	statsfd_labels_from_id(statsfd_id(sf), provider, &l);
+	if (vcpu >= 0) {
+		snprintf(l.target, sizeof(l.target), "vcpu");
+		l.vcpu = vcpu;
+	}
+	return cli_add_handle(s, sf, &l, origin);
+}
+
+int cli_add_fd(struct cli_sources *s, const char *arg)
+{
+	char *end, origin[32];
+	long fd = strtol(arg, &end, 10);
+
+	if (*end || end == arg || fd < 0 || fd > INT_MAX) {
+		fprintf(stderr, "statsfd: --fd %s: not an fd number\n", arg);
+		return -EINVAL;
+	}
+	if (fcntl((int)fd, F_GETFD) < 0) {
+		fprintf(stderr, "statsfd: --fd %ld: %s\n", fd, strerror(errno));
+		return -EBADF;
+	}
+	snprintf(origin, sizeof(origin), "fd %ld", fd);
+	return add_fd(s, (int)fd, 0, NULL, -1, origin);
+}
+
+int cli_add_file(struct cli_sources *s, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char origin[96];
+
+	if (fd < 0) {
+		fprintf(stderr, "statsfd: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	snprintf(origin, sizeof(origin), "file %s", path);
+	return add_fd(s, fd, STATSFD_OPEN_CLOSE_FD, NULL, -1, origin);
+}
+
+enum vmfd_kind { VMFD_NONE, VMFD_KVM_VM, VMFD_KVM_VCPU, VMFD_SFD_VM, VMFD_SFD_VCPU };
+
+static enum vmfd_kind classify(const char *link, int *vcpu)
+{
+	*vcpu = -1;
+	if (!strcmp(link, "anon_inode:kvm-vm"))
+		return VMFD_KVM_VM;
+	if (sscanf(link, "anon_inode:kvm-vcpu:%d", vcpu) == 1)
+		return VMFD_KVM_VCPU;
+	if (!strcmp(link, "anon_inode:statsfd-vm"))
+		return VMFD_SFD_VM;
+	if (sscanf(link, "anon_inode:statsfd-vcpu:%d", vcpu) == 1)
+		return VMFD_SFD_VCPU;
+	return VMFD_NONE;
+}
+
+/* Whether @fd refers to the same open file as one of @seen (kcmp). */
+static bool already_seen(const int *seen, unsigned int n, int fd)
+{
+	pid_t me = getpid();
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (syscall(SYS_kcmp, me, me, KCMP_FILE, seen[i], fd) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Take every VM/vCPU fd of @pid and ask each for a stats fd.  With
+ * @quiet, permission problems are only counted in *@denied (device scan).
+ * Return: number of sources added, or -errno.
+ */
+static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
+		    bool quiet, unsigned int *denied)
+{
+	int seen[1024], pidfd = -1, added = 0, ret = 0;
+	unsigned int nseen = 0, i;
+	char dir[64], path[320], link[128];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d) {
+		ret = -errno;
+		if (errno == EACCES || errno == EPERM) {
+			(*denied)++;
+			if (!quiet)
+				fprintf(stderr, "statsfd: pid %d: cannot list %s: %s; " PERM_HINT "\n",
+					pid, dir, strerror(errno));
+		} else if (!quiet) {
+			fprintf(stderr, "statsfd: pid %d: %s\n", pid,
+				errno == ENOENT ? "no such process" : strerror(errno));
+		}
+		return ret;
+	}
+	while ((de = readdir(d))) {
+		enum vmfd_kind kind;
+		int vcpu, local, sfd, tfd;
+		ssize_t n;
+		char origin[96];
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		kind = classify(link, &vcpu);
+		if (kind == VMFD_NONE ||
+		    (statsfd_only && (kind == VMFD_KVM_VM || kind == VMFD_KVM_VCPU)))
+			continue;
+		if (pidfd < 0) {
+			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+			if (pidfd < 0) {
+				ret = -errno;
+				if (!quiet)
+					fprintf(stderr, "statsfd: pid %d: pidfd_open: %s\n",
+						pid, strerror(errno));
+				break;
+			}
+		}
+		tfd = atoi(de->d_name);
+		local = (int)syscall(SYS_pidfd_getfd, pidfd, tfd, 0);
+		if (local < 0) {
+			ret = -errno;
+			if (errno == EPERM || errno == EACCES) {
+				(*denied)++;
+				if (!quiet)
+					fprintf(stderr, "statsfd: pid %d: pidfd_getfd refused: %s; " PERM_HINT "\n",
+						pid, strerror(errno));
+				break;
+			}
+			continue;	/* closed meanwhile */
+		}
+		/* A VMM may hold one VM through several fds: count it once. */
+		if (already_seen(seen, nseen, local) ||
+		    nseen == sizeof(seen) / sizeof(seen[0])) {
+			close(local);
+			continue;
+		}
+		seen[nseen++] = local;
+		if (kind == VMFD_KVM_VM || kind == VMFD_KVM_VCPU)
+			sfd = ioctl(local, KVM_GET_STATS_FD, NULL);
+		else
+			sfd = ioctl(local, STATSFD_VM_GET_STATS_FD, NULL);
+		snprintf(origin, sizeof(origin), "pid %d fd %.12s (%.48s)", pid,
+			 de->d_name, link + strlen("anon_inode:"));
+		if (sfd < 0) {
+			if (!quiet)
+				fprintf(stderr, "statsfd: %s: get stats fd: %s\n",
+					origin, strerror(errno));
+			continue;
+		}
+		if (!add_fd(s, sfd, STATSFD_OPEN_CLOSE_FD,
+			    kind <= VMFD_KVM_VCPU ? "kvm" : "statsfd_vm", vcpu,
+			    origin))
+			added++;
+	}
+	for (i = 0; i < nseen; i++)
+		close(seen[i]);
+	if (pidfd >= 0)
+		close(pidfd);
+	closedir(d);
+	if (added)
+		return added;
+	return ret;
+}
+
+int cli_add_pid(struct cli_sources *s, const char *arg)
+{
+	unsigned int denied = 0;
+	char *end;
+	long pid = strtol(arg, &end, 10);
+	int ret;
+
+	if (*end || end == arg || pid <= 0 || pid > INT_MAX) {
+		fprintf(stderr, "statsfd: --pid %s: not a process id\n", arg);
+		return -EINVAL;
+	}
+	ret = scan_pid(s, (pid_t)pid, false, false, &denied);
+	if (ret == 0)
+		fprintf(stderr, "statsfd: pid %ld: no KVM or statsfd VM/vCPU fds found\n",
+			pid);
+	return ret > 0 ? 0 : (ret ? ret : -ENOENT);
+}
+
+int cli_add_device(struct cli_sources *s, const char *path)
+{
+	unsigned int denied = 0, procs = 0;
+	char origin[96];
+	struct dirent *de;
+	int dev, sfd;
+	DIR *d;
+
+	dev = open(path, O_RDWR | O_CLOEXEC);
+	if (dev < 0 && (errno == EACCES || errno == EPERM))
+		dev = open(path, O_RDONLY | O_CLOEXEC);
+	if (dev < 0) {
+		fprintf(stderr, "statsfd: %s: %s%s\n", path, strerror(errno),
+			errno == ENOENT ? " (is statsfd_vm.ko loaded?)" : "");
+		return -errno;
+	}
+	sfd = ioctl(dev, STATSFD_VM_GET_STATS_FD, NULL);
+	close(dev);
+	if (sfd < 0) {
+		fprintf(stderr, "statsfd: %s: STATSFD_VM_GET_STATS_FD: %s\n", path,
+			strerror(errno));
+		return -errno;
+	}
+	snprintf(origin, sizeof(origin), "device %s", path);
+	if (add_fd(s, sfd, STATSFD_OPEN_CLOSE_FD, "statsfd_vm", -1, origin))
+		return -EINVAL;
+	snprintf(s->v[s->n - 1].labels.target, sizeof(s->v[0].labels.target),
+		 "system");
+
+	/* Then every VM and vCPU of every process we may take fds from. */
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		procs++;
+		scan_pid(s, (pid_t)pid, true, true, &denied);
+	}
+	closedir(d);
+	if (denied)
+		fprintf(stderr, "statsfd: note: %u of %u processes could not be inspected (%s)\n",
+			denied, procs, "no ptrace permission; run as root to see every VM");
+	return 0;
+}
+
+int cli_add_socket(struct cli_sources *s, const char *path, int timeout_ms)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct statsfd_labels *labels = NULL;
+	int fds[STATSFD_MSG_MAX_FDS];
+	unsigned int nfds = STATSFD_MSG_MAX_FDS, i;
+	struct json_object *req = NULL, *args = NULL, *cmd, *reply, *ids;
+	struct pollfd pfd;
+	char why[256], origin[160];
+	const char *out;
+	size_t len;
+	char *json = NULL;
+	int ls, c = -1, ret = -EPROTO;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "statsfd: --socket %s: path too long\n", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sun.sun_path, path);
+	ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&sun, sizeof(sun)) ||
+	    listen(ls, 1)) {
+		fprintf(stderr, "statsfd: --socket %s: %s\n", path, strerror(errno));
+		if (ls >= 0)
+			close(ls);
+		return -errno;
+	}
+	fprintf(stderr, "statsfd: waiting on %s for a VMM to send stats fds (add-sources)\n",
+		path);
+	pfd = (struct pollfd){ .fd = ls, .events = POLLIN };
+	if (poll(&pfd, 1, timeout_ms) == 1)
+		c = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+	close(ls);
+	unlink(path);
+	if (c < 0) {
+		fprintf(stderr, "statsfd: --socket %s: no VMM connected in time\n", path);
+		return -ETIMEDOUT;
+	}
+	ret = statsfd_msg_recv(c, &json, &len, fds, &nfds, timeout_ms);
+	if (ret) {
+		fprintf(stderr, "statsfd: --socket %s: receive: %s\n", path, strerror(-ret));
+		close(c);
+		return ret;
+	}
+	ret = -EPROTO;
+	req = json_tokener_parse(json);
+	labels = calloc(nfds + 1, sizeof(*labels));
+	if (!req || !json_object_object_get_ex(req, "execute", &cmd) ||
+	    strcmp(json_object_get_string(cmd), "add-sources")) {
+		snprintf(why, sizeof(why), "expected an add-sources request");
+	} else if (!labels) {
+		snprintf(why, sizeof(why), "out of memory");
+	} else {
+		json_object_object_get_ex(req, "arguments", &args);
+		if (!statsfd_json_parse_sources(args, nfds, labels, why, sizeof(why)))
+			ret = 0;
+	}
+	reply = json_object_new_object();
+	if (ret) {
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "class", json_object_new_string("GenericError"));
+		json_object_object_add(e, "desc", json_object_new_string(why));
+		json_object_object_add(reply, "error", e);
+		fprintf(stderr, "statsfd: --socket %s: %s\n", path, why);
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		nfds = 0;
+	}
+	ids = json_object_new_array();
+	for (i = 0; i < nfds; i++) {
+		struct statsfd_error err;
+		struct statsfd *sf = statsfd_open_fd(fds[i], STATSFD_OPEN_CLOSE_FD, &err);
+
+		snprintf(origin, sizeof(origin), "socket %s fd #%u", path, i);
+		if (!sf) {
+			fprintf(stderr, "statsfd: %s: not a stats fd: %s\n", origin, err.msg);
+			continue;
+		}
+		if (!cli_add_handle(s, sf, &labels[i], origin))
+			json_object_array_add(ids, json_object_new_int((int)s->n));
+	}
+	if (!ret) {
+		struct json_object *r = json_object_new_object();
+
+		json_object_object_add(r, "sources", ids);
+		json_object_object_add(reply, "return", r);
+	} else {
+		json_object_put(ids);
+	}
+	out = json_object_to_json_string_length(reply, JSON_C_TO_STRING_PLAIN, &len);
+	statsfd_msg_send(c, out, len, NULL, 0);
+	json_object_put(reply);
+	json_object_put(req);
+	free(labels);
+	free(json);
+	/* Kept open until exit: the VMM may treat its closing as "stop". */
+	return ret;
+}

@@ -1,0 +1,829 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd: show, watch, dump and query binary stats fds (statsfd's own and
+ * real KVM's), from a device, a running VMM, an fd, a socket or a file.
+ * See Documentation/statsfd-tools.rst.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "statsfd_msg.h"
+
+#define DEFAULT_DEVICE		"/dev/statsfd_vm"
+#define DEFAULT_COLLECTOR	"/run/statsfd/collector.sock"
+
+static const char usage[] =
+"usage: statsfd COMMAND [SOURCES] [OPTIONS]\n"
+"\n"
+"Commands:\n"
+"  show     print every stat once: a table, or --json, or --prometheus\n"
+"  watch    refresh per-second rates and current values in place\n"
+"  list     one line per source found\n"
+"  dump     write the raw image of the first source (--output FILE)\n"
+"  query    send a JSON query to statsfd-collector (see --collector)\n"
+"\n"
+"Sources (repeatable, at least one for show/watch/list/dump):\n"
+"  --device[=PATH]   the statsfd_vm system stats plus every VM and vCPU of\n"
+"                    every process we may take fds from (default " DEFAULT_DEVICE ")\n"
+"  --pid PID         the VM and vCPU fds of a running VMM (KVM or statsfd_vm),\n"
+"                    taken with pidfd_getfd (needs ptrace permission)\n"
+"  --fd N            an inherited stats fd\n"
+"  --socket PATH     listen on PATH; a VMM connects and sends stats fds with\n"
+"                    an add-sources message (collector protocol)\n"
+"  --file PATH       a saved image (statsfd dump)\n"
+"\n"
+"Options:\n"
+"  --json, --prometheus   output format of show\n"
+"  --name GLOB            only stats whose name matches (repeatable)\n"
+"  --all                  also zero rows in watch and empty buckets in show\n"
+"  --interval SEC         watch period (default 1)\n"
+"  --count N              watch: stop after N refreshes (default: until ^C)\n"
+"  --ansi                 watch: refresh in place even when stdout is not a tty\n"
+"  --timeout SEC          --socket: how long to wait for the VMM (default 30)\n"
+"  --output FILE          dump: write here instead of stdout\n"
+"  --collector PATH       query: the collector socket (default " DEFAULT_COLLECTOR ")\n"
+"  query filters: --schemas | --sources | --target T --vm NAME --vcpus 0,1\n"
+"                 --provider P --names a,b --raw JSON\n";
+
+struct opts {
+	const char *cmd;
+	bool json, prom, all, ansi;
+	const char **names;
+	unsigned int nnames;
+	double interval;
+	long count;
+	int timeout_ms;
+	const char *output;
+	const char *collector;
+	/* query */
+	bool schemas, list_sources;
+	const char *target, *provider, *names_csv, *vcpus, *raw;
+	const char *vms[16];
+	unsigned int nvms;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static bool name_ok(const struct opts *o, const char *name)
+{
+	unsigned int i;
+
+	if (!o->nnames)
+		return true;
+	for (i = 0; i < o->nnames; i++)
+		if (!fnmatch(o->names[i], name, 0))
+			return true;
+	return false;
+}
+
+static int read_all(struct cli_sources *s)
+{
+	struct statsfd_error err;
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < s->n; i++) {
+		if (statsfd_read(s->v[i].sf, s->v[i].cur, &err)) {
+			fprintf(stderr, "statsfd: %s: %s\n", statsfd_id(s->v[i].sf), err.msg);
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
+static void describe(const struct cli_source *src, char *buf, size_t len)
+{
+	const struct statsfd_labels *l = &src->labels;
+	int n;
+
+	n = snprintf(buf, len, "provider %s, target %s", l->provider, l->target);
+	if (l->vm[0] && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ", vm %s", l->vm);
+	if (l->vcpu >= 0 && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", vcpu %d", l->vcpu);
+}
+
+static const char *short_type(const struct statsfd_stat *st)
+{
+	switch (st->type) {
+	case STATSFD_TYPE_LINEAR_HIST:	return "linear-hist";
+	case STATSFD_TYPE_LOG_HIST:	return "log2-hist";
+	}
+	return statsfd_type_name(st->type);
+}
+
+static void show_table(const struct opts *o, struct cli_sources *s)
+{
+	unsigned int i, j, k;
+	char val[64], range[96], desc[200];
+
+	for (i = 0; i < s->n; i++) {
+		const struct cli_source *src = &s->v[i];
+
+		describe(src, desc, sizeof(desc));
+		printf("%s%s  (%s; from %s)\n", i ? "\n" : "", statsfd_id(src->sf),
+		       desc, src->origin);
+		printf("  %-32s %-12s %s\n", "NAME", "TYPE", "VALUE");
+		for (j = 0; j < statsfd_num_stats(src->sf); j++) {
+			const struct statsfd_stat *st = statsfd_stat(src->sf, j);
+			const uint64_t *v = statsfd_values(st, src->cur);
+			uint64_t total = 0;
+
+			if (!name_ok(o, st->name))
+				continue;
+			if (!statsfd_stat_is_hist(st)) {
+				statsfd_format_value(st, v[0], val, sizeof(val));
+				printf("  %-32s %-12s %s%s%s%s\n", st->name, short_type(st),
+				       val, st->agg ? "  (" : "",
+				       st->agg ? statsfd_agg_name(st->agg) : "",
+				       st->agg ? " over children)" : "");
+				continue;
+			}
+			for (k = 0; k < st->size; k++)
+				total += v[k];
+			printf("  %-32s %-12s %" PRIu64 " samples in %u buckets\n",
+			       st->name, short_type(st), total, st->size);
+			for (k = 0; k < st->size; k++) {
+				if (!v[k] && !o->all)
+					continue;
+				statsfd_format_bucket(st, k, range, sizeof(range));
+				printf("      %-40s %" PRIu64 "\n", range, v[k]);
+			}
+		}
+	}
+}
+
+static void show_json(const struct opts *o, struct cli_sources *s)
+{
+	struct json_object *arr = json_object_new_array();
+	unsigned int i, j, k;
+
+	for (i = 0; i < s->n; i++) {
+		const struct cli_source *src = &s->v[i];
+		struct json_object *so = json_object_new_object();
+		struct json_object *stats = json_object_new_array();
+
+		json_object_object_add(so, "id", json_object_new_string(statsfd_id(src->sf)));
+		json_object_object_add(so, "provider", json_object_new_string(src->labels.provider));
+		json_object_object_add(so, "target", json_object_new_string(src->labels.target));
+		if (src->labels.vm[0])
+			json_object_object_add(so, "vm", json_object_new_string(src->labels.vm));
+		if (src->labels.vcpu >= 0)
+			json_object_object_add(so, "vcpu", json_object_new_int(src->labels.vcpu));
+		json_object_object_add(so, "origin", json_object_new_string(src->origin));
+		for (j = 0; j < statsfd_num_stats(src->sf); j++) {
+			const struct statsfd_stat *st = statsfd_stat(src->sf, j);
+			const uint64_t *v = statsfd_values(st, src->cur);
+			struct json_object *x = json_object_new_object();
+
+			if (!name_ok(o, st->name)) {
+				json_object_put(x);
+				continue;
+			}
+			json_object_object_add(x, "name", json_object_new_string(st->name));
+			json_object_object_add(x, "type", json_object_new_string(statsfd_type_name(st->type)));
+			json_object_object_add(x, "unit", json_object_new_string(statsfd_unit_name(st->unit)));
+			json_object_object_add(x, "base", json_object_new_int(st->base ? 2 : 10));
+			json_object_object_add(x, "exponent", json_object_new_int(st->exponent));
+			if (st->agg)
+				json_object_object_add(x, "aggregation",
+						       json_object_new_string(statsfd_agg_name(st->agg)));
+			json_object_object_add(x, "value", statsfd_json_value(st, src->cur));
+			if (!statsfd_stat_is_hist(st)) {
+				json_object_object_add(x, "value-in-base-unit",
+						       json_object_new_double(statsfd_to_base(st, v[0])));
+			} else {
+				struct json_object *b = json_object_new_array();
+
+				for (k = 0; k < st->size; k++) {
+					struct json_object *bo = json_object_new_object();
+					struct statsfd_bucket bk;
+
+					statsfd_bucket(st, k, &bk);
+					json_object_object_add(bo, "lower",
+							       json_object_new_double(statsfd_to_base(st, bk.lo)));
+					json_object_object_add(bo, "upper", bk.open ? NULL :
+							       json_object_new_double(statsfd_to_base(st, bk.hi)));
+					json_object_object_add(bo, "count", json_object_new_uint64(v[k]));
+					json_object_array_add(b, bo);
+				}
+				json_object_object_add(x, "buckets", b);
+			}
+			json_object_array_add(stats, x);
+		}
+		json_object_object_add(so, "stats", stats);
+		json_object_array_add(arr, so);
+	}
+	printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(arr);
+}
+
+static void show_prom(struct cli_sources *s)
+{
+	struct statsfd_prom_series *ser = calloc(s->n + 1, sizeof(*ser));
+	struct statsfd_buf *labels = calloc(s->n + 1, sizeof(*labels));
+	char (*prefix)[72] = calloc(s->n + 1, sizeof(*prefix));
+	struct statsfd_buf out = { 0 };
+	unsigned int i;
+
+	if (!ser || !labels || !prefix) {
+		fprintf(stderr, "statsfd: out of memory\n");
+		goto out;
+	}
+	for (i = 0; i < s->n; i++) {
+		const struct statsfd_labels *l = &s->v[i].labels;
+		struct statsfd_buf *b = &labels[i];
+
+		snprintf(prefix[i], sizeof(prefix[i]), "%s_%s", l->provider, l->target);
+		statsfd_buf_printf(b, "id=\"");
+		statsfd_prom_escape(b, statsfd_id(s->v[i].sf));
+		statsfd_buf_printf(b, "\"");
+		if (l->vm[0]) {
+			statsfd_buf_printf(b, ",vm=\"");
+			statsfd_prom_escape(b, l->vm);
+			statsfd_buf_printf(b, "\"");
+		}
+		if (l->vcpu >= 0)
+			statsfd_buf_printf(b, ",vcpu=\"%d\"", l->vcpu);
+		ser[i] = (struct statsfd_prom_series){
+			s->v[i].sf, s->v[i].cur, prefix[i], b->data, NULL,
+		};
+	}
+	if (statsfd_prom_write(&out, ser, s->n, NULL))
+		fprintf(stderr, "statsfd: out of memory\n");
+	else if (out.data)
+		fputs(out.data, stdout);
+out:
+	for (i = 0; labels && i < s->n; i++)
+		statsfd_buf_free(&labels[i]);
+	statsfd_buf_free(&out);
+	free(labels);
+	free(prefix);
+	free(ser);
+}
+
+/* Compact "1.23ms/s"-style cell for watch. */
+static void cell(const struct statsfd_stat *st, double v, bool rate, char *buf,
+		 size_t len)
+{
+	static const char *const si[] = { "", "k", "M", "G", "T", "P" };
+	const char *unit = "";
+	double a;
+	int i = 0;
+
+	if (st->unit == STATSFD_UNIT_BOOLEAN && !rate) {
+		snprintf(buf, len, "%s", v ? "true" : "false");
+		return;
+	}
+	if (st->unit == STATSFD_UNIT_SECONDS) {
+		a = v < 0 ? -v : v;
+		if (a == 0)
+			snprintf(buf, len, "0%s", rate ? "/s" : "");
+		else if (a >= 1)
+			snprintf(buf, len, "%.3gs%s", v, rate ? "/s" : "");
+		else if (a >= 1e-3)
+			snprintf(buf, len, "%.3gms%s", v * 1e3, rate ? "/s" : "");
+		else if (a >= 1e-6)
+			snprintf(buf, len, "%.3gus%s", v * 1e6, rate ? "/s" : "");
+		else
+			snprintf(buf, len, "%.3gns%s", v * 1e9, rate ? "/s" : "");
+		return;
+	}
+	if (st->unit == STATSFD_UNIT_BYTES) {
+		static const char *const iec[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+
+		a = v < 0 ? -v : v;
+		while (a >= 1024 && i < 5) {
+			a /= 1024;
+			v /= 1024;
+			i++;
+		}
+		snprintf(buf, len, i ? "%.3g%s%s" : "%.0f%s%s", v, iec[i], rate ? "/s" : "");
+		return;
+	}
+	if (st->unit == STATSFD_UNIT_CYCLES)
+		unit = "cy";
+	a = v < 0 ? -v : v;
+	while (a >= 1000 && i < 5) {
+		a /= 1000;
+		v /= 1000;
+		i++;
+	}
+	if (!i && v == (double)(uint64_t)v)
+		snprintf(buf, len, "%.0f%s%s", v, unit, rate ? "/s" : "");
+	else
+		snprintf(buf, len, "%.3g%s%s%s", v, si[i], unit, rate ? "/s" : "");
+}
+
+static double row_value(const struct statsfd_stat *st, const struct cli_source *src,
+			double dt, bool *rate)
+{
+	const uint64_t *c = statsfd_values(st, src->cur);
+	const uint64_t *p = statsfd_values(st, src->prev);
+	uint64_t dc = 0;
+	unsigned int k;
+
+	if (statsfd_stat_is_hist(st)) {
+		/* Histograms: samples per second, over all buckets. */
+		for (k = 0; k < st->size; k++)
+			dc += c[k] - p[k];
+		*rate = true;
+		return (double)dc / dt;
+	}
+	if (st->type == STATSFD_TYPE_CUMULATIVE) {
+		*rate = true;
+		/* Unsigned subtraction: a counter wrapping past U64_MAX stays right. */
+		return statsfd_scale_value(st, (double)(c[0] - p[0])) / dt;
+	}
+	*rate = false;
+	return statsfd_to_base(st, c[0]);
+}
+
+static const char *col_label(const struct cli_source *src, char *buf, size_t len)
+{
+	const struct statsfd_labels *l = &src->labels;
+	char full[96];
+	size_t n;
+
+	if (l->vcpu >= 0)
+		snprintf(full, sizeof(full), "%s/%d", l->vm, l->vcpu);
+	else
+		snprintf(full, sizeof(full), "%s", l->vm[0] ? l->vm : l->target);
+	/* Keep the end, where VM numbers and vCPU indices differ. */
+	n = strlen(full);
+	snprintf(buf, len, "%.10s", n > 10 ? full + n - 10 : full);
+	return buf;
+}
+
+static void render(const struct opts *o, struct cli_sources *s, double dt,
+		   long frame, int width, bool tty)
+{
+	const int cw = 11, nw = 26;
+	unsigned int *group = calloc(s->n + 1, sizeof(*group));
+	unsigned int i, j, g, ngroups = 0;
+	char buf[64], of[32] = "";
+
+	if (!group)
+		return;
+	if (tty)
+		printf("\033[H\033[J");
+	else if (frame > 1)
+		printf("\n");
+	if (o->count)
+		snprintf(of, sizeof(of), "/%ld", o->count);
+	printf("statsfd watch: %u source%s, every %.3g s, refresh %ld%s  "
+	       "(counters: per second; others: current value)\n", s->n,
+	       s->n == 1 ? "" : "s", o->interval, frame, of);
+	/* Sources sharing a schema, provider and target become columns of one table. */
+	for (i = 0; i < s->n; i++) {
+		for (j = 0; j < i; j++)
+			if (statsfd_same_schema(s->v[i].sf, s->v[j].sf) &&
+			    !strcmp(s->v[i].labels.target, s->v[j].labels.target) &&
+			    !strcmp(s->v[i].labels.provider, s->v[j].labels.provider))
+				break;
+		group[i] = j < i ? group[j] : ngroups++;
+	}
+	for (g = 0; g < ngroups; g++) {
+		unsigned int members[256] = { 0 }, nm = 0, shown, k;
+		const struct cli_source *first = NULL;
+
+		for (i = 0; i < s->n && nm < 256; i++)
+			if (group[i] == g)
+				members[nm++] = i;
+		first = &s->v[members[0]];
+		shown = nm;
+		if (nw + (int)(shown + (nm > 1)) * cw > width)
+			shown = (unsigned int)((width - nw) / cw) - (nm > 1);
+		if (!shown || shown > nm)
+			shown = 1;
+		printf("\n%s %s (%u source%s%s)\n", first->labels.provider,
+		       first->labels.target, nm, nm == 1 ? "" : "s",
+		       shown < nm ? ", first columns only; total covers all" : "");
+		printf("%-*s", nw, "  stat");
+		for (k = 0; k < shown; k++)
+			printf("%*s", cw, col_label(&s->v[members[k]], buf, sizeof(buf)));
+		if (nm > 1)
+			printf("%*s", cw, "total");
+		printf("\n");
+		for (j = 0; j < statsfd_num_stats(first->sf); j++) {
+			const struct statsfd_stat *st = statsfd_stat(first->sf, j);
+			double total = 0;
+			bool rate = false, any = false;
+
+			if (!name_ok(o, st->name))
+				continue;
+			for (k = 0; k < nm; k++) {
+				double v = row_value(st, &s->v[members[k]], dt, &rate);
+
+				total = st->type == STATSFD_TYPE_PEAK && k ?
+					(v > total ? v : total) : total + v;
+				any |= v != 0;
+			}
+			if (!any && !o->all)
+				continue;
+			printf("  %-*.*s", nw - 2, nw - 3, st->name);
+			for (k = 0; k < shown; k++) {
+				cell(st, row_value(st, &s->v[members[k]], dt, &rate), rate,
+				     buf, sizeof(buf));
+				printf("%*s", cw, buf);
+			}
+			if (nm > 1) {
+				cell(st, total, rate, buf, sizeof(buf));
+				printf("%*s", cw, buf);
+			}
+			printf("\n");
+		}
+	}
+	fflush(stdout);
+	free(group);
+}
+
+static int cmd_watch(const struct opts *o, struct cli_sources *s)
+{
+	struct timespec t0, t1, d;
+	struct winsize ws;
+	bool tty = o->ansi || isatty(STDOUT_FILENO);
+	int width = 132;
+	long frame;
+	unsigned int i;
+
+	if (tty && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 40)
+		width = ws.ws_col;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (read_all(s))
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (frame = 1; !stop && (!o->count || frame <= o->count); frame++) {
+		double dt;
+
+		d.tv_sec = (time_t)o->interval;
+		d.tv_nsec = (long)((o->interval - (double)d.tv_sec) * 1e9);
+		while (nanosleep(&d, &d) && errno == EINTR && !stop)
+			;
+		if (stop)
+			break;
+		for (i = 0; i < s->n; i++) {
+			uint64_t *tmp = s->v[i].prev;
+
+			s->v[i].prev = s->v[i].cur;
+			s->v[i].cur = tmp;
+		}
+		if (read_all(s))
+			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		t0 = t1;
+		render(o, s, dt > 0 ? dt : 1e-9, frame, width, tty);
+	}
+	return 0;
+}
+
+static int cmd_list(struct cli_sources *s)
+{
+	unsigned int i;
+	char desc[200];
+
+	for (i = 0; i < s->n; i++) {
+		describe(&s->v[i], desc, sizeof(desc));
+		printf("%-28s %u stats, %zu data bytes; %s; from %s\n",
+		       statsfd_id(s->v[i].sf), statsfd_num_stats(s->v[i].sf),
+		       statsfd_data_size(s->v[i].sf), desc, s->v[i].origin);
+	}
+	return 0;
+}
+
+static int cmd_dump(const struct opts *o, struct cli_sources *s)
+{
+	const struct statsfd_header *h = statsfd_header(s->v[0].sf);
+	size_t dlen, end = sizeof(*h), x;
+	unsigned char *buf;
+	ssize_t r;
+	int fd = STDOUT_FILENO;
+
+	statsfd_schema_bytes(s->v[0].sf, &dlen);
+	x = (size_t)h->id_offset + h->name_size;
+	end = x > end ? x : end;
+	x = (size_t)h->desc_offset + dlen;
+	end = x > end ? x : end;
+	x = (size_t)h->data_offset + statsfd_data_size(s->v[0].sf);
+	end = x > end ? x : end;
+	buf = malloc(end);
+	if (!buf)
+		return 1;
+	r = pread(statsfd_fd(s->v[0].sf), buf, end, 0);
+	if (r != (ssize_t)end) {
+		fprintf(stderr, "statsfd: dump: short read\n");
+		free(buf);
+		return 1;
+	}
+	if (o->output) {
+		fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "statsfd: %s: %s\n", o->output, strerror(errno));
+			free(buf);
+			return 1;
+		}
+	}
+	r = write(fd, buf, end);
+	if (o->output)
+		close(fd);
+	free(buf);
+	return r == (ssize_t)end ? 0 : 1;
+}
+
+static struct json_object *csv_array(const char *csv, bool ints)
+{
+	struct json_object *a = json_object_new_array();
+	char *dup = strdup(csv), *tok, *save = NULL;
+
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		json_object_array_add(a, ints ? json_object_new_int(atoi(tok)) :
+				      json_object_new_string(tok));
+	free(dup);
+	return a;
+}
+
+static int cmd_query(const struct opts *o)
+{
+	struct json_object *req, *args = json_object_new_object(), *reply, *e;
+	const char *out;
+	char *json;
+	size_t len;
+	unsigned int i, nfds = 0;
+	int sock, ret;
+
+	if (o->raw) {
+		req = json_tokener_parse(o->raw);
+		json_object_put(args);
+		if (!req) {
+			fprintf(stderr, "statsfd: --raw: not valid JSON\n");
+			return 2;
+		}
+	} else if (o->schemas || o->list_sources) {
+		if (o->provider)
+			json_object_object_add(args, "provider", json_object_new_string(o->provider));
+		if (o->target)
+			json_object_object_add(args, "target", json_object_new_string(o->target));
+		req = statsfd_json_request(o->schemas ? "query-stats-schemas" :
+					   "query-sources", args);
+	} else {
+		if (o->target)
+			json_object_object_add(args, "target", json_object_new_string(o->target));
+		if (o->nvms) {
+			struct json_object *a = json_object_new_array();
+
+			for (i = 0; i < o->nvms; i++)
+				json_object_array_add(a, json_object_new_string(o->vms[i]));
+			json_object_object_add(args, "vms", a);
+		}
+		if (o->vcpus)
+			json_object_object_add(args, "vcpus", csv_array(o->vcpus, true));
+		if (o->provider || o->names_csv) {
+			struct json_object *p = json_object_new_object(), *a;
+
+			if (o->provider)
+				json_object_object_add(p, "provider",
+						       json_object_new_string(o->provider));
+			if (o->names_csv)
+				json_object_object_add(p, "names", csv_array(o->names_csv, false));
+			a = json_object_new_array();
+			json_object_array_add(a, p);
+			json_object_object_add(args, "providers", a);
+		}
+		req = statsfd_json_request("query-stats", args);
+	}
+	sock = statsfd_msg_connect(o->collector);
+	if (sock < 0) {
+		fprintf(stderr, "statsfd: %s: %s\n", o->collector, strerror(-sock));
+		json_object_put(req);
+		return 1;
+	}
+	out = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
+	ret = statsfd_msg_send(sock, out, len, NULL, 0);
+	json_object_put(req);
+	if (!ret)
+		ret = statsfd_msg_recv(sock, &json, &len, NULL, &nfds, o->timeout_ms);
+	close(sock);
+	if (ret) {
+		fprintf(stderr, "statsfd: query: %s\n", strerror(-ret));
+		return 1;
+	}
+	reply = json_tokener_parse(json);
+	free(json);
+	if (!reply) {
+		fprintf(stderr, "statsfd: query: the collector sent invalid JSON\n");
+		return 1;
+	}
+	printf("%s\n", json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_SPACED |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	ret = json_object_object_get_ex(reply, "error", &e) ? 1 : 0;
+	json_object_put(reply);
+	return ret;
+}
+
+enum {
+	OPT_DEVICE = 256, OPT_PID, OPT_FD, OPT_SOCKET, OPT_FILE, OPT_JSON,
+	OPT_PROM, OPT_NAME, OPT_ALL, OPT_INTERVAL, OPT_COUNT, OPT_TIMEOUT,
+	OPT_OUTPUT, OPT_COLLECTOR, OPT_SCHEMAS, OPT_SOURCES, OPT_TARGET,
+	OPT_VM, OPT_VCPUS, OPT_PROVIDER, OPT_NAMES, OPT_RAW, OPT_ANSI,
+};
+
+static const struct option longopts[] = {
+	{ "device", optional_argument, NULL, OPT_DEVICE },
+	{ "pid", required_argument, NULL, OPT_PID },
+	{ "fd", required_argument, NULL, OPT_FD },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "file", required_argument, NULL, OPT_FILE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "prometheus", no_argument, NULL, OPT_PROM },
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "count", required_argument, NULL, OPT_COUNT },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
+	{ "collector", required_argument, NULL, OPT_COLLECTOR },
+	{ "schemas", no_argument, NULL, OPT_SCHEMAS },
+	{ "sources", no_argument, NULL, OPT_SOURCES },
+	{ "target", required_argument, NULL, OPT_TARGET },
+	{ "vm", required_argument, NULL, OPT_VM },
+	{ "vcpus", required_argument, NULL, OPT_VCPUS },
+	{ "provider", required_argument, NULL, OPT_PROVIDER },
+	{ "names", required_argument, NULL, OPT_NAMES },
+	{ "raw", required_argument, NULL, OPT_RAW },
+	{ "ansi", no_argument, NULL, OPT_ANSI },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.interval = 1.0, .timeout_ms = 30000, .collector = DEFAULT_COLLECTOR,
+	};
+	struct cli_sources s = { 0 };
+	const char *names[64];
+	int c, ret = 0, nsrc = 0;
+	char *end;
+
+	o.names = names;
+	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(usage, argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	o.cmd = argv[1];
+	if (strcmp(o.cmd, "show") && strcmp(o.cmd, "watch") && strcmp(o.cmd, "list") &&
+	    strcmp(o.cmd, "dump") && strcmp(o.cmd, "query")) {
+		fprintf(stderr, "statsfd: unknown command '%s'\n\n%s", o.cmd, usage);
+		return 2;
+	}
+	argv++;
+	argc--;
+	/* Sources are opened in command-line order, as they are parsed. */
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_DEVICE:
+			ret |= cli_add_device(&s, optarg ? optarg : DEFAULT_DEVICE);
+			nsrc++;
+			break;
+		case OPT_PID:
+			ret |= cli_add_pid(&s, optarg);
+			nsrc++;
+			break;
+		case OPT_FD:
+			ret |= cli_add_fd(&s, optarg);
+			nsrc++;
+			break;
+		case OPT_SOCKET:
+			ret |= cli_add_socket(&s, optarg, o.timeout_ms);
+			nsrc++;
+			break;
+		case OPT_FILE:
+			ret |= cli_add_file(&s, optarg);
+			nsrc++;
+			break;
+		case OPT_JSON:
+			o.json = true;
+			break;
+		case OPT_PROM:
+			o.prom = true;
+			break;
+		case OPT_ALL:
+			o.all = true;
+			break;
+		case OPT_NAME:
+			if (o.nnames < 64)
+				names[o.nnames++] = optarg;
+			break;
+		case OPT_INTERVAL:
+			o.interval = strtod(optarg, &end);
+			if (*end || !(o.interval >= 0.01 && o.interval <= 3600)) {
+				fprintf(stderr, "statsfd: --interval: seconds in [0.01, 3600]\n");
+				return 2;
+			}
+			break;
+		case OPT_COUNT:
+			o.count = strtol(optarg, &end, 10);
+			if (*end || o.count <= 0) {
+				fprintf(stderr, "statsfd: --count: a positive number\n");
+				return 2;
+			}
+			break;
+		case OPT_TIMEOUT:
+			o.timeout_ms = (int)(strtod(optarg, NULL) * 1000);
+			break;
+		case OPT_OUTPUT:
+			o.output = optarg;
+			break;
+		case OPT_COLLECTOR:
+			o.collector = optarg;
+			break;
+		case OPT_SCHEMAS:
+			o.schemas = true;
+			break;
+		case OPT_SOURCES:
+			o.list_sources = true;
+			break;
+		case OPT_TARGET:
+			o.target = optarg;
+			break;
+		case OPT_VM:
+			if (o.nvms < 16)
+				o.vms[o.nvms++] = optarg;
+			break;
+		case OPT_VCPUS:
+			o.vcpus = optarg;
+			break;
+		case OPT_PROVIDER:
+			o.provider = optarg;
+			break;
+		case OPT_NAMES:
+			o.names_csv = optarg;
+			break;
+		case OPT_RAW:
+			o.raw = optarg;
+			break;
+		case OPT_ANSI:
+			o.ansi = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "statsfd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (!strcmp(o.cmd, "query"))
+		return cmd_query(&o);
+	if (!nsrc) {
+		fprintf(stderr, "statsfd: no source: give --device, --pid, --fd, --socket or --file\n");
+		return 2;
+	}
+	if (!s.n) {
+		fprintf(stderr, "statsfd: no stats fd found\n");
+		return 1;
+	}
+	if (!strcmp(o.cmd, "watch")) {
+		ret = cmd_watch(&o, &s) || ret;
+	} else if (!strcmp(o.cmd, "list")) {
+		ret = cmd_list(&s) || ret;
+	} else if (!strcmp(o.cmd, "dump")) {
+		ret = cmd_dump(&o, &s) || ret;
+	} else {
+		if (read_all(&s))
+			ret = 1;
+		else if (o.json)
+			show_json(&o, &s);
+		else if (o.prom)
+			show_prom(&s);
+		else
+			show_table(&o, &s);
+	}
+	cli_free_sources(&s);
+	return ret ? 1 : 0;
+}

@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# modules.sh - build every statsfd module against one kernel, in a copy of
+# the sources private to that kernel, so builds for 6.1 and 6.12 never
+# clobber each other's objects (kbuild before 6.13 has no MO=, so an
+# external module's objects land next to its sources).
+#
+# Usage: modules.sh KDIR BUILD_DIR [extra kbuild arguments...]
+# Prints the output directory (BUILD_DIR/modules-<major>.<minor>) on stdout.
+# rsync keeps modification times, so kbuild rebuilds only what changed.
+set -euo pipefail
+
+kdir=$(realpath "${1:?usage: modules.sh KDIR BUILD_DIR [kbuild args]}")
+build=$(realpath -m "${2:?usage: modules.sh KDIR BUILD_DIR [kbuild args]}")
+shift 2
+root=$(cd "$(dirname "$0")/../.." && pwd)
+jobs=${JOBS:-$(nproc)}
+
+if [ ! -f "$kdir/include/config/kernel.release" ]; then
+	echo "modules.sh: $kdir is not a configured kernel tree (no include/config/kernel.release)" >&2
+	exit 1
+fi
+krel=$(cat "$kdir/include/config/kernel.release")
+short=$(echo "$krel" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
+out=$build/modules-$short
+mkdir -p "$out" "$build/logs"
+
+# Copy sources only; generated files in $out are protected from --delete by
+# being excluded.
+rsync -a --delete \
+	--exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
+	--exclude='.*.cmd' --exclude='.*.d' --exclude='*.a' \
+	--exclude='modules.order' --exclude='Module.symvers' \
+	--exclude='.tmp_*' --exclude='*.dwo' --exclude='.kernelrelease' \
+	--include='/Kbuild' --include='/include/***' --include='/src/***' \
+	--include='/tests/' --include='/tests/kunit/***' --include='/tests/harness/***' \
+	--exclude='*' \
+	"$root/" "$out/"
+echo "$krel" >"$out/.kernelrelease"
+
+log=$build/logs/modules-$short.log
+# -Werror through KCFLAGS touches only our objects: an external build
+# compiles nothing of the kernel's own.
+if ! make -C "$kdir" M="$out" W=1 KCFLAGS=-Werror -j"$jobs" "$@" modules >"$log" 2>&1; then
+	grep -E 'error|warning|Error' "$log" | head -n 60 >&2 || tail -n 40 "$log" >&2
+	echo "modules.sh: module build against $krel failed, full log: $log" >&2
+	exit 1
+fi
+if grep -E '^WARNING:|warning:|error:' "$log" >&2; then
+	echo "modules.sh: module build against $krel has warnings (W=1 must be clean), log: $log" >&2
+	exit 1
+fi
+echo "$out"

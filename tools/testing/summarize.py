@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""summarize.py - turn guest results and host TAP into one verdict.
+
+Usage:
+  summarize.py [--leg NAME RESULTS CONSOLE RUNRC]... [--tap NAME FILE RC]...
+               [--require-kunit LEG]... [--summary FILE]
+
+A leg is one guest boot: RESULTS is what tools/testing/qemu/check-guest.sh
+wrote on the results channel (ttyS1), CONSOLE the kernel console (ttyS0),
+RUNRC run-guest's exit status (124: timeout).  A --tap source is the output
+of a host-side test command and its exit status.
+
+Prints "PASS|FAIL|SKIP name [reason]" per test and ends with exactly one
+line "N passed, N failed, N skipped".  Exits 1 when anything failed.
+The console is only ever used to find failures (kernel reports), never to
+find a pass, so console noise cannot fake a green run.
+"""
+import re
+import sys
+
+# Kernel log lines that mean a bug was found.  Each is anchored on the
+# wording the kernel prints so ordinary messages ("report a bug") do not
+# match.
+REPORT_RE = re.compile(
+    r"(WARNING:|BUG:|kernel BUG at|Oops|Call Trace|"
+    r"KASAN:|UBSAN:|BUG: KASAN|"
+    r"possible circular locking|possible recursive locking|"
+    r"inconsistent lock state|suspicious RCU usage|"
+    r"turning off the locking correctness validator|"
+    r"unreferenced object 0x|general protection fault|"
+    r"Kernel panic|soft lockup|hard LOCKUP|rcu_sched self-detected stall|"
+    r"blocked for more than \d+ seconds|sleeping function called from invalid context)"
+)
+
+TAP_RE = re.compile(r"^(ok|not ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$")
+CASE_RE = re.compile(r"^    (ok|not ok)\s+(\d+)\s+([^#]*?)\s*(?:#\s*(.*))?$")
+PLAN_RE = re.compile(r"^1\.\.(\d+)")
+CASE_PLAN_RE = re.compile(r"^    1\.\.(\d+)")
+
+
+class Verdict:
+    def __init__(self):
+        self.results = []
+
+    def add(self, status, name, reason=""):
+        self.results.append((status, name, reason))
+
+    def tap(self, prefix, lines, rc=None, what="exit status"):
+        """Adds the top-level TAP results in lines; returns how many."""
+        plan = None
+        seen = 0
+        failed = 0
+        for line in lines:
+            m = PLAN_RE.match(line)
+            if m and plan is None:
+                plan = int(m.group(1))
+                continue
+            m = TAP_RE.match(line)
+            if not m:
+                continue
+            ok, _, name, directive = m.groups()
+            name = name.strip() or m.group(2)
+            seen += 1
+            directive = directive or ""
+            if directive.upper().startswith("SKIP"):
+                self.add("SKIP", f"{prefix}/{name}", directive[4:].strip())
+            elif ok == "ok":
+                self.add("PASS", f"{prefix}/{name}")
+            elif directive.upper().startswith("XFAIL"):
+                self.add("PASS", f"{prefix}/{name}", "expected failure")
+            else:
+                failed += 1
+                self.add("FAIL", f"{prefix}/{name}")
+        if plan is not None and seen < plan:
+            self.add("FAIL", prefix, f"missing results: {seen} of {plan} reported")
+            failed += 1
+        # Exit 4 is kselftest's "skipped"; any other non-zero status with no
+        # failing TAP line is a crash, a timeout (124) or a broken test.
+        if rc not in (None, 0, 4) and failed == 0:
+            self.add("FAIL", prefix, f"{what} {rc}"
+                     + (" (timed out)" if rc in (124, 137, 143) else ""))
+        elif seen == 0 and plan is None and rc == 4:
+            self.add("SKIP", prefix, "skipped (exit status 4)")
+        elif seen == 0 and plan is None and rc == 0:
+            self.add("PASS", prefix)
+        return seen
+
+    def ktap_suite(self, prefix, suite, lines):
+        plan = None
+        seen = 0
+        failed = 0
+        suite_ok = None
+        for line in lines:
+            m = CASE_PLAN_RE.match(line)
+            if m and plan is None:
+                plan = int(m.group(1))
+                continue
+            m = CASE_RE.match(line)
+            if m:
+                ok, _, name, directive = m.groups()
+                seen += 1
+                directive = directive or ""
+                if directive.upper().startswith("SKIP"):
+                    self.add("SKIP", f"{prefix}/{suite}/{name}", directive[4:].strip())
+                elif ok == "ok":
+                    self.add("PASS", f"{prefix}/{suite}/{name}")
+                else:
+                    failed += 1
+                    self.add("FAIL", f"{prefix}/{suite}/{name}")
+                continue
+            m = TAP_RE.match(line)
+            if m:
+                suite_ok = m.group(1) == "ok"
+        if plan is not None and seen < plan:
+            self.add("FAIL", f"{prefix}/{suite}", f"missing results: {seen} of {plan} cases reported")
+        elif suite_ok is None:
+            self.add("FAIL", f"{prefix}/{suite}", "no suite result line")
+        elif not suite_ok and failed == 0:
+            self.add("FAIL", f"{prefix}/{suite}", "suite failed outside its cases (init/exit?)")
+
+    def leg(self, leg, results_path, console_path, runrc):
+        results = read_lines(results_path)
+        console = read_lines(console_path)
+        complete = False
+        section = None
+        body = []
+        dmesg = []
+        for line in results:
+            if line.startswith("# statsfd-result "):
+                parts = line.split(None, 4)
+                status, name = parts[2], parts[3]
+                reason = parts[4] if len(parts) > 4 else ""
+                if status not in ("PASS", "FAIL", "SKIP"):
+                    status, reason = "FAIL", f"bad status {status!r} {reason}"
+                self.add(status, f"{leg}/{name}", reason)
+            elif line.startswith("# statsfd-kunit-begin "):
+                section, body = ("kunit", line.split()[2]), []
+            elif line.startswith("# statsfd-kunit-end ") and section:
+                self.ktap_suite(f"{leg}/kunit", section[1], body)
+                section = None
+            elif line.startswith("# statsfd-selftest-begin "):
+                section, body = ("selftest", line.split()[2]), []
+            elif line.startswith("# statsfd-selftest-end ") and section:
+                m = re.search(r"rc=(\d+)", line)
+                self.tap(f"{leg}/selftest/{section[1]}", body, int(m.group(1)) if m else 1)
+                section = None
+            elif line == "# statsfd-dmesg-begin":
+                section, body = ("dmesg",), []
+            elif line == "# statsfd-dmesg-end" and section:
+                dmesg = body
+                section = None
+            elif line == "# statsfd-check-complete":
+                complete = True
+            elif section:
+                body.append(line)
+        if section and section[0] != "dmesg":
+            self.add("FAIL", f"{leg}/{section[0]}/{section[1]}",
+                     "output ends inside this test: guest died while it ran")
+
+        if runrc == 124:
+            self.add("FAIL", f"{leg}/guest", "TIMEOUT: guest killed by the host timeout")
+        elif not complete:
+            self.add("FAIL", f"{leg}/guest",
+                     "end-of-run marker missing: guest crashed, panicked or rebooted early"
+                     + (f" (qemu exit {runrc})" if runrc else ""))
+        else:
+            self.add("PASS", f"{leg}/guest")
+
+        reports = [line for line in console + dmesg if REPORT_RE.search(line)]
+        if reports:
+            uniq = list(dict.fromkeys(re.sub(r"^\[\s*[\d.]+\]\s*", "", r) for r in reports))
+            self.add("FAIL", f"{leg}/kernel-log", "kernel report: " + " | ".join(uniq[:4]))
+        elif not console:
+            self.add("FAIL", f"{leg}/kernel-log", "console log is empty")
+        else:
+            self.add("PASS", f"{leg}/kernel-log")
+
+    def print(self, out):
+        counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+        for status, name, reason in self.results:
+            counts[status] += 1
+            print(f"{status} {name}" + (f"  ({reason})" if reason else ""), file=out)
+        return counts
+
+
+def read_lines(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [line.rstrip("\r") for line in data.split("\n")]
+
+
+def main(argv):
+    v = Verdict()
+    summary = None
+    logs = "build/logs"
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--leg":
+            name, res, con, rc = argv[i + 1:i + 5]
+            v.leg(name, res, con, int(rc))
+            i += 5
+        elif a == "--tap":
+            name, path, rc = argv[i + 1:i + 4]
+            v.tap(name, read_lines(path), int(rc), "host test command exit status")
+            i += 4
+        elif a == "--fail":
+            # A step that failed before producing results (build, ...).
+            v.add("FAIL", argv[i + 1], argv[i + 2])
+            i += 3
+        elif a == "--logs":
+            logs = argv[i + 1]
+            i += 2
+        elif a == "--summary":
+            summary = argv[i + 1]
+            i += 2
+        else:
+            print(f"summarize.py: unknown argument {a}", file=sys.stderr)
+            return 2
+    counts = v.print(sys.stdout)
+    if summary:
+        with open(summary, "w") as f:
+            v.print(f)
+    line = f"{counts['PASS']} passed, {counts['FAIL']} failed"
+    if counts["SKIP"]:
+        line += f", {counts['SKIP']} skipped"
+    if counts["FAIL"] or not v.results:
+        print(f"FAILED: logs and raw results are in {logs}/", file=sys.stdout)
+    print(line)
+    return 1 if counts["FAIL"] or not v.results else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

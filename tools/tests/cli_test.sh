@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Host test of the statsfd CLI on synthetic images: show (table, --json,
+# --prometheus checked by promtool), --name, dump, watch --count, list,
+# --fd, --socket (a VMM-side sender registers fds), and the --pid error
+# paths (no VM fds, no such process, ptrace permission refused).
+# Usage: cli_test.sh BUILD_DIR   (TAP on stdout)
+set -u
+out=${1:?usage: cli_test.sh BUILD_DIR}
+bin=${STATSFD_BIN:-$out/san/bin}/statsfd
+mkimage=$out/san/tests/mkimage
+feeder=$out/san/tests/collector_test
+tmp=$(mktemp -d /tmp/statsfd-cli-test.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); echo "not ok $n - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+
+"$mkimage" vm-1-0/vcpu-0 >"$tmp/v0.img"
+"$mkimage" vm-1-0/vcpu-1 kvm >"$tmp/v1.img"
+
+"$bin" show --file "$tmp/v0.img" >"$tmp/show.txt" 2>&1
+check "show: table with unit-scaled values" \
+	grep -Eq '^  io_bytes +cumulative +6 B$' "$tmp/show.txt"
+check "show: seconds scaled, booleans named" \
+	bash -c "grep -Eq '^  max_halt_ns +peak +4 ns$' '$tmp/show.txt' && grep -Eq '^  blocking +instant +true$' '$tmp/show.txt'"
+check "show: histograms as bucket ranges" \
+	grep -Eq '^ +\[1\.024 us, 2\.048 us\) +19$' "$tmp/show.txt"
+check "show: aggregates marked" grep -q 'io_exits_sum .*(sum over children)' "$tmp/show.txt"
+
+"$bin" show --json --file "$tmp/v0.img" --file "$tmp/v1.img" >"$tmp/show.json"
+check "show --json: valid JSON, both sources, raw and base-unit values" \
+	bash -c "jq -e 'length == 2 and (.[1].stats[] | select(.name == \"max_halt_ns\") | .value == 4 and .\"value-in-base-unit\" == 4e-09)' '$tmp/show.json' >/dev/null"
+check "show --json: histogram buckets with bounds in base units" \
+	bash -c "jq -e '.[0].stats[] | select(.name == \"halt_wait_hist_ns\") | (.buckets | length == 32) and .buckets[1].lower == 1e-09 and .buckets[31].upper == null' '$tmp/show.json' >/dev/null"
+
+"$bin" show --prometheus --file "$tmp/v0.img" --file "$tmp/v1.img" >"$tmp/prom.txt"
+check "show --prometheus passes promtool check metrics" \
+	bash -c "promtool check metrics <'$tmp/prom.txt' >/dev/null 2>&1"
+check "show --prometheus: ns counter converted to seconds" \
+	grep -q '^statsfd_vm_vcpu_halt_wait_seconds_total{id="vm-1-0/vcpu-1",vm="vm-1-0",vcpu="1"} 5e-09$' "$tmp/prom.txt"
+
+"$bin" show --name 'halt_*' --file "$tmp/v0.img" >"$tmp/name.txt"
+check "--name filters stats" \
+	bash -c "grep -q halt_exits '$tmp/name.txt' && ! grep -q io_exits '$tmp/name.txt'"
+
+"$bin" dump --file "$tmp/v1.img" --output "$tmp/dump.img"
+check "dump reproduces the image byte for byte" cmp -s "$tmp/v1.img" "$tmp/dump.img"
+
+start=$SECONDS
+timeout 20 "$bin" watch --count 3 --interval 0.2 --all --file "$tmp/v0.img" \
+	--file "$tmp/v1.img" >"$tmp/watch.txt"
+rc=$?
+check "watch --count 3 terminates by itself (rc $rc, $((SECONDS - start)) s)" \
+	test "$rc" -eq 0 -a "$(grep -c '^statsfd watch:' "$tmp/watch.txt")" -eq 3
+check "watch: sources sharing a schema become columns with a total" \
+	grep -Eq '^  stat +vm-1-0/0 +vm-1-0/1 +total$' "$tmp/watch.txt"
+
+"$bin" list --file "$tmp/v0.img" >"$tmp/list.txt"
+check "list" grep -q '^vm-1-0/vcpu-0 .* 11 stats, 392 data bytes' "$tmp/list.txt"
+
+"$bin" show --fd 7 7<"$tmp/v0.img" >"$tmp/fd.txt" 2>&1
+check "--fd reads an inherited fd" grep -q 'from fd 7' "$tmp/fd.txt"
+
+head -c 100 "$tmp/v0.img" >"$tmp/trunc.img"
+"$bin" show --file "$tmp/trunc.img" >/dev/null 2>"$tmp/err.txt"
+rc=$?
+check "truncated image: exit 1 and an error naming the block" \
+	bash -c "[ $rc -eq 1 ] && grep -q 'not a valid stats fd: .*short read' '$tmp/err.txt'"
+
+"$bin" show >/dev/null 2>&1
+check "no source: usage error (exit 2)" test $? -eq 2
+
+# --socket: the CLI listens, a VMM-side sender registers VM "web".
+"$bin" list --socket "$tmp/cli.sock" --timeout 10 >"$tmp/sock.txt" 2>"$tmp/sock.err" &
+cli=$!
+pids+=($cli)
+for _ in $(seq 100); do [ -S "$tmp/cli.sock" ] && break; sleep 0.05; done
+timeout 10 "$feeder" --feed "$tmp/cli.sock" --seconds 1 >"$tmp/feed.txt" 2>&1
+frc=$?
+wait "$cli"
+check "--socket: receives the stats fds and labels a VMM sends (feeder rc $frc)" \
+	bash -c "[ \$(grep -c 'provider statsfd_vm' '$tmp/sock.txt') -eq 3 ] && grep -q 'target vcpu, vm web, vcpu 1' '$tmp/sock.txt'"
+
+sleep 60 &
+sl=$!
+pids+=($sl)
+"$bin" show --pid $sl >/dev/null 2>"$tmp/pid.err"
+rc=$?
+check "--pid on a process without VM fds: clear message" \
+	bash -c "[ $rc -eq 1 ] && grep -q 'no KVM or statsfd VM/vCPU fds found' '$tmp/pid.err'"
+"$bin" show --pid 999999999 >/dev/null 2>"$tmp/pid2.err"
+check "--pid of no process: clear message" grep -q 'no such process\|not a process id' "$tmp/pid2.err"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$bin" show --pid $sl >/dev/null 2>"$tmp/perm.err"
+	check "--pid without ptrace permission: says so" \
+		grep -q 'needs ptrace permission' "$tmp/perm.err"
+else
+	n=$((n + 1)); echo "ok $n - --pid permission refused # SKIP needs root and setpriv"
+fi
+echo "1..$n"

@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host test of statsfd-collector, with memfd-backed stats images handed
+ * over SCM_RIGHTS exactly as a VMM hands real stats fds.
+ *
+ *   collector_test COLLECTOR_BINARY [--save-metrics FILE]
+ *	starts the daemon (as root, dropping to nobody) and runs every case,
+ *	printing TAP
+ *   collector_test --feed SOCKET [--seconds N]
+ *	registers a VM with two vCPUs and keeps bumping its counters (used
+ *	by prometheus_test.sh)
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "statsfd.h"
+#include "statsfd_json.h"
+#include "statsfd_msg.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/statsfd-collector-test.XXXXXX";
+static char sock_path[128], port_path[128];
+static pid_t daemon_pid = -1;
+static unsigned int http_port;
+
+static const struct img_stat vm_stats[] = {
+	{ "vcpus_created", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+	{ "io_exits_sum", STATSFD_TYPE_CUMULATIVE | STATSFD_AGG_SUM, 0, 1, 0 },
+};
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int vcpu_memfd(const char *id)
+{
+	static unsigned char buf[1 << 14];
+	size_t n = img_build(buf, sizeof(buf), id, 48, img_vcpu_stats,
+			     img_vcpu_nstats, NULL, 0);
+
+	return img_memfd(buf, n);
+}
+
+static int vm_memfd(const char *id)
+{
+	static unsigned char buf[1 << 12];
+	size_t n = img_build(buf, sizeof(buf), id, 48, vm_stats, 2, NULL, 0);
+
+	return img_memfd(buf, n);
+}
+
+/* Write @v as value @idx of the data block of a statsfd-order image. */
+static void poke(int fd, unsigned int idx, uint64_t v)
+{
+	struct statsfd_header h;
+
+	if (pread(fd, &h, sizeof(h), 0) == sizeof(h))
+		if (pwrite(fd, &v, 8, h.data_offset + idx * 8) != 8)
+			tap_diag("pwrite failed");
+}
+
+/* Send @json (+ fds), return the parsed reply or NULL. */
+static struct json_object *rpc(int s, const char *json, const int *fds,
+			       unsigned int nfds)
+{
+	unsigned int n = 0;
+	char *out;
+	size_t len;
+
+	if (statsfd_msg_send(s, json, strlen(json), fds, nfds))
+		return NULL;
+	if (statsfd_msg_recv(s, &out, &len, NULL, &n, 5000))
+		return NULL;
+	{
+		struct json_object *r = json_tokener_parse(out);
+
+		free(out);
+		return r;
+	}
+}
+
+static bool is_error(struct json_object *r, const char *cls)
+{
+	struct json_object *e, *c;
+
+	if (!r || !json_object_object_get_ex(r, "error", &e))
+		return false;
+	return !cls || (json_object_object_get_ex(e, "class", &c) &&
+			!strcmp(json_object_get_string(c), cls));
+}
+
+static struct json_object *ret_of(struct json_object *r)
+{
+	struct json_object *v = NULL;
+
+	if (r)
+		json_object_object_get_ex(r, "return", &v);
+	return v;
+}
+
+static size_t count_sources(void)
+{
+	int s = statsfd_msg_connect(sock_path);
+	struct json_object *r;
+	size_t n = (size_t)-1;
+
+	if (s < 0)
+		return n;
+	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	if (ret_of(r))
+		n = json_object_array_length(ret_of(r));
+	json_object_put(r);
+	close(s);
+	return n;
+}
+
+/* GET @path over HTTP/1.0; returns the malloc()ed body or NULL. */
+static char *http_get(const char *path, double *secs)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(http_port) };
+	struct statsfd_buf b = { 0 };
+	char req[128], buf[65536];
+	double t0 = now_s();
+	char *body;
+	int s;
+
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
+		if (s >= 0)
+			close(s);
+		return NULL;
+	}
+	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n", path);
+	if (write(s, req, strlen(req)) < 0) {
+		close(s);
+		return NULL;
+	}
+	for (;;) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, 5000) != 1)
+			break;
+		r = read(s, buf, sizeof(buf));
+		if (r <= 0)
+			break;
+		statsfd_buf_append(&b, buf, (size_t)r);
+	}
+	close(s);
+	if (secs)
+		*secs = now_s() - t0;
+	if (!b.data || strncmp(b.data, "HTTP/1.", 7) || !strstr(b.data, "\r\n\r\n")) {
+		statsfd_buf_free(&b);
+		return NULL;
+	}
+	body = strdup(strstr(b.data, "\r\n\r\n") + 4);
+	statsfd_buf_free(&b);
+	return body;
+}
+
+static int start_daemon(const char *bin)
+{
+	char interval[] = "100", timeout[] = "1000";
+	double t0 = now_s();
+	FILE *f;
+
+	daemon_pid = fork();
+	if (!daemon_pid) {
+		execl(bin, bin, "--socket", sock_path, "--socket-mode", "0666",
+		      "--listen", "127.0.0.1:0", "--port-file", port_path,
+		      "--user", "nobody", "--allow-uid", "0", "--interval", interval,
+		      "--client-timeout", timeout, "--max-sources", "10000",
+		      (char *)NULL);
+		_exit(127);
+	}
+	while (now_s() - t0 < 15) {
+		f = fopen(port_path, "r");
+		if (f) {
+			int ok = fscanf(f, "%u", &http_port) == 1;
+
+			fclose(f);
+			if (ok && http_port)
+				return 0;
+		}
+		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
+			daemon_pid = -1;
+			return -1;
+		}
+		msleep(20);
+	}
+	return -1;
+}
+
+static int proc_uid(pid_t pid)
+{
+	char path[64], line[256];
+	int uid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid:\t%d", &uid) == 1)
+			break;
+	fclose(f);
+	return uid;
+}
+
+static int count_fds(pid_t pid)
+{
+	char path[64];
+	int n = 0;
+	FILE *p;
+	char line[64];
+
+	snprintf(path, sizeof(path), "ls /proc/%d/fd 2>/dev/null", pid);
+	p = popen(path, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		n++;
+	pclose(p);
+	return n;
+}
+
+/* Register VM "web" with vCPUs 0 and 1 on connection @s; fds in @fds[3]. */
+static struct json_object *register_web(int s, int *fds)
+{
+	fds[0] = vm_memfd("vm-1-0");
+	fds[1] = vcpu_memfd("vm-1-0/vcpu-0");
+	fds[2] = vcpu_memfd("vm-1-0/vcpu-1");
+	return rpc(s, "{\"execute\":\"add-sources\",\"id\":7,\"arguments\":{"
+		   "\"provider\":\"statsfd_vm\",\"vm\":\"web\",\"sources\":["
+		   "{\"target\":\"vm\"},{\"target\":\"vcpu\",\"vcpu\":0},"
+		   "{\"target\":\"vcpu\",\"vcpu\":1}]}}", fds, 3);
+}
+
+static void test_basic(const char *save)
+{
+	struct json_object *r, *v, *x;
+	int s = statsfd_msg_connect(sock_path), fds[3], i;
+	char *m;
+
+	tap_ok(proc_uid(daemon_pid) == 65534, "daemon dropped to uid nobody after binding");
+	r = rpc(s, "{\"execute\":\"hello\"}", NULL, 0);
+	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "client", &v) &&
+	       json_object_object_get_ex(v, "pid", &x) && json_object_get_int(x) == getpid(),
+	       "hello: SO_PEERCRED pid recorded");
+	json_object_put(r);
+
+	r = register_web(s, fds);
+	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "sources", &v) &&
+	       json_object_array_length(v) == 3 &&
+	       json_object_object_get_ex(r, "id", &x) && json_object_get_int(x) == 7,
+	       "add-sources: VM + 2 vCPU memfds registered, id echoed");
+	json_object_put(r);
+
+	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
+	tap_ok(v && json_object_object_get_ex(v, "client", &x) &&
+	       json_object_object_get_ex(x, "uid", &x) && json_object_get_int(x) == 0,
+	       "query-sources: client uid recorded with each source");
+	json_object_put(r);
+
+	r = rpc(s, "{\"execute\":\"query-stats-schemas\"}", NULL, 0);
+	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 2,
+	       "query-stats-schemas: 2 schemas (vm, vcpu shared by both vCPUs)");
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":\"query-stats-schemas\",\"arguments\":{\"target\":\"vcpu\"}}",
+		NULL, 0);
+	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
+	tap_ok(v && json_object_object_get_ex(v, "sources", &x) && json_object_get_int(x) == 2 &&
+	       json_object_object_get_ex(v, "stats", &x) &&
+	       json_object_array_length(x) == img_vcpu_nstats,
+	       "query-stats-schemas target vcpu: one schema for 2 sources, all stats");
+	json_object_put(r);
+
+	poke(fds[2], 1, 1000);	/* vCPU 1 io_exits */
+	msleep(400);		/* several 100 ms read intervals */
+	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
+		"\"vcpus\":[1],\"providers\":[{\"provider\":\"statsfd_vm\","
+		"\"names\":[\"io_exits\",\"halt_wait_hist_ns\"]}]}}", NULL, 0);
+	v = ret_of(r);
+	x = v && json_object_array_length(v) == 1 ? json_object_array_get_idx(v, 0) : NULL;
+	tap_ok(x && json_object_object_get_ex(x, "stats", &x) && json_object_array_length(x) == 2,
+	       "query-stats filtered by target, vcpu subset, provider and names");
+	if (x) {
+		struct json_object *st = json_object_array_get_idx(x, 0), *val;
+
+		tap_ok(json_object_object_get_ex(st, "value", &val) &&
+		       json_object_get_uint64(val) == 1000,
+		       "periodic pread picked up the new value (1000)");
+		st = json_object_array_get_idx(x, 1);
+		tap_ok(json_object_object_get_ex(st, "value", &val) &&
+		       json_object_is_type(val, json_type_array) &&
+		       json_object_array_length(val) == 32,
+		       "histogram value is the list of 32 buckets");
+	}
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vms\":[\"nope\"]}}", NULL, 0);
+	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 0, "query-stats vms filter");
+	json_object_put(r);
+
+	m = http_get("/metrics", NULL);
+	tap_ok(m && strstr(m, "statsfd_vm_vcpu_io_exits_total{vm=\"web\",vcpu=\"1\"} 1000\n") &&
+	       strstr(m, "# TYPE statsfd_vm_vcpu_halt_wait_hist_seconds histogram\n") &&
+	       strstr(m, "statsfd_vm_vcpu_halt_wait_hist_seconds_bucket{vm=\"web\",vcpu=\"0\",le=\"+Inf\"}") &&
+	       strstr(m, "statsfd_vm_vm_io_exits_sum_total{vm=\"web\"} 2\n") &&
+	       strstr(m, "statsfd_collector_sources 3\n"),
+	       "GET /metrics: counters, histograms, labels from the VMM");
+	if (m && save) {
+		FILE *f = fopen(save, "w");
+
+		if (f) {
+			fputs(m, f);
+			fclose(f);
+		}
+	}
+	free(m);
+	m = http_get("/nope", NULL);
+	tap_ok(m && strstr(m, "not found"), "unknown URL answered 404");
+	free(m);
+
+	r = register_web(s, fds + 0);
+	tap_ok(is_error(r, "GenericError") && count_sources() == 3,
+	       "duplicate VM/vCPU labels refused, nothing added");
+	json_object_put(r);
+
+	r = rpc(s, "{\"execute\":\"remove-sources\",\"arguments\":{\"vm\":\"web\"}}", NULL, 0);
+	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "removed", &x) &&
+	       json_object_get_int(x) == 3 && count_sources() == 0,
+	       "remove-sources by vm drops all three");
+	json_object_put(r);
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	close(s);
+}
+
+static void test_bad_input(void)
+{
+	int s = statsfd_msg_connect(sock_path), p[2], fds[3], i;
+	struct json_object *r;
+	char garbage[100];
+	const char *add1 = "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"kvm\","
+			   "\"vm\":\"bad\",\"sources\":[{\"target\":\"vm\"}]}}";
+	const char *add3 = "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"kvm\","
+			   "\"vm\":\"bad\",\"sources\":[{\"target\":\"vm\"},"
+			   "{\"target\":\"vcpu\",\"vcpu\":0},{\"target\":\"vcpu\",\"vcpu\":1}]}}";
+
+	if (pipe(p))
+		return;
+	r = rpc(s, add1, &p[0], 1);
+	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "not a valid stats fd"),
+	       "a pipe is rejected by the header check");
+	json_object_put(r);
+	fds[0] = vcpu_memfd("good");
+	fds[1] = open("/dev/null", O_RDONLY);
+	fds[2] = vcpu_memfd("good2");
+	r = rpc(s, add3, fds, 3);
+	tap_ok(is_error(r, NULL) && count_sources() == 0,
+	       "one bad fd (/dev/null) rejects the whole message, nothing kept");
+	json_object_put(r);
+	r = rpc(s, add3, fds, 2);
+	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "2 fds attached"),
+	       "sources/fds count mismatch rejected");
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":\"query-sources\"}", fds, 1);
+	tap_ok(is_error(r, NULL), "fds attached to a query are refused (and closed)");
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"Bad!\","
+		"\"sources\":[{\"target\":\"vm\"}]}}", fds, 1);
+	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "provider"),
+	       "invalid provider label rejected");
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"kvm\","
+		"\"sources\":[{\"target\":\"vcpu\"}]}}", fds, 1);
+	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "vcpu"),
+	       "target vcpu without a vcpu index rejected");
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":\"no-such-command\"}", NULL, 0);
+	tap_ok(is_error(r, "CommandNotFound"), "unknown command: CommandNotFound");
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":", NULL, 0);
+	tap_ok(is_error(r, "GenericError"), "truncated JSON: error, connection kept");
+	json_object_put(r);
+	r = rpc(s, "[1,2]", NULL, 0);
+	tap_ok(is_error(r, "GenericError"), "JSON that is not an object: error");
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":\"x\"}}", NULL, 0);
+	tap_ok(is_error(r, "GenericError"), "query-stats with a mistyped filter: error");
+	json_object_put(r);
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	close(p[0]);
+	close(p[1]);
+
+	/* Raw garbage instead of a framed message: one error, then hang-up. */
+	for (i = 0; i < (int)sizeof(garbage); i++)
+		garbage[i] = (char)(i * 37 + 11);
+	if (send(s, garbage, sizeof(garbage), 0) == sizeof(garbage)) {
+		unsigned int n = 0;
+		char *out = NULL;
+		size_t len;
+		int ret = statsfd_msg_recv(s, &out, &len, NULL, &n, 3000);
+
+		tap_ok(!ret && strstr(out, "ProtocolError") &&
+		       statsfd_msg_recv(s, &out, &len, NULL, &n, 3000) == -ECONNRESET,
+		       "garbage bytes: ProtocolError reply, then the collector hangs up");
+	}
+	close(s);
+	s = statsfd_msg_connect(sock_path);
+	r = rpc(s, "{\"execute\":\"hello\"}", NULL, 0);
+	tap_ok(ret_of(r) != NULL, "collector still serves other clients");
+	json_object_put(r);
+	close(s);
+}
+
+static void test_unauthorized(void)
+{
+	int status = -1, st[2];
+	pid_t pid;
+
+	if (pipe(st))
+		return;
+	pid = fork();
+	if (!pid) {
+		struct json_object *r;
+		int s, fd, ok;
+
+		/* Not in --allow-uid 0; the socket mode (0666) lets it connect. */
+		if (setgid(12345) || setuid(12345))
+			_exit(3);
+		s = statsfd_msg_connect(sock_path);
+		if (s < 0)
+			_exit(4);
+		fd = vcpu_memfd("intruder");
+		{
+			const char *q = "{\"execute\":\"add-sources\",\"arguments\":{"
+					"\"provider\":\"kvm\",\"vm\":\"x\",\"sources\":"
+					"[{\"target\":\"vm\"}]}}";
+			unsigned int n = 0;
+			size_t len;
+			char *out;
+
+			/* The refusal may already be queued and the socket shut. */
+			statsfd_msg_send(s, q, strlen(q), &fd, 1);
+			r = statsfd_msg_recv(s, &out, &len, NULL, &n, 5000) ? NULL :
+			    json_tokener_parse(out);
+		}
+		ok = is_error(r, "PermissionDenied");
+		_exit(ok ? 0 : 5);
+	}
+	close(st[0]);
+	close(st[1]);
+	waitpid(pid, &status, 0);
+	tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && count_sources() == 0,
+	       "client with uid 12345 refused (PermissionDenied), nothing registered");
+}
+
+static void test_vm_gone(void)
+{
+	int s = statsfd_msg_connect(sock_path), fds[3], before, during, after, i;
+	struct json_object *r = register_web(s, fds);
+	double t0;
+
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	json_object_put(r);
+	msleep(50);
+	during = count_fds(daemon_pid);
+	before = count_sources() == 3;
+	t0 = now_s();
+	close(s);	/* the VMM exits: its VM is gone */
+	while (count_sources() && now_s() - t0 < 2)
+		msleep(5);
+	after = count_fds(daemon_pid);
+	tap_ok(before && count_sources() == 0 && now_s() - t0 < 0.5,
+	       "VMM connection closed: its 3 sources dropped in %.0f ms",
+	       (now_s() - t0) * 1000);
+	tap_ok(during - after >= 4, "and their fds closed (%d -> %d open fds in the daemon)",
+	       during, after);
+}
+
+static void test_hanging_clients(void)
+{
+	enum { N = 200 };
+	int hang[N], slow, i, fds[3], s;
+	double t, t0;
+	char *m;
+	struct json_object *r;
+
+	s = statsfd_msg_connect(sock_path);
+	r = register_web(s, fds);
+	json_object_put(r);
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	for (i = 0; i < N; i++)
+		hang[i] = statsfd_msg_connect(sock_path);
+	/* A client that asks and asks but never reads its replies. */
+	slow = statsfd_msg_connect(sock_path);
+	for (i = 0; i < 200; i++) {
+		const char *q = "{\"execute\":\"query-stats-schemas\"}";
+
+		if (statsfd_msg_send(slow, q, strlen(q), NULL, 0))
+			break;
+	}
+	m = http_get("/metrics", &t);
+	tap_ok(m && strstr(m, "statsfd_collector_clients 202\n") && t < 1.0,
+	       "scrape served in %.0f ms with %d idle and 1 non-reading client connected",
+	       t * 1000, N);
+	free(m);
+	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 3,
+	       "queries still answered meanwhile");
+	json_object_put(r);
+	t0 = now_s();
+	do {
+		msleep(100);
+		m = http_get("/metrics", NULL);
+		i = m && strstr(m, "statsfd_collector_clients 1\n");
+		free(m);
+	} while (!i && now_s() - t0 < 5);
+	tap_ok(i, "idle and non-reading clients dropped after --client-timeout (1 s), the VMM kept");
+	for (i = 0; i < N; i++)
+		close(hang[i]);
+	close(slow);
+	close(s);
+	t0 = now_s();
+	while (count_sources() && now_s() - t0 < 2)
+		msleep(5);
+}
+
+static void test_many_sources(void)
+{
+	enum { CLIENTS = 4, PER_MSG = 250, MSGS = 4 };
+	int conn[CLIENTS], c, m, i, ok = 1;
+	struct rlimit rl = { 8192, 8192 };
+	char *text;
+	double t;
+
+	setrlimit(RLIMIT_NOFILE, &rl);
+	for (c = 0; c < CLIENTS; c++) {
+		conn[c] = statsfd_msg_connect(sock_path);
+		for (m = 0; m < MSGS; m++) {
+			struct statsfd_buf req = { 0 };
+			int fds[PER_MSG];
+			struct json_object *r;
+
+			statsfd_buf_printf(&req, "{\"execute\":\"add-sources\",\"arguments\":{"
+					   "\"provider\":\"statsfd_vm\",\"vm\":\"bulk%d-%d\",\"sources\":[",
+					   c, m);
+			for (i = 0; i < PER_MSG; i++) {
+				char id[48];
+
+				snprintf(id, sizeof(id), "vm-%d-%d/vcpu-%d", c, m, i);
+				fds[i] = vcpu_memfd(id);
+				statsfd_buf_printf(&req, "%s{\"target\":\"vcpu\",\"vcpu\":%d}",
+						   i ? "," : "", i);
+			}
+			statsfd_buf_printf(&req, "]}}");
+			r = rpc(conn[c], req.data, fds, PER_MSG);
+			ok &= ret_of(r) != NULL;
+			json_object_put(r);
+			statsfd_buf_free(&req);
+			for (i = 0; i < PER_MSG; i++)
+				close(fds[i]);
+		}
+	}
+	tap_ok(ok && count_sources() == CLIENTS * PER_MSG * MSGS,
+	       "%d sources registered by %d clients", CLIENTS * PER_MSG * MSGS, CLIENTS);
+	text = http_get("/metrics", &t);
+	tap_ok(text && strlen(text) > 1000000 && t < 5,
+	       "scrape of %d sources: %zu bytes in %.0f ms", CLIENTS * PER_MSG * MSGS,
+	       text ? strlen(text) : 0, t * 1000);
+	free(text);
+	for (c = 0; c < CLIENTS; c++)
+		close(conn[c]);
+	t = now_s();
+	while (count_sources() && now_s() - t < 5)
+		msleep(10);
+	tap_ok(count_sources() == 0, "all dropped when their clients disconnect (%.0f ms)",
+	       (now_s() - t) * 1000);
+}
+
+static int feed(const char *path, int seconds)
+{
+	int s = statsfd_msg_connect(path), fds[3], i;
+	struct json_object *r;
+
+	if (s < 0) {
+		fprintf(stderr, "feed: %s: %s\n", path, strerror(-s));
+		return 1;
+	}
+	r = register_web(s, fds);
+	if (!ret_of(r)) {
+		fprintf(stderr, "feed: %s\n", r ? json_object_to_json_string(r) : "no reply");
+		return 1;
+	}
+	json_object_put(r);
+	printf("registered\n");
+	fflush(stdout);
+	for (i = 0; i < seconds * 10; i++) {
+		poke(fds[1], 0, (uint64_t)i * 10);
+		poke(fds[2], 1, (uint64_t)i * 7);
+		msleep(100);
+	}
+	close(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *save = NULL;
+	int status;
+
+	if (argc >= 3 && !strcmp(argv[1], "--feed"))
+		return feed(argv[2], argc >= 5 ? atoi(argv[4]) : 30);
+	if (argc < 2) {
+		fprintf(stderr, "usage: collector_test COLLECTOR [--save-metrics FILE]\n");
+		return 2;
+	}
+	if (argc >= 4 && !strcmp(argv[2], "--save-metrics"))
+		save = argv[3];
+	signal(SIGPIPE, SIG_IGN);
+	if (geteuid() != 0) {
+		tap_skip("statsfd-collector host tests", "need root (to test the drop to nobody and a foreign uid)");
+		return tap_done();
+	}
+	if (!mkdtemp(dir))
+		return 1;
+	chmod(dir, 0755);
+	snprintf(sock_path, sizeof(sock_path), "%s/collector.sock", dir);
+	snprintf(port_path, sizeof(port_path), "%s/port", dir);
+	if (!tap_ok(!start_daemon(argv[1]), "collector starts and reports its HTTP port"))
+		return tap_done();
+	test_basic(save);
+	test_bad_input();
+	test_unauthorized();
+	test_vm_gone();
+	test_hanging_clients();
+	test_many_sources();
+	kill(daemon_pid, SIGTERM);
+	tap_ok(waitpid(daemon_pid, &status, 0) == daemon_pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0, "SIGTERM: clean exit 0");
+	unlink(sock_path);
+	unlink(port_path);
+	rmdir(dir);
+	return tap_done();
+}

@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# End to end on the host: statsfd-collector (dropping to nobody) fed by a
+# VMM-like client over SCM_RIGHTS, its exposition checked by `promtool check
+# metrics`, then scraped every second by a real Prometheus server on
+# loopback, and the samples read back through Prometheus' HTTP query API.
+# Every wait is bounded; every process started here is stopped on exit.
+# Usage: prometheus_test.sh BUILD_DIR   (TAP on stdout)
+set -u
+out=${1:?usage: prometheus_test.sh BUILD_DIR}
+bindir=${STATSFD_BIN:-$out/san/bin}
+feeder=$out/san/tests/collector_test
+tmp=$(mktemp -d /tmp/statsfd-prom-test.XXXXXX)
+chmod 755 "$tmp"
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+n=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() { n=$((n + 1)); echo "not ok $n - $*"; }
+skip_all() { echo "ok 1 - prometheus end to end # SKIP $*"; echo "1..1"; exit 0; }
+
+command -v prometheus >/dev/null || skip_all "no prometheus binary"
+command -v promtool >/dev/null || skip_all "no promtool"
+command -v curl >/dev/null || skip_all "no curl"
+user=nobody
+[ "$(id -u)" = 0 ] || user=
+
+ASAN_OPTIONS=detect_leaks=0 "$bindir/statsfd-collector" --socket "$tmp/c.sock" \
+	--socket-mode 0600 --listen 127.0.0.1:0 --port-file "$tmp/port" \
+	--user "$user" --interval 200 2>"$tmp/collector.log" &
+pids+=($!)
+for _ in $(seq 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+port=$(cat "$tmp/port" 2>/dev/null)
+if [ -z "$port" ]; then
+	nok "collector started"; cat "$tmp/collector.log" | sed 's/^/# /'; echo "1..$n"; exit 1
+fi
+ok "collector listening on 127.0.0.1:$port"
+
+"$feeder" --feed "$tmp/c.sock" --seconds 120 >"$tmp/feed.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q registered "$tmp/feed.log" && break; sleep 0.05; done
+sleep 0.5
+curl -sf --max-time 5 "http://127.0.0.1:$port/metrics" >"$tmp/metrics.txt"
+if promtool check metrics <"$tmp/metrics.txt" >"$tmp/promtool.log" 2>&1; then
+	ok "promtool check metrics accepts the exposition ($(wc -l <"$tmp/metrics.txt") lines)"
+else
+	nok "promtool check metrics"; sed 's/^/# /' "$tmp/promtool.log"
+fi
+if grep -q '^statsfd_vm_vcpu_halt_wait_hist_seconds_bucket{vm="web",vcpu="0",le="+Inf"}' "$tmp/metrics.txt" &&
+   grep -q '^# TYPE statsfd_vm_vcpu_halt_exits_total counter$' "$tmp/metrics.txt" &&
+   grep -q '^# TYPE statsfd_vm_vcpu_max_halt_seconds gauge$' "$tmp/metrics.txt"; then
+	ok "counters as *_total, peaks as gauges, histograms with le buckets"
+else
+	nok "metric types"
+fi
+
+# A free port for Prometheus.
+for _ in $(seq 50); do
+	pport=$((20000 + RANDOM % 30000))
+	ss -ltn 2>/dev/null | grep -q ":$pport " || break
+done
+cat >"$tmp/prometheus.yml" <<EOC
+global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: statsfd
+    static_configs:
+      - targets: ['127.0.0.1:$port']
+EOC
+prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
+	--web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
+pids+=($!)
+
+q() {
+	curl -sf --max-time 5 -G "http://127.0.0.1:$pport/api/v1/query" \
+		--data-urlencode "query=$1"
+}
+found=
+for _ in $(seq 60); do
+	r=$(q 'statsfd_vm_vcpu_halt_exits_total{vm="web",vcpu="0"}' 2>/dev/null)
+	if [ -n "$r" ] && echo "$r" | jq -e '(.data.result | length == 1) and (.data.result[0].value[1] | tonumber > 0)' >/dev/null 2>&1; then
+		found=1
+		break
+	fi
+	sleep 1
+done
+if [ -n "$found" ]; then
+	ok "Prometheus scraped the collector: halt_exits_total{vm=web,vcpu=0} = $(echo "$r" | jq -r '.data.result[0].value[1]')"
+else
+	nok "Prometheus has no samples after 60 s"
+	tail -n 20 "$tmp/prometheus.log" | sed 's/^/# /'
+	echo "1..$n"
+	exit 1
+fi
+sleep 3
+r=$(q 'rate(statsfd_vm_vcpu_halt_exits_total{vm="web",vcpu="0"}[5s])')
+if [ -n "$r" ] && echo "$r" | jq -e '(.data.result[0].value[1] | tonumber) > 0' >/dev/null 2>&1; then
+	ok "rate() over the counter is positive: $(echo "$r" | jq -r '.data.result[0].value[1]')/s"
+else
+	nok "rate over the counter"; echo "# $r"
+fi
+r=$(q 'statsfd_vm_vcpu_halt_wait_hist_seconds_count{vm="web"}')
+if [ -n "$r" ] && echo "$r" | jq -e '.data.result | length == 2' >/dev/null 2>&1; then
+	ok "histogram series of both vCPUs stored"
+else
+	nok "histogram series"; echo "# $r"
+fi
+r=$(q 'up{job="statsfd"}')
+if [ -n "$r" ] && echo "$r" | jq -e '.data.result[0].value[1] == "1"' >/dev/null 2>&1; then
+	ok "scrape target up"
+else
+	nok "target up"; echo "# $r"
+fi
+echo "1..$n"

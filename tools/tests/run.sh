@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Runs every host-side test of the statsfd tools and merges their TAP into
+# one stream: `make -C tools check` (usage: run.sh BUILD_DIR).
+#
+# Each test prints its own TAP; lines are renumbered here, prefixed by the
+# test's name, and a plan plus a "N passed, N failed, N skipped" line close
+# the stream.  Exit status 1 when any test failed or crashed.
+set -u
+# Called from make: O= and friends in MAKEFLAGS would leak into the kernel
+# build that dkms starts (O= would redirect it to the tools' build dir).
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
+
+out=${1:?usage: run.sh BUILD_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+san=$out/san
+export STATSFD_BIN=$san/bin
+# The daemon drops privileges and sets PR_SET_DUMPABLE=0, which defeats
+# LeakSanitizer's stop-the-world; leaks are covered by the library tests.
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+n=0 pass=0 fail=0 skip=0
+
+run() {
+	local name=$1 rc line
+	shift
+	local log
+	log=$(mktemp)
+	echo "# $name: $*"
+	timeout 600 "$@" >"$log" 2>"$log.err"
+	rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*"# SKIP"*)
+			n=$((n + 1)) skip=$((skip + 1))
+			echo "ok $n - $name: ${line#ok * - }" ;;
+		"ok "*)
+			n=$((n + 1)) pass=$((pass + 1))
+			echo "ok $n - $name: ${line#ok * - }" ;;
+		"not ok "*)
+			n=$((n + 1)) fail=$((fail + 1))
+			echo "not ok $n - $name: ${line#not ok * - }" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done <"$log"
+	if [ "$rc" -ne 0 ] && ! grep -q '^not ok' "$log"; then
+		# A crash or sanitizer report with no failing line: count it.
+		n=$((n + 1)) fail=$((fail + 1))
+		echo "not ok $n - $name: exited with status $rc"
+	fi
+	if [ "$rc" -ne 0 ]; then
+		sed 's/^/#   stderr: /' "$log.err" | tail -n 40
+	fi
+	rm -f "$log" "$log.err"
+}
+
+run lib_test "$san/tests/lib_test"
+run fuzz_test "$san/tests/fuzz_test" 30000
+run abi_test "$san/tests/abi_test"
+run kvm_test "$san/tests/kvm_test"
+run collector_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/collector_test" \
+	"$san/bin/statsfd-collector"
+run cli_test "$here/cli_test.sh" "$out"
+run prometheus_test "$here/prometheus_test.sh" "$out"
+run pid_test "$here/pid_test.sh" "$out"
+run dkms_test "$here/dkms_test.sh"
+
+echo "1..$n"
+echo "tools: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

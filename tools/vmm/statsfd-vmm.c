@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd-vmm: a sample VMM.  Creates VMs and vCPUs on /dev/statsfd_vm (or
+ * on real KVM with --kvm), runs a synthetic workload on every vCPU in its
+ * own thread, and hands the VM and vCPU stats fds to statsfd-collector,
+ * one connection per VM: closing that connection is how the collector
+ * learns the VM is gone.  See Documentation/statsfd-tools.rst.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+#include <linux/statsfd_vm.h>
+
+#include "statsfd_json.h"
+#include "statsfd_msg.h"
+
+#define MAX_VMS		64
+#define MAX_VCPUS	64
+
+struct workload {
+	const char *name;
+	const char *what;
+	struct statsfd_vm_run run;
+	/* Real KVM: 16-bit guest code run from guest physical address 0. */
+	unsigned char code[8];
+	size_t code_len;
+};
+
+/* Exit mixes per run; halts sleep, so no vCPU spins a CPU at 100%. */
+static const struct workload workloads[] = {
+	{ "io", "port I/O heavy (a virtio-less network device)",
+	  { .io_exits = 200, .io_bytes = 4, .cycles_per_exit = 1500,
+	    .halt_exits = 1, .halt_poll_ns = 20000, .halt_timeout_ns = 2000000 },
+	  { 0xb0, 0x61, 0xe6, 0x10, 0xeb, 0xfa }, 6 },	/* mov al,0x61; out 0x10,al; jmp */
+	{ "mmio", "MMIO heavy (an emulated disk controller)",
+	  { .mmio_exits = 300, .cycles_per_exit = 3000,
+	    .halt_exits = 1, .halt_timeout_ns = 2000000 },
+	  { 0xe6, 0x10, 0xeb, 0xfc }, 4 },
+	{ "halt", "mostly idle: halts, polls and wakeups",
+	  { .io_exits = 5, .io_bytes = 1, .cycles_per_exit = 500,
+	    .halt_exits = 20, .halt_poll_ns = 50000, .halt_timeout_ns = 1000000 },
+	  { 0xf4, 0xeb, 0xfd }, 3 },			/* hlt; jmp */
+	{ "mixed", "a bit of everything, hypercalls included",
+	  { .io_exits = 50, .io_bytes = 2, .mmio_exits = 50, .hypercall_exits = 20,
+	    .cycles_per_exit = 2000, .halt_exits = 5, .halt_poll_ns = 10000,
+	    .halt_timeout_ns = 500000 },
+	  { 0xe6, 0x10, 0xf4, 0xeb, 0xfb }, 5 },	/* out; hlt; jmp */
+	{ "idle", "an idle guest: long halts",
+	  { .halt_exits = 1, .halt_timeout_ns = 50000000 },
+	  { 0xf4, 0xeb, 0xfd }, 3 },
+};
+
+struct vcpu {
+	struct vm *vm;
+	int index;
+	int fd;
+	int stats_fd;
+	pthread_t thread;
+	bool started;
+	struct kvm_run *kvm_run;
+	size_t kvm_run_size;
+	unsigned long runs;
+};
+
+struct vm {
+	char name[STATSFD_LABEL_MAX + 1];
+	const struct workload *wl;
+	int fd;
+	int stats_fd;
+	int conn;
+	void *mem;
+	struct vcpu vcpus[MAX_VCPUS];
+	int nvcpus;
+	volatile int stop;
+	pthread_t kicker;
+	bool kicker_started;
+};
+
+static struct {
+	bool kvm;
+	const char *device;
+	const char *collector;
+	const char *ready_file;
+	int nvms, nvcpus;
+	double duration;
+	int teardown_vm;
+	double teardown_after;
+	bool quiet;
+} opt = {
+	.device = "/dev/statsfd_vm", .nvms = 2, .nvcpus = 4, .teardown_vm = -1,
+};
+
+static struct vm vms[MAX_VMS];
+static volatile sig_atomic_t stop_all;
+static int kvm_fd = -1;
+
+static void on_signal(int sig)
+{
+	if (sig != SIGUSR1)
+		stop_all = 1;
+}
+
+static void die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "statsfd-vmm: ");
+	fprintf(stderr, fmt, arg, strerror(errno));
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static void *vcpu_thread_sfd(void *arg)
+{
+	struct vcpu *v = arg;
+	struct statsfd_vm_run run = v->vm->wl->run;
+	bool warned = false;
+
+	while (!v->vm->stop && !stop_all) {
+		if (!ioctl(v->fd, STATSFD_VM_RUN, &run)) {
+			v->runs++;
+			continue;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EINVAL && run.halt_poll_ns) {
+			/* Above the provider's halt_poll_ns_max: poll less. */
+			if (!warned)
+				fprintf(stderr, "statsfd-vmm: %s vcpu %d: halt_poll_ns %llu refused, not polling\n",
+					v->vm->name, v->index, (unsigned long long)run.halt_poll_ns);
+			warned = true;
+			run.halt_poll_ns = 0;
+			continue;
+		}
+		fprintf(stderr, "statsfd-vmm: %s vcpu %d: STATSFD_VM_RUN: %s\n",
+			v->vm->name, v->index, strerror(errno));
+		break;
+	}
+	return NULL;
+}
+
+static void *vcpu_thread_kvm(void *arg)
+{
+	struct vcpu *v = arg;
+	struct timespec ts = { 0, 1000000 };
+
+	while (!v->vm->stop && !stop_all) {
+		if (ioctl(v->fd, KVM_RUN, 0)) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "statsfd-vmm: %s vcpu %d: KVM_RUN: %s\n",
+				v->vm->name, v->index, strerror(errno));
+			break;
+		}
+		v->runs++;
+		switch (v->kvm_run->exit_reason) {
+		case KVM_EXIT_IO:
+			break;
+		case KVM_EXIT_HLT:
+			/* No in-kernel irqchip: HLT comes to us; idle a little. */
+			nanosleep(&ts, NULL);
+			break;
+		default:
+			fprintf(stderr, "statsfd-vmm: %s vcpu %d: unexpected exit %u\n",
+				v->vm->name, v->index, v->kvm_run->exit_reason);
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* Kicks halted vCPUs now and then, so halts end by wakeup as well as by timeout. */
+static void *kicker_thread(void *arg)
+{
+	struct vm *vm = arg;
+	struct timespec ts = { 0, 3000000 };
+	int i = 0;
+
+	while (!vm->stop && !stop_all) {
+		nanosleep(&ts, NULL);
+		ioctl(vm->vcpus[i].fd, STATSFD_VM_KICK, 0);
+		i = (i + 1) % vm->nvcpus;
+	}
+	return NULL;
+}
+
+static void create_vm_sfd(struct vm *vm, int dev)
+{
+	struct statsfd_vm_create_vm cv = { 0 };
+	int i;
+
+	vm->fd = ioctl(dev, STATSFD_VM_CREATE_VM, &cv);
+	if (vm->fd < 0)
+		die("STATSFD_VM_CREATE_VM on %s: %s", opt.device);
+	vm->stats_fd = ioctl(vm->fd, STATSFD_VM_GET_STATS_FD, 0);
+	if (vm->stats_fd < 0)
+		die("%s: VM STATSFD_VM_GET_STATS_FD: %s", vm->name);
+	for (i = 0; i < vm->nvcpus; i++) {
+		struct statsfd_vm_create_vcpu cc = { .vcpu_id = (unsigned int)i };
+		struct vcpu *v = &vm->vcpus[i];
+
+		v->vm = vm;
+		v->index = i;
+		v->fd = ioctl(vm->fd, STATSFD_VM_CREATE_VCPU, &cc);
+		if (v->fd < 0)
+			die("%s: STATSFD_VM_CREATE_VCPU: %s", vm->name);
+		v->stats_fd = ioctl(v->fd, STATSFD_VM_GET_STATS_FD, 0);
+		if (v->stats_fd < 0)
+			die("%s: vCPU STATSFD_VM_GET_STATS_FD: %s", vm->name);
+	}
+}
+
+static void create_vm_kvm(struct vm *vm)
+{
+	int i, mmap_size;
+
+	vm->fd = ioctl(kvm_fd, KVM_CREATE_VM, 0);
+	if (vm->fd < 0)
+		die("KVM_CREATE_VM on %s: %s", "/dev/kvm");
+	vm->mem = mmap(NULL, 0x1000, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (vm->mem == MAP_FAILED)
+		die("%s: mmap: %s", vm->name);
+	memcpy(vm->mem, vm->wl->code, vm->wl->code_len);
+	{
+		struct kvm_userspace_memory_region region = {
+			.slot = 0, .guest_phys_addr = 0, .memory_size = 0x1000,
+			.userspace_addr = (unsigned long)vm->mem,
+		};
+
+		if (ioctl(vm->fd, KVM_SET_USER_MEMORY_REGION, &region))
+			die("%s: KVM_SET_USER_MEMORY_REGION: %s", vm->name);
+	}
+	vm->stats_fd = ioctl(vm->fd, KVM_GET_STATS_FD, 0);
+	if (vm->stats_fd < 0)
+		die("%s: VM KVM_GET_STATS_FD: %s", vm->name);
+	mmap_size = ioctl(kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+	if (mmap_size <= 0)
+		die("%s: KVM_GET_VCPU_MMAP_SIZE: %s", vm->name);
+	for (i = 0; i < vm->nvcpus; i++) {
+		struct vcpu *v = &vm->vcpus[i];
+		struct kvm_sregs sregs;
+		struct kvm_regs regs = { .rip = 0, .rflags = 2 };
+
+		v->vm = vm;
+		v->index = i;
+		v->fd = ioctl(vm->fd, KVM_CREATE_VCPU, i);
+		if (v->fd < 0)
+			die("%s: KVM_CREATE_VCPU: %s", vm->name);
+		v->kvm_run_size = (size_t)mmap_size;
+		v->kvm_run = mmap(NULL, v->kvm_run_size, PROT_READ | PROT_WRITE,
+				  MAP_SHARED, v->fd, 0);
+		if (v->kvm_run == MAP_FAILED)
+			die("%s: mmap kvm_run: %s", vm->name);
+		/* Real mode, code segment at 0: the guest runs the loop at 0. */
+		if (ioctl(v->fd, KVM_GET_SREGS, &sregs))
+			die("%s: KVM_GET_SREGS: %s", vm->name);
+		sregs.cs.base = 0;
+		sregs.cs.selector = 0;
+		if (ioctl(v->fd, KVM_SET_SREGS, &sregs) || ioctl(v->fd, KVM_SET_REGS, &regs))
+			die("%s: setting registers: %s", vm->name);
+		v->stats_fd = ioctl(v->fd, KVM_GET_STATS_FD, 0);
+		if (v->stats_fd < 0)
+			die("%s: vCPU KVM_GET_STATS_FD: %s", vm->name);
+	}
+}
+
+/* Hand the VM's stats fds to the collector over the VM's own connection. */
+static void register_vm(struct vm *vm)
+{
+	struct json_object *args = json_object_new_object(), *srcs, *req, *reply, *e;
+	int fds[MAX_VCPUS + 1];
+	unsigned int nfds = 0;
+	const char *s;
+	char *json;
+	size_t len;
+	int i, ret;
+
+	vm->conn = statsfd_msg_connect(opt.collector);
+	if (vm->conn < 0) {
+		errno = -vm->conn;
+		die("collector %s: %s", opt.collector);
+	}
+	json_object_object_add(args, "provider",
+			       json_object_new_string(opt.kvm ? "kvm" : "statsfd_vm"));
+	json_object_object_add(args, "vm", json_object_new_string(vm->name));
+	srcs = json_object_new_array();
+	e = json_object_new_object();
+	json_object_object_add(e, "target", json_object_new_string("vm"));
+	json_object_array_add(srcs, e);
+	fds[nfds++] = vm->stats_fd;
+	for (i = 0; i < vm->nvcpus; i++) {
+		e = json_object_new_object();
+		json_object_object_add(e, "target", json_object_new_string("vcpu"));
+		json_object_object_add(e, "vcpu", json_object_new_int(i));
+		json_object_array_add(srcs, e);
+		fds[nfds++] = vm->vcpus[i].stats_fd;
+	}
+	json_object_object_add(args, "sources", srcs);
+	req = statsfd_json_request("add-sources", args);
+	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
+	ret = statsfd_msg_send(vm->conn, s, len, fds, nfds);
+	json_object_put(req);
+	if (!ret) {
+		nfds = 0;
+		ret = statsfd_msg_recv(vm->conn, &json, &len, NULL, &nfds, 10000);
+	}
+	if (ret) {
+		errno = -ret;
+		die("registering with %s: %s", opt.collector);
+	}
+	reply = json_tokener_parse(json);
+	free(json);
+	if (!reply || json_object_object_get_ex(reply, "error", &e)) {
+		fprintf(stderr, "statsfd-vmm: collector refused %s: %s\n", vm->name,
+			reply ? json_object_to_json_string(e) : "invalid reply");
+		exit(1);
+	}
+	json_object_put(reply);
+}
+
+static void stop_vm(struct vm *vm)
+{
+	int i;
+
+	vm->stop = 1;
+	for (i = 0; i < vm->nvcpus; i++)
+		if (vm->vcpus[i].started)
+			pthread_kill(vm->vcpus[i].thread, SIGUSR1);
+	for (i = 0; i < vm->nvcpus; i++) {
+		if (vm->vcpus[i].started)
+			pthread_join(vm->vcpus[i].thread, NULL);
+		vm->vcpus[i].started = false;
+	}
+	if (vm->kicker_started)
+		pthread_join(vm->kicker, NULL);
+	vm->kicker_started = false;
+	/* The collector drops this VM's sources as soon as this closes. */
+	if (vm->conn >= 0)
+		close(vm->conn);
+	vm->conn = -1;
+	for (i = 0; i < vm->nvcpus; i++) {
+		if (vm->vcpus[i].kvm_run)
+			munmap(vm->vcpus[i].kvm_run, vm->vcpus[i].kvm_run_size);
+		close(vm->vcpus[i].fd);
+		if (vm->vcpus[i].stats_fd >= 0)
+			close(vm->vcpus[i].stats_fd);
+	}
+	if (vm->stats_fd >= 0)
+		close(vm->stats_fd);
+	if (vm->mem)
+		munmap(vm->mem, 0x1000);
+	close(vm->fd);
+	vm->nvcpus = 0;
+}
+
+static const struct workload *find_workload(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		if (!strcmp(workloads[i].name, name))
+			return &workloads[i];
+	return NULL;
+}
+
+static const char usage[] =
+"usage: statsfd-vmm [OPTIONS]\n"
+"  --vms N              VMs to create (default 2)\n"
+"  --vcpus N            vCPUs per VM (default 4)\n"
+"  --workload W1,W2     workload of VM 0, 1, ... (cycled): io, mmio, halt,\n"
+"                       mixed, idle (default io,halt)\n"
+"  --names N1,N2        VM names (default vm0, vm1, ...)\n"
+"  --collector PATH     register each VM's stats fds with statsfd-collector\n"
+"  --duration SEC       run this long, then tear down (default: until signal)\n"
+"  --teardown VM:SEC    tear VM number VM down after SEC seconds\n"
+"  --ready-file FILE    created once every VM runs (and is registered)\n"
+"  --device PATH        statsfd_vm device (default /dev/statsfd_vm)\n"
+"  --kvm                use real KVM (/dev/kvm) instead\n"
+"  --quiet\n";
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "vms", required_argument, NULL, 'n' },
+		{ "vcpus", required_argument, NULL, 'c' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "names", required_argument, NULL, 'N' },
+		{ "collector", required_argument, NULL, 'C' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "teardown", required_argument, NULL, 't' },
+		{ "ready-file", required_argument, NULL, 'r' },
+		{ "device", required_argument, NULL, 'D' },
+		{ "kvm", no_argument, NULL, 'k' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *wl_list = "io,halt", *names = NULL;
+	const struct workload *wl[MAX_VMS];
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct timespec start, now, tick = { 0, 50000000 };
+	int c, i, j, nwl = 0, dev = -1;
+	char *dup, *tok, *save = NULL;
+
+	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			opt.nvms = atoi(optarg);
+			break;
+		case 'c':
+			opt.nvcpus = atoi(optarg);
+			break;
+		case 'w':
+			wl_list = optarg;
+			break;
+		case 'N':
+			names = optarg;
+			break;
+		case 'C':
+			opt.collector = optarg;
+			break;
+		case 'd':
+			opt.duration = atof(optarg);
+			break;
+		case 't':
+			if (sscanf(optarg, "%d:%lf", &opt.teardown_vm, &opt.teardown_after) != 2) {
+				fputs(usage, stderr);
+				return 2;
+			}
+			break;
+		case 'r':
+			opt.ready_file = optarg;
+			break;
+		case 'D':
+			opt.device = optarg;
+			break;
+		case 'k':
+			opt.kvm = true;
+			break;
+		case 'q':
+			opt.quiet = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (opt.nvms < 1 || opt.nvms > MAX_VMS || opt.nvcpus < 1 || opt.nvcpus > MAX_VCPUS) {
+		fprintf(stderr, "statsfd-vmm: --vms 1..%d, --vcpus 1..%d\n", MAX_VMS, MAX_VCPUS);
+		return 2;
+	}
+	dup = strdup(wl_list);
+	for (tok = strtok_r(dup, ",", &save); tok && nwl < MAX_VMS; tok = strtok_r(NULL, ",", &save)) {
+		wl[nwl] = find_workload(tok);
+		if (!wl[nwl++]) {
+			fprintf(stderr, "statsfd-vmm: unknown workload '%s'\n%s", tok, usage);
+			return 2;
+		}
+	}
+	free(dup);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* SIGUSR1 only interrupts a blocking run ioctl (EINTR). */
+	sigaction(SIGUSR1, &sa, NULL);
+
+	if (opt.kvm) {
+		kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+		if (kvm_fd < 0)
+			die("%s: %s", "/dev/kvm");
+	} else {
+		dev = open(opt.device, O_RDWR | O_CLOEXEC);
+		if (dev < 0)
+			die("%s: %s", opt.device);
+	}
+	dup = names ? strdup(names) : NULL;
+	tok = dup ? strtok_r(dup, ",", &save) : NULL;
+	for (i = 0; i < opt.nvms; i++) {
+		struct vm *vm = &vms[i];
+
+		if (tok) {
+			snprintf(vm->name, sizeof(vm->name), "%s", tok);
+			tok = strtok_r(NULL, ",", &save);
+		} else {
+			snprintf(vm->name, sizeof(vm->name), "vm%d", i);
+		}
+		vm->wl = wl[i % nwl];
+		vm->nvcpus = opt.nvcpus;
+		vm->conn = -1;
+		if (opt.kvm)
+			create_vm_kvm(vm);
+		else
+			create_vm_sfd(vm, dev);
+		if (opt.collector)
+			register_vm(vm);
+		for (j = 0; j < vm->nvcpus; j++) {
+			if (pthread_create(&vm->vcpus[j].thread, NULL,
+					   opt.kvm ? vcpu_thread_kvm : vcpu_thread_sfd,
+					   &vm->vcpus[j]))
+				die("%s: pthread_create: %s", vm->name);
+			vm->vcpus[j].started = true;
+		}
+		if (!opt.kvm && !pthread_create(&vm->kicker, NULL, kicker_thread, vm))
+			vm->kicker_started = true;
+		if (!opt.quiet) {
+			struct statsfd *sf = statsfd_open_fd(vm->stats_fd, 0, NULL);
+
+			printf("statsfd-vmm: pid %d: VM %s (stats id %s): %d vCPUs, workload %s: %s%s\n",
+			       getpid(), vm->name, sf ? statsfd_id(sf) : "?", vm->nvcpus,
+			       vm->wl->name, vm->wl->what,
+			       opt.collector ? "; stats fds sent to the collector" : "");
+			statsfd_close(sf);
+		}
+	}
+	free(dup);
+	if (dev >= 0)
+		close(dev);
+	fflush(stdout);
+	if (opt.ready_file) {
+		FILE *f = fopen(opt.ready_file, "w");
+
+		if (f) {
+			fprintf(f, "%d\n", getpid());
+			fclose(f);
+		}
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!stop_all) {
+		double t;
+
+		nanosleep(&tick, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		t = (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+		if (opt.teardown_vm >= 0 && opt.teardown_vm < opt.nvms &&
+		    t >= opt.teardown_after && vms[opt.teardown_vm].nvcpus) {
+			if (!opt.quiet)
+				printf("statsfd-vmm: tearing down VM %s\n", vms[opt.teardown_vm].name);
+			fflush(stdout);
+			stop_vm(&vms[opt.teardown_vm]);
+		}
+		if (opt.duration > 0 && t >= opt.duration)
+			break;
+	}
+	for (i = 0; i < opt.nvms; i++) {
+		unsigned long runs = 0;
+
+		if (!vms[i].nvcpus)
+			continue;
+		for (j = 0; j < vms[i].nvcpus; j++)
+			runs += vms[i].vcpus[j].runs;
+		stop_vm(&vms[i]);
+		if (!opt.quiet)
+			printf("statsfd-vmm: VM %s stopped after %lu runs\n", vms[i].name, runs);
+	}
+	if (kvm_fd >= 0)
+		close(kvm_fd);
+	return 0;
+}
