@@ -23,12 +23,15 @@
  * anon_inode_getfile_fmode() (6.12) sets f_mode bits before the file is
  * visible to anyone.  Older kernels: set them right after creation, as KVM
  * did, while the file is still private to us.  FMODE_PREAD makes pread()
- * work; FMODE_LSEEK is needed before 6.7 for lseek() to reach ->llseek
- * (6.7+ sets it from ->llseek, where OR-ing it in again is harmless).
+ * work; FMODE_PWRITE makes pwrite() fail with EBADF (no FMODE_WRITE), as on
+ * a regular file opened O_RDONLY, rather than ESPIPE; FMODE_LSEEK is needed
+ * before 6.7 for lseek() to reach ->llseek (6.7+ sets it from ->llseek,
+ * where OR-ing it in again is harmless).
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 #define STATSFD_HAVE_ANON_INODE_GETFILE_FMODE 1
 #endif
+#define STATSFD_COMPAT_FMODE	(FMODE_PREAD | FMODE_PWRITE | FMODE_LSEEK)
 
 /**
  * statsfd_compat_anon_inode_getfile() - anon inode file, pread/lseek capable
@@ -46,12 +49,12 @@ statsfd_compat_anon_inode_getfile(const char *name,
 {
 #ifdef STATSFD_HAVE_ANON_INODE_GETFILE_FMODE
 	return anon_inode_getfile_fmode(name, fops, priv, flags,
-					FMODE_PREAD | FMODE_LSEEK);
+					STATSFD_COMPAT_FMODE);
 #else
 	struct file *file = anon_inode_getfile(name, fops, priv, flags);
 
 	if (!IS_ERR(file))
-		file->f_mode |= FMODE_PREAD | FMODE_LSEEK;
+		file->f_mode |= STATSFD_COMPAT_FMODE;
 	return file;
 #endif
 }

@@ -1752,7 +1752,7 @@ static void phase_b6(int max_vcpus)
 			 vc_s.data_size, vc_s.h.data_offset,
 			 counts[i] > 32 ? 1 : 10)->arg = &va;
 		fprintf(stderr, "b6: %d vCPUs\n", counts[i]);
-		measure(c, n, rounds / 2 | 1);
+		measure(c, n, rounds);
 		jopen(NULL, '{');
 		jnum("vcpus", counts[i]);
 		jnum("vm_pread_ns", c[0].median);

@@ -395,10 +395,15 @@ static bool flush_client(struct collector *c, struct client *cl)
 		free(p);
 		progress = true;
 	}
-	if (!cl->out && cl->closing) {
-		drop_client(c, cl, "closed by the collector");
-		return false;
+	if (!cl->out && cl->closing && !cl->shut) {
+		shutdown(cl->fd, SHUT_WR);
+		cl->shut = true;
+		cl->deadline = now_ms() + c->client_timeout_ms;
+		update_events(c, cl);
+		return true;
 	}
+	if (cl->shut)
+		return true;
 	if (cl->out) {
 		if (progress || !cl->deadline)
 			cl->deadline = now_ms() + c->client_timeout_ms;
@@ -455,6 +460,35 @@ static bool read_client(struct collector *c, struct client *cl)
 	} u;
 	int budget = 16;
 
+	if (cl->shut) {
+		/* Discard until the peer closes (or the deadline passes). */
+		for (;;) {
+			struct iovec iov = { .iov_base = pkt, .iov_len = sizeof(pkt) };
+			struct msghdr mh = {
+				.msg_iov = &iov, .msg_iovlen = 1,
+				.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+			};
+			struct cmsghdr *cm;
+			ssize_t r = recvmsg(cl->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+			for (cm = r >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
+				size_t i, n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				int fd;
+
+				for (i = 0; cm->cmsg_type == SCM_RIGHTS && i < n; i++) {
+					memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+					close(fd);
+				}
+			}
+			if (r > 0 || (r < 0 && errno == EINTR))
+				continue;
+			if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
+				drop_client(c, cl, "closed by the collector");
+				return false;
+			}
+			return true;
+		}
+	}
 	while (budget-- > 0 && !cl->out && !cl->closing) {
 		struct iovec iov = { .iov_base = pkt, .iov_len = sizeof(pkt) - 1 };
 		struct msghdr mh = {
@@ -879,6 +913,7 @@ int main(int argc, char **argv)
 	unsigned int port = 0;
 	sigset_t mask;
 	int lfd, tfd, sfd, ret = 1;
+	FILE *port_file = NULL;
 	struct passwd *pw;
 
 	if (parse_args(argc, argv, &o, &c))
@@ -902,11 +937,11 @@ int main(int argc, char **argv)
 		return 1;
 	if (strcmp(o.listen, "none") && http_start(&c, o.listen, &port))
 		goto out_unlink;
+	/* Opened while privileged, written once everything is set up. */
 	if (o.port_file) {
-		FILE *f = fopen(o.port_file, "w");
-
-		if (!f || fprintf(f, "%u\n", port) < 0 || fclose(f)) {
-			logmsg("%s: cannot write", o.port_file);
+		port_file = fopen(o.port_file, "we");
+		if (!port_file) {
+			logmsg("%s: %s", o.port_file, strerror(errno));
 			goto out_http;
 		}
 	}
@@ -928,6 +963,12 @@ int main(int argc, char **argv)
 		logmsg("setup: %s", strerror(errno));
 		goto out_http;
 	}
+	if (port_file && (fprintf(port_file, "%u\n", port) < 0 || fclose(port_file))) {
+		port_file = NULL;
+		logmsg("%s: cannot write", o.port_file);
+		goto out_http;
+	}
+	port_file = NULL;
 	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms",
 	       o.socket, o.listen, port, geteuid(), o.interval_ms);
 
@@ -987,6 +1028,8 @@ out_clients:
 	while (c.clients)
 		drop_client(&c, c.clients, "collector exiting");
 out_http:
+	if (port_file)
+		fclose(port_file);
 	http_stop(&c);
 out_unlink:
 	/* Fails harmlessly once unprivileged in a root-owned directory. */

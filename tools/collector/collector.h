@@ -91,7 +91,10 @@ struct pkt {
  * @out_tail: last of @out
  * @out_bytes: bytes queued
  * @deadline: monotonic ms after which the client is dropped, 0 for none
- * @closing: drop once @out is flushed
+ * @closing: hang up once @out is flushed
+ * @shut: hung up (SHUT_WR) and draining what the peer still sends until it
+ *	closes: closing a unix socket with unread data would make the peer's
+ *	recv() fail with ECONNRESET before it reads our last reply
  * @next: in the collector's list
  * @prev: in the collector's list
  */
@@ -108,6 +111,7 @@ struct client {
 	size_t out_bytes;
 	uint64_t deadline;
 	bool closing;
+	bool shut;
 	struct client *next, *prev;
 };
 

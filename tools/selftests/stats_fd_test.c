@@ -58,10 +58,11 @@ FIXTURE_VARIANT(sfd)
 	enum kind kind;
 };
 
-/* clang-format off: a variant is a definition, not a call */
-FIXTURE_VARIANT_ADD(sfd, system){ .kind = SYSTEM };
-FIXTURE_VARIANT_ADD(sfd, vm){ .kind = VM };
-FIXTURE_VARIANT_ADD(sfd, vcpu){ .kind = VCPU };
+/* A variant is a definition, not a call: keep it on one line. */
+/* clang-format off */
+FIXTURE_VARIANT_ADD(sfd, system) { .kind = SYSTEM };
+FIXTURE_VARIANT_ADD(sfd, vm) { .kind = VM };
+FIXTURE_VARIANT_ADD(sfd, vcpu) { .kind = VCPU };
 /* clang-format on */
 
 FIXTURE_SETUP(sfd)
@@ -81,7 +82,10 @@ FIXTURE_SETUP(sfd)
 
 	self->page = sysconf(_SC_PAGESIZE);
 	self->dev = dev_open();
-	ON_FAIL(ASSERT_GE(self->dev, 0), "open %s: %m", STATSFD_VM_DEV);
+	ASSERT_GE(self->dev, 0)
+	{
+		TH_LOG("open %s: %m", STATSFD_VM_DEV);
+	}
 	self->vm = vm_create(self->dev);
 	ASSERT_GE(self->vm, 0);
 	for (i = 0; i < 2; i++) {
@@ -135,10 +139,14 @@ static void expect_slice(struct __test_metadata *_metadata, int fd,
 	if (want > len)
 		want = len;
 	ret = pread(fd, buf, len, off);
-	ON_FAIL(ASSERT_EQ(want, ret), "pread(off %lld, len %zu)",
-		(long long)off, len);
-	ON_FAIL(EXPECT_EQ(0, memcmp(buf, image + off, want)),
-		"bytes differ at off %lld len %zu", (long long)off, len);
+	ASSERT_EQ(want, ret)
+	{
+		TH_LOG("pread(off %lld, len %zu)", (long long)off, len);
+	}
+	EXPECT_EQ(0, memcmp(buf, image + off, want))
+	{
+		TH_LOG("bytes differ at off %lld len %zu", (long long)off, len);
+	}
 	/* nothing past the count was written */
 	if (want < len)
 		EXPECT_EQ(0xa5, buf[want]);
@@ -315,8 +323,10 @@ TEST_F(sfd, bad_buffers_efault_8)
 	for (i = 0; i < 5; i++) {
 		errno = 0;
 		EXPECT_EQ(-1, raw_pread(self->fd, NULL, 16, offs[i]));
-		ON_FAIL(EXPECT_EQ(EFAULT, errno), "NULL at %lld",
-			(long long)offs[i]);
+		EXPECT_EQ(EFAULT, errno)
+		{
+			TH_LOG("NULL at %lld", (long long)offs[i]);
+		}
 		errno = 0;
 		EXPECT_EQ(-1, raw_pread(self->fd, unmapped, 16, offs[i]));
 		EXPECT_EQ(EFAULT, errno);
@@ -374,15 +384,18 @@ TEST_F(sfd, buffer_into_prot_none_9)
 			err = errno;
 			if (ret < 0) {
 				EXPECT_EQ(EFAULT, err);
-				ON_FAIL(EXPECT_LT(room, 8),
-					"off %lld room %zu: no progress",
-					(long long)offs[i], room);
+				EXPECT_LT(room, 8)
+				{
+					TH_LOG("off %lld room %zu: no progress",
+					       (long long)offs[i], room);
+				}
 			} else {
 				EXPECT_LE(ret, room);
-				ON_FAIL(EXPECT_GE(ret + 8,
-						  room > len ? len : room),
-					"off %lld room %zu: ret %zd",
-					(long long)offs[i], room, ret);
+				EXPECT_GE(ret + 8, room > len ? len : room)
+				{
+					TH_LOG("off %lld room %zu: ret %zd",
+					       (long long)offs[i], room, ret);
+				}
 				EXPECT_EQ(0, memcmp(buf, self->image + offs[i],
 						    ret));
 			}
@@ -414,8 +427,10 @@ TEST_F(sfd, write_mmap_ioctl_refused_10)
 	 */
 	errno = 0;
 	EXPECT_EQ(-1, pwrite(self->fd, buf, sizeof(buf), 0));
-	ON_FAIL(EXPECT_TRUE(errno == ESPIPE || errno == EBADF), "pwrite: %s",
-		strerror(errno));
+	EXPECT_TRUE(errno == ESPIPE || errno == EBADF)
+	{
+		TH_LOG("pwrite: %s", strerror(errno));
+	}
 	errno = 0;
 	EXPECT_EQ(-1, writev(self->fd, &iov, 1));
 	EXPECT_EQ(EBADF, errno);
@@ -432,7 +447,10 @@ TEST_F(sfd, write_mmap_ioctl_refused_10)
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		errno = 0;
 		EXPECT_EQ(-1, ioctl(self->fd, cmds[i], &v));
-		ON_FAIL(EXPECT_EQ(ENOTTY, errno), "cmd %#x", cmds[i]);
+		EXPECT_EQ(ENOTTY, errno)
+		{
+			TH_LOG("cmd %#x", cmds[i]);
+		}
 	}
 
 	/* nor can it be reopened, for writing or at all */
@@ -665,8 +683,10 @@ TEST_F(sfd, scm_rights_to_nobody_13)
 	ASSERT_EQ(0, send_fd(sk[0], self->fd));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
-	ON_FAIL(EXPECT_EQ(0, WEXITSTATUS(status)), "child failures: %#x",
-		WEXITSTATUS(status));
+	EXPECT_EQ(0, WEXITSTATUS(status))
+	{
+		TH_LOG("child failures: %#x", WEXITSTATUS(status));
+	}
 	close(sk[0]);
 }
 
@@ -684,12 +704,21 @@ TEST_F(sfd, padding_and_names_zero_22)
 	len = strnlen((char *)self->image + h->id_offset, h->name_size);
 	ASSERT_LT(len, h->name_size);
 	for (i = h->id_offset + len; i < h->id_offset + h->name_size; i++)
-		ON_FAIL(EXPECT_EQ(0, self->image[i]), "id byte %zu", i);
+		EXPECT_EQ(0, self->image[i])
+		{
+			TH_LOG("id byte %zu", i);
+		}
 	for (i = h->id_offset + h->name_size; i < h->data_offset; i++)
-		ON_FAIL(EXPECT_EQ(0, self->image[i]), "gap byte %zu", i);
+		EXPECT_EQ(0, self->image[i])
+		{
+			TH_LOG("gap byte %zu", i);
+		}
 	end = h->data_offset + self->s.data_size;
 	for (i = end; i < h->desc_offset; i++)
-		ON_FAIL(EXPECT_EQ(0, self->image[i]), "gap byte %zu", i);
+		EXPECT_EQ(0, self->image[i])
+		{
+			TH_LOG("gap byte %zu", i);
+		}
 
 	for (d = 0; d < h->num_desc; d++) {
 		const unsigned char *p =
@@ -700,8 +729,10 @@ TEST_F(sfd, padding_and_names_zero_22)
 		ASSERT_LT(len, h->name_size);
 		EXPECT_NE(0, len);
 		for (i = len; i < h->name_size; i++)
-			ON_FAIL(EXPECT_EQ(0, desc->name[i]),
-				"%s: name byte %zu", desc->name, i);
+			EXPECT_EQ(0, desc->name[i])
+			{
+				TH_LOG("%s: name byte %zu", desc->name, i);
+			}
 		EXPECT_EQ(0, desc->flags & STATSFD_DESC_FLAGS_RESERVED);
 	}
 }
@@ -745,7 +776,10 @@ TEST_F(sfd, descriptors_identical_23)
 		ASSERT_EQ(sizeof(h2), pread(fds[i], &h2, sizeof(h2), 0));
 		EXPECT_EQ(0, memcmp(h, &h2, sizeof(h2)));
 		ASSERT_EQ(dlen, pread(fds[i], b, dlen, h->desc_offset));
-		ON_FAIL(EXPECT_EQ(0, memcmp(a, b, dlen)), "fd %d", i);
+		EXPECT_EQ(0, memcmp(a, b, dlen))
+		{
+			TH_LOG("fd %d", i);
+		}
 		close(fds[i]);
 	}
 	if (vm2 >= 0)
@@ -802,11 +836,14 @@ TEST_F(sfd, random_preads_match_model)
 		if (want > len)
 			want = len;
 		ret = pread(self->fd, buf + shift, len, off);
-		ON_FAIL(ASSERT_EQ(want, ret), "#%d off %lld len %zu", i,
-			(long long)off, len);
-		ON_FAIL(ASSERT_EQ(0,
-				  memcmp(buf + shift, self->image + off, want)),
-			"#%d off %lld len %zu", i, (long long)off, len);
+		ASSERT_EQ(want, ret)
+		{
+			TH_LOG("#%d off %lld len %zu", i, (long long)off, len);
+		}
+		ASSERT_EQ(0, memcmp(buf + shift, self->image + off, want))
+		{
+			TH_LOG("#%d off %lld len %zu", i, (long long)off, len);
+		}
 	}
 	free(buf);
 }

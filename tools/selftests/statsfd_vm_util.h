@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * statsfd_vm_util.h - helpers shared by the statsfd_vm selftests: the
- * device, VMs, vCPUs and runs, a parser for stats fds, module parameters.
+ * Helpers shared by the statsfd_vm selftests: the device, VMs, vCPUs and
+ * runs, a parser for stats fds, module parameters.
  *
  * Only static inline functions, so that every test program can include it
  * and use what it needs (-Werror would reject unused static functions).
@@ -32,11 +32,14 @@
 #pragma GCC diagnostic ignored "-Wclobbered"
 
 /*
- * EXPECT_*() and ASSERT_*() take an optional statement that runs only when
- * the check fails; clang-format cannot tell, so it is spelled as one call:
- * ON_FAIL(EXPECT_EQ(a, b), "context %d", i) logs the context on failure.
+ * Context for a failed check goes in the harness's optional handler, a
+ * block right after EXPECT_*() or ASSERT_*() that runs only on failure:
+ *
+ *	EXPECT_EQ(0, x)
+ *	{
+ *		TH_LOG("stat %s", name);
+ *	}
  */
-#define ON_FAIL(check, fmt, ...) check TH_LOG(fmt, ##__VA_ARGS__)
 
 #define STATSFD_VM_DEV "/dev/statsfd_vm"
 #define STATSFD_VM_PARAMS "/sys/module/statsfd_vm/parameters"

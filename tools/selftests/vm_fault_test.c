@@ -114,8 +114,10 @@ static void kmemleak_expect_clean(struct __test_metadata *_metadata,
 	sleep(6);
 	kmemleak_collect(&after, before, false);
 	fresh = kmemleak_collect(&after, before, true);
-	ON_FAIL(EXPECT_EQ(0, fresh), "kmemleak: %d new unreferenced objects",
-		fresh);
+	EXPECT_EQ(0, fresh)
+	{
+		TH_LOG("kmemleak: %d new unreferenced objects", fresh);
+	}
 }
 
 /* ---------------------------------------------------------------- failslab */
@@ -233,6 +235,9 @@ struct counts {
  * @vm: a VM with vCPU 0
  * @vcpu: that vCPU
  * @vm_stats: stats fd of @vm
+ * @sys_stats: a system stats fd, open throughout
+ * @sys: @sys_stats parsed
+ * @vms: @vm_stats parsed
  * @fs: failslab state to restore
  * @before: kmemleak suspects before the test
  */
@@ -241,6 +246,9 @@ struct env {
 	int vm;
 	int vcpu;
 	int vm_stats;
+	int sys_stats;
+	struct sfile sys;
+	struct sfile vms;
 	struct failslab fs;
 	struct leaks *before;
 };
@@ -258,13 +266,20 @@ FIXTURE_SETUP(fault)
 	e->fs.nth_fd = -1;
 	e->fs.mif_fd = -1;
 	e->dev = dev_open();
-	ON_FAIL(ASSERT_GE(e->dev, 0), "open %s: %m", STATSFD_VM_DEV);
+	ASSERT_GE(e->dev, 0)
+	{
+		TH_LOG("open %s: %m", STATSFD_VM_DEV);
+	}
 	e->vm = vm_create(e->dev);
 	ASSERT_GE(e->vm, 0);
 	e->vcpu = vcpu_create(e->vm, 0);
 	ASSERT_GE(e->vcpu, 0);
 	e->vm_stats = stats_fd(e->vm);
 	ASSERT_GE(e->vm_stats, 0);
+	e->sys_stats = stats_fd(e->dev);
+	ASSERT_GE(e->sys_stats, 0);
+	ASSERT_EQ(0, sfile_parse(e->sys_stats, &e->sys));
+	ASSERT_EQ(0, sfile_parse(e->vm_stats, &e->vms));
 	e->before = calloc(1, sizeof(*e->before));
 	ASSERT_NE(NULL, e->before);
 }
@@ -275,19 +290,28 @@ FIXTURE_TEARDOWN(fault)
 
 	failslab_restore(&e->fs);
 	free(e->before);
+	sfile_free(&e->sys);
+	sfile_free(&e->vms);
+	close(e->sys_stats);
 	close(e->vm_stats);
 	close(e->vcpu);
 	close(e->vm);
 	close(e->dev);
 }
 
+/* Two preads: this runs after every injected failure. */
 static void counts_get(struct env *e, struct counts *c)
 {
-	c->vms_alive = sys_stat("vms_alive");
-	c->vcpus_alive = sys_stat("vcpus_alive");
-	c->stats_fds_open = sys_stat("stats_fds_open");
-	c->vm_vcpus = stat_get(e->vm_stats, "vcpus_created");
-	c->vm_fds = stat_get(e->vm_stats, "stats_fds_open");
+	memset(c, 0xff, sizeof(*c));
+	if (!sfile_read_data(e->sys_stats, &e->sys)) {
+		c->vms_alive = sfile_val(&e->sys, "vms_alive");
+		c->vcpus_alive = sfile_val(&e->sys, "vcpus_alive");
+		c->stats_fds_open = sfile_val(&e->sys, "stats_fds_open");
+	}
+	if (!sfile_read_data(e->vm_stats, &e->vms)) {
+		c->vm_vcpus = sfile_val(&e->vms, "vcpus_created");
+		c->vm_fds = sfile_val(&e->vms, "stats_fds_open");
+	}
 	c->next_fd = next_fd();
 }
 
@@ -302,10 +326,10 @@ static void expect_counts_eq(struct __test_metadata *_metadata,
 	EXPECT_EQ(a->next_fd, b->next_fd);
 }
 
-enum op { OP_VM, OP_VCPU, OP_VM_STATS, OP_VCPU_STATS, OP_SYS_STATS };
+enum create_op { OP_VM, OP_VCPU, OP_VM_STATS, OP_VCPU_STATS, OP_SYS_STATS };
 
 /* One creation; returns the new fd or -1 with errno. */
-static int do_op(struct env *e, enum op op, __u32 vcpu_id)
+static int do_op(struct env *e, enum create_op op, __u32 vcpu_id)
 {
 	switch (op) {
 	case OP_VM:
@@ -331,7 +355,7 @@ static int do_op(struct env *e, enum op op, __u32 vcpu_id)
  * uses a fresh id and the VM's vCPU count is checked against successes.
  */
 static void fail_nth_sweep(struct __test_metadata *_metadata, struct env *e,
-			   enum op op)
+			   enum create_op op)
 {
 	struct counts base, now;
 	int nth, fd, err, enomem = 0, ok = 0;
@@ -358,9 +382,11 @@ static void fail_nth_sweep(struct __test_metadata *_metadata, struct env *e,
 			}
 			ok++;
 		} else {
-			ON_FAIL(EXPECT_EQ(ENOMEM, err),
-				"op %d, allocation %d: %s", op, nth,
-				strerror(err));
+			EXPECT_EQ(ENOMEM, err)
+			{
+				TH_LOG("op %d, allocation %d: %s", op, nth,
+				       strerror(err));
+			}
 			EXPECT_TRUE(injected);
 			enomem++;
 		}
@@ -434,15 +460,17 @@ TEST_F_TIMEOUT(fault, failslab_random_18, 300)
 	TH_LOG("seed %u", seed);
 
 	for (i = 0; i < 400; i++) {
-		enum op op = rand() % 5;
+		enum create_op op = rand() % 5;
 
 		ASSERT_EQ(0, make_it_fail(&e->fs, true));
 		fd = do_op(e, op, vcpu_id);
 		err = errno;
 		ASSERT_EQ(0, make_it_fail(&e->fs, false));
 		if (fd < 0) {
-			ON_FAIL(EXPECT_EQ(ENOMEM, err), "op %d: %s", op,
-				strerror(err));
+			EXPECT_EQ(ENOMEM, err)
+			{
+				TH_LOG("op %d: %s", op, strerror(err));
+			}
 			enomem++;
 			continue;
 		}
@@ -774,7 +802,10 @@ TEST(module_reload_with_group)
 	module_params(params, sizeof(params));
 	TH_LOG("reloading statsfd_vm, then back to: %s", params);
 
-	ON_FAIL(ASSERT_EQ(0, delete_module("statsfd_vm")), "rmmod: %m");
+	ASSERT_EQ(0, delete_module("statsfd_vm"))
+	{
+		TH_LOG("rmmod: %m");
+	}
 	EXPECT_EQ(-1, stat(STATSFD_VM_DEV, &st));
 
 	errno = 0;
@@ -784,7 +815,10 @@ TEST(module_reload_with_group)
 
 	snprintf(with_group, sizeof(with_group), "%s group=%d", params,
 		 TEST_GID);
-	ON_FAIL(EXPECT_EQ(0, load_module(with_group)), "insmod: %m");
+	EXPECT_EQ(0, load_module(with_group))
+	{
+		TH_LOG("insmod: %m");
+	}
 	if (!stat(STATSFD_VM_DEV, &st)) {
 		EXPECT_TRUE(S_ISCHR(st.st_mode));
 		EXPECT_EQ(0660, st.st_mode & 07777);
@@ -803,7 +837,10 @@ TEST(module_reload_with_group)
 	EXPECT_EQ(EACCES, open_as_nobody(TEST_GID + 1));
 
 	EXPECT_EQ(0, delete_module("statsfd_vm"));
-	ON_FAIL(EXPECT_EQ(0, load_module(params)), "insmod: %m");
+	EXPECT_EQ(0, load_module(params))
+	{
+		TH_LOG("insmod: %m");
+	}
 	reload_if_gone();
 	ASSERT_EQ(0, stat(STATSFD_VM_DEV, &st));
 	EXPECT_EQ(0600, st.st_mode & 07777);

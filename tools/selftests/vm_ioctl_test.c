@@ -76,7 +76,10 @@ FIXTURE_SETUP(ioc)
 	self->max_vcpus = param_get("max_vcpus");
 	self->halt_poll_ns_max = param_get("halt_poll_ns_max");
 	self->dev = dev_open();
-	ON_FAIL(ASSERT_GE(self->dev, 0), "open %s: %m", STATSFD_VM_DEV);
+	ASSERT_GE(self->dev, 0)
+	{
+		TH_LOG("open %s: %m", STATSFD_VM_DEV);
+	}
 	self->vm = vm_create(self->dev);
 	ASSERT_GE(self->vm, 0);
 	self->vcpu = vcpu_create(self->vm, 0);
@@ -482,17 +485,26 @@ TEST_F(ioc, unknown_ioctls_enotty_24)
 	for (i = 0; i < ARRAY_SIZE(dev_bad); i++) {
 		errno = 0;
 		EXPECT_EQ(-1, ioctl(self->dev, dev_bad[i], buf));
-		ON_FAIL(EXPECT_EQ(ENOTTY, errno), "dev cmd %#lx", dev_bad[i]);
+		EXPECT_EQ(ENOTTY, errno)
+		{
+			TH_LOG("dev cmd %#lx", dev_bad[i]);
+		}
 	}
 	for (i = 0; i < ARRAY_SIZE(vm_bad); i++) {
 		errno = 0;
 		EXPECT_EQ(-1, ioctl(self->vm, vm_bad[i], buf));
-		ON_FAIL(EXPECT_EQ(ENOTTY, errno), "vm cmd %#lx", vm_bad[i]);
+		EXPECT_EQ(ENOTTY, errno)
+		{
+			TH_LOG("vm cmd %#lx", vm_bad[i]);
+		}
 	}
 	for (i = 0; i < ARRAY_SIZE(vcpu_bad); i++) {
 		errno = 0;
 		EXPECT_EQ(-1, ioctl(self->vcpu, vcpu_bad[i], buf));
-		ON_FAIL(EXPECT_EQ(ENOTTY, errno), "vcpu cmd %#lx", vcpu_bad[i]);
+		EXPECT_EQ(ENOTTY, errno)
+		{
+			TH_LOG("vcpu cmd %#lx", vcpu_bad[i]);
+		}
 	}
 	expect_nothing_changed(_metadata, &before);
 	EXPECT_EQ(0, stat_get(self->vcpu_stats, "runs"));

@@ -45,9 +45,11 @@ static void stats_test(struct __test_metadata *_metadata, int fd,
 	ret = pread(fd, id, header.name_size, sizeof(header));
 	ASSERT_EQ(header.name_size, ret);
 	EXPECT_EQ(sizeof(header), header.id_offset);
-	ON_FAIL(EXPECT_EQ(0, strncmp(id, id_prefix, strlen(id_prefix))),
-		"id \"%.*s\" does not start with \"%s\"", (int)header.name_size,
-		id, id_prefix);
+	EXPECT_EQ(0, strncmp(id, id_prefix, strlen(id_prefix)))
+	{
+		TH_LOG("id \"%.*s\" does not start with \"%s\"",
+		       (int)header.name_size, id, id_prefix);
+	}
 	EXPECT_LT(strnlen(id, header.name_size), header.name_size);
 	EXPECT_EQ(0, header.flags);
 	EXPECT_EQ(0, header.name_size % 8);
@@ -58,10 +60,12 @@ static void stats_test(struct __test_metadata *_metadata, int fd,
 		    header.data_offset && header.data_offset >= sizeof(header));
 	EXPECT_EQ(0, header.desc_offset % 8);
 	EXPECT_EQ(0, header.data_offset % 8);
-	ON_FAIL(EXPECT_TRUE(header.desc_offset > header.data_offset ||
-			    header.desc_offset + size_desc * header.num_desc <=
-				    header.data_offset),
-		"descriptor block overlaps the data block");
+	EXPECT_TRUE(header.desc_offset > header.data_offset ||
+		    header.desc_offset + size_desc * header.num_desc <=
+			    header.data_offset)
+	{
+		TH_LOG("descriptor block overlaps the data block");
+	}
 
 	descs = calloc(header.num_desc, size_desc);
 	ASSERT_NE(NULL, descs);
@@ -87,37 +91,54 @@ static void stats_test(struct __test_metadata *_metadata, int fd,
 		case STATSFD_UNIT_NONE:
 		case STATSFD_UNIT_BYTES:
 		case STATSFD_UNIT_CYCLES:
-			ON_FAIL(EXPECT_GE(pdesc->exponent, 0), "%s",
-				pdesc->name);
+			EXPECT_GE(pdesc->exponent, 0)
+			{
+				TH_LOG("%s", pdesc->name);
+			}
 			break;
 		case STATSFD_UNIT_SECONDS:
-			ON_FAIL(EXPECT_LE(pdesc->exponent, 0), "%s",
-				pdesc->name);
+			EXPECT_LE(pdesc->exponent, 0)
+			{
+				TH_LOG("%s", pdesc->name);
+			}
 			break;
 		case STATSFD_UNIT_BOOLEAN:
-			ON_FAIL(EXPECT_EQ(0, pdesc->exponent), "%s",
-				pdesc->name);
+			EXPECT_EQ(0, pdesc->exponent)
+			{
+				TH_LOG("%s", pdesc->name);
+			}
 			break;
 		}
-		ON_FAIL(EXPECT_NE(0, pdesc->size), "%s", pdesc->name);
-		if (type == STATSFD_TYPE_LINEAR_HIST) {
-			ON_FAIL(EXPECT_NE(0, pdesc->bucket_size), "%s",
-				pdesc->name);
-		} else {
-			ON_FAIL(EXPECT_EQ(0, pdesc->bucket_size), "%s",
-				pdesc->name);
+		EXPECT_NE(0, pdesc->size)
+		{
+			TH_LOG("%s", pdesc->name);
 		}
-		ON_FAIL(EXPECT_EQ(0, pdesc->offset % 8), "%s", pdesc->name);
+		if (type == STATSFD_TYPE_LINEAR_HIST) {
+			EXPECT_NE(0, pdesc->bucket_size)
+			{
+				TH_LOG("%s", pdesc->name);
+			}
+		} else {
+			EXPECT_EQ(0, pdesc->bucket_size)
+			{
+				TH_LOG("%s", pdesc->name);
+			}
+		}
+		EXPECT_EQ(0, pdesc->offset % 8)
+		{
+			TH_LOG("%s", pdesc->name);
+		}
 		if (pdesc->offset + pdesc->size * sizeof(*stats_data) >
 		    size_data)
 			size_data = pdesc->offset +
 				    pdesc->size * sizeof(*stats_data);
 	}
 
-	ON_FAIL(EXPECT_TRUE(header.data_offset >= header.desc_offset ||
-			    header.data_offset + size_data <=
-				    header.desc_offset),
-		"data block overlaps the descriptor block");
+	EXPECT_TRUE(header.data_offset >= header.desc_offset ||
+		    header.data_offset + size_data <= header.desc_offset)
+	{
+		TH_LOG("data block overlaps the descriptor block");
+	}
 	EXPECT_GE(size_data, header.num_desc * sizeof(*stats_data));
 
 	stats_data = malloc(size_data);
@@ -134,7 +155,10 @@ static void stats_test(struct __test_metadata *_metadata, int fd,
 		pdesc = (struct statsfd_desc *)(descs + i * size_desc);
 		len = pdesc->size * sizeof(*stats_data);
 		ret = pread(fd, one, len, header.data_offset + pdesc->offset);
-		ON_FAIL(EXPECT_EQ(len, ret), "%s", pdesc->name);
+		EXPECT_EQ(len, ret)
+		{
+			TH_LOG("%s", pdesc->name);
+		}
 	}
 
 	free(one);
@@ -143,7 +167,10 @@ static void stats_test(struct __test_metadata *_metadata, int fd,
 	free(id);
 
 	EXPECT_EQ(0, close(fd));
-	ON_FAIL(EXPECT_EQ(-1, fcntl(fd, F_GETFD)), "stats fd not freed");
+	EXPECT_EQ(-1, fcntl(fd, F_GETFD))
+	{
+		TH_LOG("stats fd not freed");
+	}
 }
 
 #define NUM_VM 4
@@ -157,7 +184,10 @@ TEST(kvm_binary_stats_checks)
 	char prefix[64];
 
 	dev = dev_open();
-	ON_FAIL(ASSERT_GE(dev, 0), "open %s: %m", STATSFD_VM_DEV);
+	ASSERT_GE(dev, 0)
+	{
+		TH_LOG("open %s: %m", STATSFD_VM_DEV);
+	}
 
 	sys_fd = stats_fd(dev);
 	stats_test(_metadata, dup(sys_fd), "statsfd_vm");
@@ -324,13 +354,26 @@ static void schema_test(struct __test_metadata *_metadata, int fd,
 		const struct statsfd_desc *d = sfile_desc(&s, i);
 
 		EXPECT_STREQ(want[i].name, d->name);
-		ON_FAIL(EXPECT_EQ(want[i].flags, d->flags), "%s", d->name);
-		ON_FAIL(EXPECT_EQ(want[i].exponent, d->exponent), "%s",
-			d->name);
-		ON_FAIL(EXPECT_EQ(want[i].size, d->size), "%s", d->name);
-		ON_FAIL(EXPECT_EQ(want[i].bucket_size, d->bucket_size), "%s",
-			d->name);
-		ON_FAIL(EXPECT_EQ(expect_offset, d->offset), "%s", d->name);
+		EXPECT_EQ(want[i].flags, d->flags)
+		{
+			TH_LOG("%s", d->name);
+		}
+		EXPECT_EQ(want[i].exponent, d->exponent)
+		{
+			TH_LOG("%s", d->name);
+		}
+		EXPECT_EQ(want[i].size, d->size)
+		{
+			TH_LOG("%s", d->name);
+		}
+		EXPECT_EQ(want[i].bucket_size, d->bucket_size)
+		{
+			TH_LOG("%s", d->name);
+		}
+		EXPECT_EQ(expect_offset, d->offset)
+		{
+			TH_LOG("%s", d->name);
+		}
 		expect_offset += d->size * 8;
 	}
 	EXPECT_EQ(expect_offset, s.data_size);
@@ -475,7 +518,10 @@ FIXTURE(vcpu)
 FIXTURE_SETUP(vcpu)
 {
 	self->dev = dev_open();
-	ON_FAIL(ASSERT_GE(self->dev, 0), "open %s: %m", STATSFD_VM_DEV);
+	ASSERT_GE(self->dev, 0)
+	{
+		TH_LOG("open %s: %m", STATSFD_VM_DEV);
+	}
 	self->vm = vm_create(self->dev);
 	ASSERT_GE(self->vm, 0);
 	self->vcpu = vcpu_create(self->vm, 0);
@@ -510,7 +556,10 @@ TEST_F(vcpu, fresh_vcpu_is_zero)
 
 	REREAD();
 	for (i = 0; i < self->s.data_size / 8; i++)
-		ON_FAIL(EXPECT_EQ(0, self->s.data[i]), "u64 %zu", i);
+		EXPECT_EQ(0, self->s.data[i])
+		{
+			TH_LOG("u64 %zu", i);
+		}
 }
 
 /* Exits without halts: every counter they touch, exactly. */
@@ -1161,10 +1210,15 @@ static void debugfs_test(struct __test_metadata *_metadata, int fd,
 
 		snprintf(path, sizeof(path), "%s/%s", dir, d->name);
 		n = debugfs_values(path, vals, HIST_BUCKETS * 2);
-		ON_FAIL(EXPECT_EQ(d->size, n), "%s", path);
+		EXPECT_EQ(d->size, n)
+		{
+			TH_LOG("%s", path);
+		}
 		for (k = 0; k < d->size && (int)k < n; k++)
-			ON_FAIL(EXPECT_EQ(s.data[d->offset / 8 + k], vals[k]),
-				"%s[%u]", path, k);
+			EXPECT_EQ(s.data[d->offset / 8 + k], vals[k])
+			{
+				TH_LOG("%s[%u]", path, k);
+			}
 	}
 	sfile_free(&s);
 }
@@ -1188,8 +1242,7 @@ TEST(debugfs_view_matches_stats_fd)
 	struct sfile s;
 
 	if (stat(STATSFD_VM_DEBUGFS, &st))
-		SKIP(return, "no %s (debugfs=N or no debugfs)",
-			   STATSFD_VM_DEBUGFS);
+		SKIP(return, "no debugfs view (debugfs=N?)");
 
 	dev = dev_open();
 	ASSERT_GE(dev, 0);

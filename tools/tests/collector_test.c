@@ -597,7 +597,8 @@ static void test_many_sources(void)
 	tap_ok(ok && count_sources() == CLIENTS * PER_MSG * MSGS,
 	       "%d sources registered by %d clients", CLIENTS * PER_MSG * MSGS, CLIENTS);
 	text = http_get("/metrics", &t);
-	tap_ok(text && strlen(text) > 1000000 && t < 5,
+	/* Generous: a sanitized build on a loaded 2-core machine. */
+	tap_ok(text && strlen(text) > 1000000 && t < 15,
 	       "scrape of %d sources: %zu bytes in %.0f ms", CLIENTS * PER_MSG * MSGS,
 	       text ? strlen(text) : 0, t * 1000);
 	free(text);
