@@ -265,6 +265,10 @@ struct statsfd_source;
  * @owner: the module whose code @get and @put run; pinned by every fd
  * @get: take a reference on the object that owns the source (e.g. the VM)
  * @put: drop it; may free the object and the source
+ *
+ * @get and @put are both set or both NULL; without them the module
+ * reference alone must keep the source alive (e.g. a static source).
+ * Both are called in process context and may sleep.
  */
 struct statsfd_source_ops {
 	struct module *owner;
@@ -297,7 +301,7 @@ struct statsfd_source {
 	const void *stats;
 	const struct statsfd_source_ops *ops;
 	char *id;
-	spinlock_t children_lock;
+	spinlock_t children_lock;	/* children, num_children */
 	struct list_head children;
 	u32 num_children;
 	struct list_head child_node;

@@ -37,9 +37,8 @@ MODULE_PARM_DESC(halt_poll_ns_max,
 		 "Largest halt_poll_ns a run may ask for (default 200000)");
 
 bool statsfd_vm_debugfs = true;
-module_param_named(debugfs, statsfd_vm_debugfs, bool, 0444);
-MODULE_PARM_DESC(debugfs,
-		 "Per-stat text view of every source in debugfs (default Y)");
+module_param_named(debugfs, statsfd_vm_debugfs, bool, 0644);
+MODULE_PARM_DESC(debugfs, "Per-stat debugfs view of new VMs (default Y)");
 
 static int statsfd_vm_group = -1;
 module_param_named(group, statsfd_vm_group, int, 0444);
@@ -199,6 +198,9 @@ static void statsfd_vm_chrdev_exit(void)
 /*
  * The text view lives in the core's debugfs directory when it has one:
  * <debugfs>/statsfd/statsfd_vm/{system,vm-<pid>-<n>/vcpu-<id>}/<stat>.
+ * The debugfs parameter decides at load whether the directory (and the
+ * system view) exists at all, and then at each VM's creation whether that
+ * VM and its vCPUs get a view: turning it off spares VM churn the cost.
  * debugfs errors are not fatal, as everywhere in the kernel: the view is
  * for quick scripts, the stats fds do not depend on it.
  */

@@ -210,7 +210,7 @@ int statsfd_vm_create_vm(const void __user *uarg)
 
 	/* Nothing fails from here on. */
 	statsfd_source_add_child(&statsfd_vm_sys_src, &vm->src);
-	if (dir)
+	if (dir && READ_ONCE(statsfd_vm_debugfs))
 		vm->debugfs = !statsfd_source_debugfs_create(&vm->src,
 							     vm->src.id, dir);
 	statsfd_vm_counter_add(&sys->vms_created, 1);

@@ -81,6 +81,33 @@ static void statsfd_schema_init_appends_aggregates_after_stats(struct kunit *tes
 		     SFK_PARENT_NUM_DESCS);
 }
 
+static void statsfd_schema_init_accepts_aggregates_only(struct kunit *test)
+{
+	static const struct statsfd_desc_def descs[] = {
+		STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, lin),
+		STATSFD_AGG_COUNT_NONZERO_OF(struct statsfd_kunit_child, blocking),
+	};
+	static const struct statsfd_kunit_desc expect[] = {
+		{ 0x1003, 0, 4,  0, 10, "lin_sum" },
+		{ 0x5001, 0, 1, 32,  0, "blocking_count_nonzero" },
+	};
+	struct statsfd_schema tmpl = {
+		.name = "kunit.aggs_only", .descs = descs, .num_descs = 2,
+		.stats_size = 0,
+	};
+	struct statsfd_schema *c =
+		statsfd_kunit_schema(test, &statsfd_kunit_child_tmpl, NULL);
+	struct statsfd_schema *s = statsfd_kunit_schema(test, &tmpl, c);
+	struct statsfd_kunit_src *src;
+
+	/* No stats struct of its own: the data block is 5 aggregate values. */
+	expect_header(test, s, SFK_NAME_SIZE, 2, SFK_DATA_OFFSET, 40,
+		      SFK_DATA_OFFSET + 40, SFK_DATA_OFFSET + 40 + 2 * SFK_STRIDE);
+	expect_descs(test, s, expect, 2);
+	src = statsfd_kunit_source(test, s, NULL, "totals");
+	KUNIT_EXPECT_NULL(test, src->src.stats);
+}
+
 /* Hand-built definitions, for names and sizes the macros cannot express. */
 static const struct statsfd_desc_def tiny_descs[] = {
 	{ .flags = STATSFD_TYPE_CUMULATIVE, .size = 1, .offset = 0,
@@ -541,6 +568,7 @@ static void statsfd_desc_macros_encode_kvm_flags(struct kunit *test)
 static struct kunit_case statsfd_layout_cases[] = {
 	KUNIT_CASE(statsfd_schema_init_lays_out_every_scalar_and_histogram),
 	KUNIT_CASE(statsfd_schema_init_appends_aggregates_after_stats),
+	KUNIT_CASE(statsfd_schema_init_accepts_aggregates_only),
 	KUNIT_CASE(statsfd_schema_init_accepts_name_of_name_size_minus_one),
 	KUNIT_CASE(statsfd_schema_init_handles_name_size_16),
 	KUNIT_CASE(statsfd_schema_init_handles_largest_name_size),

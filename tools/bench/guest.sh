@@ -43,6 +43,7 @@ step insmod $mods/statsfd_bench.ko
 step load_vm statsfd_vm 1
 
 step $bench info
+step $bench check
 step $bench b1
 step $bench b2
 step $bench b3

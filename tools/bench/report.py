@@ -59,6 +59,8 @@ def fmt(v, unit=""):
         return "n/a"
     if isinstance(v, str):
         return v
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}{unit}"
     if abs(v) >= 100:
         s = f"{v:,.0f}"
     elif abs(v) >= 10:
@@ -106,6 +108,11 @@ def b1(p, j, res):
           r["vcpu_matched_vs_zero"], "<= 1.3x",
           None if r["vcpu_matched_vs_zero"] is None else r["vcpu_matched_vs_zero"] <= 1.3,
           f'{fmt(ours_m)} ns vs {fmt(zero_m)} ns')
+    j.add("B1", f"ns per byte, whole vCPU data blocks: statsfd_vm ({ours_bytes} B) / KVM ({kvm_bytes} B)",
+          r["per_byte_vcpu_vs_kvm"], "<= 1.0x",
+          None if r["per_byte_vcpu_vs_kvm"] is None else r["per_byte_vcpu_vs_kvm"] <= 1.0,
+          f'{fmt(ratio(ns.get("ours_vcpu"), ours_bytes))} vs '
+          f'{fmt(ratio(ns.get("kvm_vcpu"), kvm_bytes))} ns/B')
     j.add("B1", f"pread {kvm_bytes} B data, upstream KVM vCPU / /dev/zero (reference)",
           r["kvm_vs_zero"], "(host: ~1.35x)", None,
           f'{fmt(ns.get("kvm_vcpu"))} ns vs {fmt(ns.get("zero_kvm_size"))} ns')
@@ -162,10 +169,16 @@ def b3(p, j, res):
         })
     spread = max(data) / min(data) - 1
     out["data_spread"] = spread
+    low = [s.get("data_p25_ns") for s in sch]
+    out["data_spread_p25"] = max(low) / min(low) - 1 if all(low) else None
     j.add("B3", f'data-only pread ({sch[0]["layout"]["data_size"]} B), '
           f'{sch[0]["num_desc"]} -> {sch[-1]["num_desc"]} descriptors: max/min - 1',
           spread * 100, "<= 10%", spread <= 0.10,
           f"{fmt(min(data))}..{fmt(max(data))} ns", unit="%")
+    if out["data_spread_p25"] is not None:
+        j.add("B3", "the same on lower quartiles (less host noise)",
+              out["data_spread_p25"] * 100, "(context)", None,
+              f"{fmt(min(low))}..{fmt(max(low))} ns", unit="%")
     for s in out["schemas"]:
         if s["num_desc"] in (10, 100, 1000):
             j.add("B3", f'whole-file read / data-only, {s["num_desc"]} descriptors '
@@ -282,9 +295,13 @@ def b5(p, j, res):
     col = x.get("collector", {})
     out["collector"] = col
     if "cpu_percent" in col:
+        floor = 2 * tot / 10
+        out["collector_read_floor_percent"] = floor
         j.add("B5", "collector daemon CPU at 2 reads/s of every fd", col["cpu_percent"],
               "(report)", None, f'{col["command"]}: {fmt(col["cpu_s"])} s CPU in '
-              f'{fmt(col["window_s"])} s', unit="%")
+              f'{fmt(col["window_s"])} s, {fmt(col.get("reads_per_source_per_s"))} reads/s '
+              f'per source, {col.get("read_errors")} errors; the preads alone '
+              f'(2 x read-all) are {fmt(floor)}%', unit="%")
     else:
         j.add("B5", "collector daemon CPU at 2 reads/s", None, "(report)", None,
               col.get("error", "not measured"))
@@ -316,17 +333,34 @@ def plots(res, out_dir):
     made = []
     if "b3" in res:
         s = res["b3"]["schemas"]
+        raw = {r["num_desc"]: r for r in res["b3"]["raw"]["schemas"]}
         x = [r["num_desc"] for r in s]
-        fig, ax = plt.subplots(figsize=(7, 4.2))
-        ax.plot(x, [r["data_ns"] for r in s], "o-", label="data-only pread (8000 B)")
-        ax.plot(x, [r["whole_ns"] for r in s], "s--", label="whole-file pread")
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("descriptors in the schema (same 1000 values)")
-        ax.set_ylabel("ns per read (median, QEMU TCG guest)")
-        ax.set_title("B3: descriptors are skipped by a data-only pread")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
+        data = [r["data_ns"] for r in s]
+        lo = [r["data_ns"] - raw[n].get("data_p25_ns", r["data_ns"]) for n, r in zip(x, s)]
+        hi = [raw[n].get("data_p75_ns", r["data_ns"]) - r["data_ns"] for n, r in zip(x, s)]
+        fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+        ref = min(data)
+        ax1.axhspan(ref, ref * 1.10, color="tab:green", alpha=0.15,
+                    label="target: within 10% of the fastest")
+        ax1.errorbar(x, data, yerr=[lo, hi], fmt="o-", capsize=3,
+                     label="data-only pread, 8000 B (median, quartiles)")
+        ax1.set_xscale("log")
+        ax1.set_ylim(0, max(r + h for r, h in zip(data, hi)) * 1.2)
+        ax1.set_xlabel("descriptors in the schema (same 1000 values)")
+        ax1.set_ylabel("ns per read (QEMU TCG guest)")
+        ax1.set_title("data-only read vs schema size")
+        ax1.grid(True, which="both", alpha=0.3)
+        ax1.legend(loc="lower right", fontsize=8)
+        ax2.plot(x, data, "o-", label="data-only pread")
+        ax2.plot(x, [r["whole_ns"] for r in s], "s--", label="whole-file pread")
+        ax2.set_xscale("log")
+        ax2.set_yscale("log")
+        ax2.set_xlabel("descriptors in the schema (same 1000 values)")
+        ax2.set_ylabel("ns per read (median)")
+        ax2.set_title("descriptors are skipped by a data-only read")
+        ax2.grid(True, which="both", alpha=0.3)
+        ax2.legend(fontsize=8)
+        fig.suptitle("B3: data-only pread vs whole-file read")
         fig.tight_layout()
         fig.savefig(os.path.join(out_dir, "b3.png"), dpi=110)
         plt.close(fig)
@@ -339,6 +373,8 @@ def plots(res, out_dir):
         ax.plot(x, [r["vcpus_pread_sum_ns"] for r in pts], "s--",
                 label="pread every vCPU fd + sum in userspace")
         ax.set_xscale("log", base=2)
+        ax.set_xticks(x)
+        ax.set_xticklabels([str(v) for v in x])
         ax.set_yscale("log")
         ax.set_xlabel("vCPUs in the VM")
         ax.set_ylabel("ns per read (median, QEMU TCG guest)")
@@ -352,12 +388,80 @@ def plots(res, out_dir):
     return made
 
 
+def reading_notes(res):
+    """What limits each figure: the caveats a reader needs, with numbers."""
+    out = ["## How to read these figures", ""]
+    out.append(
+        "- **Method.** One guest boot runs every phase. A figure is the median, over "
+        "rounds, of the mean time per call of a batch; in each round every contender "
+        "of a comparison runs one batch, in an order that rotates, and each contender "
+        "cycles over 16 instances and 8 user buffers so that no result hangs on where "
+        "one object landed in the emulated TLB. Ratios are ratios of those medians.")
+    b1r = res.get("b1", {}).get("ratios", {})
+    if b1r:
+        out.append(
+            "- **B1 under emulation.** QEMU TCG runs a `rep`-prefixed string "
+            "instruction one element per pass through its translated block, and the "
+            "stock 6.1 kernel copies with them: `copy_to_user()` (KVM's stats read) "
+            "is `rep movsb` since `-cpu max` advertises ERMS, `clear_user()` "
+            "(/dev/zero) is `rep stosq`. statsfd copies values with one 8-byte "
+            "`READ_ONCE()` + `unsafe_put_user()` per value (never tearing a u64), which "
+            "TCG translates to plain moves. That is why ours reads "
+            f"{fmt(b1r.get('kvm_shape_vs_kvm'))}x KVM and {fmt(b1r.get('kvm_shape_vs_zero'))}x "
+            "/dev/zero here, below the 'floor': the targets are met in this guest, but "
+            "the margin is an emulator effect and says nothing about hardware, where "
+            "`rep movsb` is fast. Small reads (8-64 B), where the copy does not matter, "
+            "show the syscall paths alone.")
+    if "b3" in res:
+        out.append(
+            "- **B3.** A data-only pread copies the values and never touches the "
+            "descriptor block; a whole-file read copies the descriptors too (with "
+            "`copy_to_user()`, so under TCG at emulated `rep movsb` speed), which is "
+            "why it grows with the schema.")
+    b4 = res.get("b4", {})
+    if "overhead" in b4:
+        out.append(
+            "- **B4.** A synthetic exit of statsfd_vm costs "
+            f"{fmt(b4['nostats']['ns_per_exit'])} ns here without stats: a counter "
+            "check, a switch and a multiply, no world switch. The stats updates, 3-4 "
+            f"plain `u64 +=` per exit, add {fmt(b4['update_ns_per_exit'])} ns, "
+            f"{fmt(b4['overhead'] * 100)}% of that. A 3% budget for the same updates "
+            f"needs an exit of at least {fmt(b4['update_ns_per_exit'] / 0.03)} ns of "
+            "other work; a hardware VM exit costs about 1 us on current x86, and a "
+            "nested one in this guest "
+            f"{fmt(b4.get('kvm_exit', {}).get('ns_per_exit'))} ns. The target is "
+            "missed against the synthetic loop; the updates are as cheap as KVM's own "
+            "(`++vcpu->stat.x`).")
+    b5 = res.get("b5", {})
+    if b5:
+        out.append(
+            "- **B5.** 'statsfd instance' is what the core adds per source: its "
+            "`struct statsfd_source`, the id string and the values, measured on "
+            "sources of the bench module (a slab cache of exactly one source, so no "
+            "kmalloc rounding). Its stats fd adds a `struct file` and a dentry "
+            "(anon inode files are pseudo files with a dentry each on 6.1), the same "
+            "as every KVM stats fd. The descriptor block is built once per schema: "
+            "1000 descriptors instead of 10 change the per-instance cost by a few "
+            "bytes, not by the 63 KiB the extra descriptors take once.")
+    if "b6" in res:
+        out.append(
+            "- **B6.** A VM's aggregates are computed at read time, under the VM "
+            "source's children lock, over every vCPU; the cost is linear in the vCPU "
+            "count, and below reading and summing every vCPU fd from userspace beyond "
+            "a few vCPUs.")
+    out.append("")
+    return out
+
+
 def markdown(res, j, info, command, notes):
     lines = []
     lines.append("# statsfd benchmark results")
     lines.append("")
+    secs = ((info or {}).get("host") or {}).get("guest_seconds")
     lines.append(f"Reproduce with `{command}` from the repository root "
-                 "(tools/bench/run-bench; about an hour on 2 cores).")
+                 "(tools/bench/run-bench: builds the modules against the stock 6.1 "
+                 "headers, boots the guest, writes this directory"
+                 + (f"; the guest ran {secs} s" if secs else "") + ").")
     lines.append("")
     if info:
         lines.append(f"Guest: `{info.get('kernel', '?')}`, QEMU TCG (`-accel tcg -cpu max`, "
@@ -367,6 +471,14 @@ def markdown(res, j, info, command, notes):
                      f"{info.get('warmup')} warm-up calls. "
                      "Absolute times are emulated and mean little; the ratios "
                      "come from contenders measured side by side in the same guest.")
+        lines.append("")
+    host = info.get("host") if info else None
+    if host:
+        lines.append(f"Host: {host.get('cpus')} cores, load average {host.get('loadavg_before')} "
+                     f"before and {host.get('loadavg_after')} after the "
+                     f"{host.get('guest_seconds')} s guest run ({host.get('qemu')}, {host.get('date')}). "
+                     "Other load on the host inflates emulated timings unevenly; "
+                     "results.json also has each figure's quartiles.")
         lines.append("")
     lines.append("| Bench | Measure | Value | Target | Result | Detail |")
     lines.append("|---|---|---|---|---|---|")
@@ -409,6 +521,7 @@ def markdown(res, j, info, command, notes):
         lines.append("")
         lines.append("![B6](b6.png)")
         lines.append("")
+    lines.extend(reading_notes(res))
     if notes:
         lines.append("## Guest notes")
         lines.append("")
@@ -423,6 +536,7 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--command", default="make bench")
+    ap.add_argument("--host", help="host.json written by run-bench")
     a = ap.parse_args()
 
     phases, notes = load(a.results)
@@ -430,6 +544,11 @@ def main():
         sys.exit(f"report.py: no BENCH-JSON lines in {a.results}")
     j = Judge()
     res = {}
+    chk = phases.get("check", [None])[0]
+    if chk:
+        j.add("-", "bench module self-check (errnos, lifetime, layout of synthetic schemas)",
+              chk["checks"] - chk["failures"], f'{chk["checks"]} of {chk["checks"]}',
+              chk["failures"] == 0, "; ".join(chk["failed"]) or "all passed", unit="")
     for name, fn in (("b1", b1), ("b2", b2), ("b3", b3), ("b4", b4),
                      ("b5", b5), ("b6", b6)):
         if name in phases:
@@ -440,6 +559,11 @@ def main():
         else:
             j.add(name.upper(), "phase did not run", None, "", None, "see guest notes")
     info = phases.get("info", [{}])[0]
+    host = {}
+    if a.host and os.path.exists(a.host):
+        with open(a.host, encoding="utf-8") as f:
+            host = json.load(f)
+    info = dict(info, host=host)
     os.makedirs(a.out, exist_ok=True)
     made = plots(res, a.out)
     doc = {

@@ -345,6 +345,20 @@ static inline ssize_t read_file(const char *path, char *buf, size_t size)
 	return len;
 }
 
+/* The debugfs parameter: does a new VM get a debugfs view? */
+static inline bool debugfs_param_get(void)
+{
+	char buf[8] = "";
+
+	read_file(STATSFD_VM_PARAMS "/debugfs", buf, sizeof(buf));
+	return buf[0] == 'Y';
+}
+
+static inline int debugfs_param_set(bool on)
+{
+	return write_file(STATSFD_VM_PARAMS "/debugfs", on ? "Y" : "N");
+}
+
 static inline __u64 now_ns(void)
 {
 	struct timespec ts;

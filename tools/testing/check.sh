@@ -46,7 +46,13 @@ if [ -n "$KUNIT$SELFTESTS" ]; then
 	HOST_TESTS=0
 fi
 
-mkdir -p "$LOGDIR"
+mkdir -p "$LOGDIR" "$BUILD"
+# One guest run at a time per build folder: two would share logs and cores.
+exec 8>"$BUILD/.check.lock"
+if ! flock -n 8; then
+	echo "check: another make check is running on $BUILD; waiting for it" >&2
+	flock 8
+fi
 start=$SECONDS
 sumargs=(--summary "$LOGDIR/summary.txt" --logs "$LOGDIR")
 say() {

@@ -22,6 +22,12 @@ kdir=$build/kernel/linux-6.12
 frags=("$here/config/base.config" "$here/config/debug.config")
 log=$build/logs/kernel-build.log
 
+mkdir -p "$build/kernel" "$build/logs"
+# Several make invocations may want the kernel at once: one builds, the
+# others wait and then find the stamp.
+exec 9>"$build/kernel/.lock"
+flock 9
+
 pkgver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
 [ -n "$pkgver" ] || pkgver=$(stat -c %Y "$tarball")
 key="recipe=$RECIPE source=$pkg:$pkgver frags=$(cat "${frags[@]}" | sha256sum | cut -c1-16)"

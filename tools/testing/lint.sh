@@ -40,7 +40,11 @@ echo "lint: checkpatch --strict (${#files[@]} files)"
 if ! perl "$ksrc/scripts/checkpatch.pl" --strict --no-tree --terse --show-types \
 	--no-summary -f "${files[@]}" >"$logs/lint-checkpatch.log" 2>&1 ||
 	[ -s "$logs/lint-checkpatch.log" ]; then
-	cat "$logs/lint-checkpatch.log"
+	# Per file: how many findings of each type; the details are in the log.
+	grep -E '^[^ :]+:[0-9]+: [A-Z]+:' "$logs/lint-checkpatch.log" |
+		sed -E 's/^([^:]+):[0-9]+: ([A-Z]+:[A-Z_]+).*/\1 \2/' | sort | uniq -c |
+		awk '{ printf "  checkpatch: %s: %d x %s\n", $2, $1, $3 }'
+	echo "lint: checkpatch details: $logs/lint-checkpatch.log"
 	bad=1
 fi
 
@@ -48,9 +52,9 @@ echo "lint: clang-format (kernel .clang-format)"
 if ! clang-format --style="file:$ksrc/.clang-format" --dry-run --Werror \
 	"${files[@]}" >"$logs/lint-clang-format.log" 2>&1; then
 	grep -E '^[^ ].*: (error|warning):' "$logs/lint-clang-format.log" |
-		sed -E 's/: error: code should be clang-formatted.*/: not clang-formatted/' |
-		sort -u -t: -k1,2
-	echo "lint: full diff hints in $logs/lint-clang-format.log; 'make format FILES=...' rewrites a file" >&2
+		cut -d: -f1 | sort | uniq -c |
+		awk '{ printf "  clang-format: %s: %d places differ\n", $2, $1 }'
+	echo "lint: clang-format details: $logs/lint-clang-format.log; 'make format FILES=...' rewrites a file"
 	bad=1
 fi
 

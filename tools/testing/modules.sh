@@ -24,6 +24,9 @@ krel=$(cat "$kdir/include/config/kernel.release")
 short=$(echo "$krel" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
 out=$build/modules-$short
 mkdir -p "$out" "$build/logs"
+# Concurrent builds of one tree would trample each other's objects.
+exec 9>"$out.lock"
+flock 9
 
 # Copy sources only; generated files in $out are protected from --delete by
 # being excluded.

@@ -42,6 +42,7 @@ CASE_PLAN_RE = re.compile(r"^    1\.\.(\d+)")
 class Verdict:
     def __init__(self):
         self.results = []
+        self.times = []
 
     def add(self, status, name, reason=""):
         self.results.append((status, name, reason))
@@ -134,6 +135,10 @@ class Verdict:
                 if status not in ("PASS", "FAIL", "SKIP"):
                     status, reason = "FAIL", f"bad status {status!r} {reason}"
                 self.add(status, f"{leg}/{name}", reason)
+            elif line.startswith("# statsfd-time "):
+                parts = line.split()
+                if len(parts) >= 4 and parts[3].isdigit():
+                    self.times.append((int(parts[3]), f"{leg}/{parts[2]}"))
             elif line.startswith("# statsfd-kunit-begin "):
                 section, body = ("kunit", line.split()[2]), []
             elif line.startswith("# statsfd-kunit-end ") and section:
@@ -142,6 +147,9 @@ class Verdict:
             elif line.startswith("# statsfd-selftest-begin "):
                 section, body = ("selftest", line.split()[2]), []
             elif line.startswith("# statsfd-selftest-end ") and section:
+                m = re.search(r"secs=(\d+)", line)
+                if m:
+                    self.times.append((int(m.group(1)), f"{leg}/selftest/{section[1]}"))
                 m = re.search(r"rc=(\d+)", line)
                 self.tap(f"{leg}/selftest/{section[1]}", body, int(m.group(1)) if m else 1)
                 section = None
@@ -221,6 +229,9 @@ def main(argv):
         else:
             print(f"summarize.py: unknown argument {a}", file=sys.stderr)
             return 2
+    for secs, name in sorted(v.times, reverse=True):
+        if secs >= 10:
+            print(f"==> guest time {secs:4d}s {name}", file=sys.stderr)
     counts = v.print(sys.stdout)
     if summary:
         with open(summary, "w") as f:

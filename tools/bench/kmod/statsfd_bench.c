@@ -32,8 +32,8 @@
 /* Histogram bucket width; any non-zero value is valid, this one is round. */
 #define STATSFD_BENCH_BUCKET_SIZE	1000
 
-/* Long enough for "s4095"/"h4095", the longest generated stat name. */
-#define STATSFD_BENCH_STAT_NAME_LEN	8
+/* "s" or "h" and a u32 in decimal, NUL included: any index fits. */
+#define STATSFD_BENCH_STAT_NAME_LEN	12
 
 /**
  * struct statsfd_bench_source - one instance of a set's schema

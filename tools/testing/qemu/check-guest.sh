@@ -64,7 +64,9 @@ unload() {
 run_kunit_module() {
 	ko=$1
 	before=$(ls /sys/kernel/debug/kunit 2>/dev/null)
+	t0=$(date +%s)
 	load "$@" || return
+	echo "# statsfd-time kunit/$ko $(($(date +%s) - t0))"
 	for s in $(ls /sys/kernel/debug/kunit); do
 		case " $(echo $before) " in *" $s "*) continue ;; esac
 		echo "# statsfd-kunit-begin $s"
@@ -78,12 +80,13 @@ run_selftest() {
 	path=$1
 	name=$(basename "$path")
 	echo "# statsfd-selftest-begin $name"
+	t0=$(date +%s)
 	case "$name" in
 	*.sh) (cd /tmp && timeout "$TEST_TIMEOUT" sh "$path" $SELFTEST_ARGS) 2>&1 ;;
 	*) (cd /tmp && timeout "$TEST_TIMEOUT" "$path" $SELFTEST_ARGS) 2>&1 ;;
 	esac
 	rc=$?
-	echo "# statsfd-selftest-end $name rc=$rc"
+	echo "# statsfd-selftest-end $name rc=$rc secs=$(($(date +%s) - t0))"
 }
 
 selected() {
