@@ -1171,6 +1171,83 @@ TEST(system_counts_exact)
 	close(dev);
 }
 
+/* The whole file of stats fd @fd, malloc()ed; its size in *@size. */
+static unsigned char *whole_file(int fd, size_t *size)
+{
+	unsigned char *buf = malloc(65536);
+	ssize_t ret;
+
+	if (!buf)
+		return NULL;
+	ret = pread(fd, buf, 65536, 0);
+	*size = ret < 0 ? 0 : ret;
+	return buf;
+}
+
+/*
+ * #14: close the VM and vCPU fds (and the device), then read the stats
+ * fds: the same bytes as before, final values included, aggregates still
+ * over the (still alive) vCPUs; the VM is freed only when they close.
+ */
+TEST(stats_fd_outlives_vm_and_vcpu_fds_14)
+{
+	struct statsfd_vm_run run = { .io_exits = 9,
+				      .halt_exits = 2,
+				      .halt_timeout_ns = 1000 };
+	unsigned char *before[3], *after;
+	size_t size[3], size2;
+	int dev, vm, vcpu[2], fd[3], i;
+	__u64 alive = sys_stat("vms_alive");
+
+	dev = dev_open();
+	ASSERT_GE(dev, 0);
+	vm = vm_create(dev);
+	ASSERT_GE(vm, 0);
+	for (i = 0; i < 2; i++) {
+		vcpu[i] = vcpu_create(vm, i);
+		ASSERT_GE(vcpu[i], 0);
+		ASSERT_EQ(0, vcpu_run(vcpu[i], &run));
+	}
+	fd[0] = stats_fd(vm);
+	fd[1] = stats_fd(vcpu[0]);
+	fd[2] = stats_fd(vcpu[1]);
+	for (i = 0; i < 3; i++) {
+		ASSERT_GE(fd[i], 0);
+		before[i] = whole_file(fd[i], &size[i]);
+		ASSERT_NE(NULL, before[i]);
+		ASSERT_GT(size[i], 0);
+	}
+	close(vcpu[0]);
+	close(vcpu[1]);
+	close(vm);
+	close(dev);
+	EXPECT_EQ(alive + 1, sys_stat("vms_alive"));
+
+	for (i = 0; i < 3; i++) {
+		after = whole_file(fd[i], &size2);
+		ASSERT_NE(NULL, after);
+		EXPECT_EQ(size[i], size2);
+		EXPECT_EQ(0, memcmp(before[i], after, size2))
+		{
+			TH_LOG("fd %d changed after the VM fd closed", i);
+		}
+		free(after);
+	}
+	EXPECT_EQ(18, stat_get(fd[0], "io_exits_sum"));
+	EXPECT_EQ(2, stat_get(fd[0], "runs_count_nonzero"));
+	EXPECT_EQ(11, stat_get(fd[2], "exits"));
+
+	/* the VM goes with its last stats fd, in any order */
+	close(fd[0]);
+	close(fd[2]);
+	EXPECT_EQ(alive + 1, sys_stat("vms_alive"));
+	EXPECT_EQ(11, stat_get(fd[1], "exits"));
+	close(fd[1]);
+	EXPECT_EQ(alive, sys_stat("vms_alive"));
+	for (i = 0; i < 3; i++)
+		free(before[i]);
+}
+
 /*
  * One stat file of the debugfs view: a scalar is "%llu\n", a histogram its
  * buckets separated by spaces.  Returns how many values it parsed.
