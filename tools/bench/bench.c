@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd-bench: measures statsfd against upstream KVM stats, /dev/zero and
- * text files, inside one QEMU guest (see tools/bench/README and issue 4).
+ * text files, inside one QEMU guest (see tools/bench/README.md, issue 4).
  *
  * Every phase prints one line "BENCH-JSON {...}" on stdout with all of its
  * figures; the host turns those lines into Documentation/bench/.  Progress
@@ -9,10 +9,12 @@
  * judged on the host and reported, never enforced.
  *
  * Method: each contender is an operation (usually one pread).  A round times
- * a batch of calls of every contender back to back, in an order that rotates
- * from round to round, so slow drift of the emulator hits all of them alike;
- * the figure of a contender is the median over rounds of its per-call mean,
- * after a warm-up.  Ratios are ratios of those medians.
+ * a short batch of calls of every contender back to back (a fraction of a
+ * millisecond in all), in an order that rotates from round to round, so
+ * that drift of the emulator and of the host hits all of them alike; the
+ * figure of a contender is the median over rounds of its per-call mean,
+ * after a warm-up.  Ratios are ratios of those medians.  Each contender
+ * reads several instances into several user buffers in turn (NFD, NSLOT).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -780,6 +782,7 @@ static void phase_b1(void)
 	jbegin("b1");
 	jbool("kvm", have_kvm);
 	jnum("instances_per_contender", NFD);
+	jnum("rounds", 3 * rounds < MAX_ROUNDS ? 3 * rounds : MAX_ROUNDS);
 	jlayout("ours_vcpu_layout", &ours);
 	jlayout("ours_big_layout", &big.stats);
 	if (have_kvm) {
@@ -793,20 +796,20 @@ static void phase_b1(void)
 		size_t sz = sizes[i];
 
 		n = 0;
-		cont_add(c, &n, "zero", op_pread, zero, sz, 0, 100);
+		cont_add(c, &n, "zero", op_pread, zero, sz, 0, 20);
 		if (sz <= ours.data_size)
 			cont_fds(cont_add(c, &n, "ours_vcpu", op_pread, -1, sz,
-					  ours.h.data_offset, 100),
+					  ours.h.data_offset, 20),
 				 ours_fds, NFD);
 		cont_fds(cont_add(c, &n, "ours_big", op_pread, -1, sz,
-				  big.stats.h.data_offset, 100),
+				  big.stats.h.data_offset, 20),
 			 big.fds, NFD);
 		if (have_kvm && sz <= k.stats.data_size)
 			cont_fds(cont_add(c, &n, "kvm_vcpu", op_pread, -1, sz,
-					  k.stats.h.data_offset, 100),
+					  k.stats.h.data_offset, 20),
 				 k.fds, NFD);
 		fprintf(stderr, "b1: %zu bytes\n", sz);
-		measure(c, n, rounds);
+		measure(c, n, 3 * rounds);
 		jopen(NULL, '{');
 		jnum("bytes", sz);
 		for (j = 0; j < n; j++)
@@ -822,33 +825,33 @@ static void phase_b1(void)
 	 */
 	n = 0;
 	cont_fds(cont_add(c, &n, "ours_vcpu", op_pread, -1, ours.data_size,
-			  ours.h.data_offset, 100), ours_fds, NFD);
+			  ours.h.data_offset, 20), ours_fds, NFD);
 	cont_add(c, &n, "zero_ours_size", op_pread, zero, ours.data_size, 0,
-		 100);
+		 20);
 	if (have_kvm) {
 		cont_fds(cont_add(c, &n, "kvm_vcpu", op_pread, -1,
 				  k.stats.data_size, k.stats.h.data_offset,
-				  100), k.fds, NFD);
+				  20), k.fds, NFD);
 		cont_fds(cont_add(c, &n, "ours_kvm_shape", op_pread, -1,
 				  shape.stats.data_size,
-				  shape.stats.h.data_offset, 100),
+				  shape.stats.h.data_offset, 20),
 			 shape.fds, NFD);
 		cont_add(c, &n, "zero_kvm_size", op_pread, zero,
-			 k.stats.data_size, 0, 100);
+			 k.stats.data_size, 0, 20);
 		matched = ours.data_size < k.stats.data_size ?
 			  ours.data_size : k.stats.data_size;
 		/* The larger of the two, cut to the smaller's size. */
 		if (matched != ours.data_size)
 			cont_fds(cont_add(c, &n, "ours_vcpu_matched", op_pread,
 					  -1, matched, ours.h.data_offset,
-					  100), ours_fds, NFD);
+					  20), ours_fds, NFD);
 		if (matched != k.stats.data_size)
 			cont_fds(cont_add(c, &n, "kvm_vcpu_matched", op_pread,
 					  -1, matched, k.stats.h.data_offset,
-					  100), k.fds, NFD);
+					  20), k.fds, NFD);
 	}
 	fprintf(stderr, "b1: whole data blocks\n");
-	measure(c, n, rounds);
+	measure(c, n, 3 * rounds);
 	jopen("whole", '{');
 	for (j = 0; j < n; j++)
 		jcont(&c[j]);
@@ -1091,7 +1094,7 @@ static void phase_b2(void)
 	}
 	fclose(f);
 	values_single = read_text_file(AT_FDCWD, single_path, &sum_single);
-	/* Names like "h12" hold digits too: count what the reader parses. */
+	/* What a reader of each view parses (a name with digits would count). */
 	jnum("text_values", values_text);
 	jnum("single_file_numbers", values_single);
 	if (pread(ours.fd, buf, ours.data_size, ours.h.data_offset) !=
@@ -1111,7 +1114,7 @@ static void phase_b2(void)
 	single.file = single_path;
 	n = 0;
 	cont_add(c, &n, "pread", op_pread_sum, ours.fd, ours.data_size,
-		 ours.h.data_offset, 100)->arg = NULL;
+		 ours.h.data_offset, 20)->arg = NULL;
 	cont_add(c, &n, "per_file_text", op_per_file, -1, 0, 0, 2)->arg =
 		&per_file;
 	cont_add(c, &n, "single_text", op_single_text, -1, 0, 0, 20)->arg =
@@ -1137,11 +1140,12 @@ static void phase_b3(void)
 {
 	static const uint32_t descs[] = { 10, 20, 50, 100, 200, 500, 1000 };
 	static char names[ARRAY_SIZE(descs)][2][32];
+	const int nd = ARRAY_SIZE(descs);
 	const uint32_t values = 1000;
 	struct bench_set s[ARRAY_SIZE(descs)];
-	struct cont c[MAX_CONT];
-	int bdev, n = 0;
-	size_t i;
+	static struct cont data[MAX_CONT], pair[2];
+	double whole_ns[ARRAY_SIZE(descs)], beside_ns[ARRAY_SIZE(descs)];
+	int bdev, n = 0, i;
 
 	bdev = open(dev_bench, O_RDWR | O_CLOEXEC);
 	if (bdev < 0)
@@ -1150,28 +1154,48 @@ static void phase_b3(void)
 	jnum("values", values);
 	jnum("rounds", 3 * rounds < MAX_ROUNDS ? 3 * rounds : MAX_ROUNDS);
 	jnum("instances_per_contender", NFD);
-	for (i = 0; i < ARRAY_SIZE(descs); i++) {
+	for (i = 0; i < nd; i++) {
 		bench_set_open(&s[i], bdev, descs[i], values);
 		snprintf(names[i][0], 32, "data_%u", descs[i]);
 		snprintf(names[i][1], 32, "whole_%u", descs[i]);
-		cont_fds(cont_add(c, &n, names[i][0], op_pread, -1,
+		cont_fds(cont_add(data, &n, names[i][0], op_pread, -1,
 				  s[i].stats.data_size,
-				  s[i].stats.h.data_offset, 50), s[i].fds, NFD);
-		cont_fds(cont_add(c, &n, names[i][1], op_pread, -1,
-				  s[i].stats.file_size, 0, 20), s[i].fds, NFD);
+				  s[i].stats.h.data_offset, 10), s[i].fds, NFD);
 	}
-	fprintf(stderr, "b3: %d contenders\n", n);
-	/* A round is short here and the target tight: take three times more. */
-	measure(c, n, 3 * rounds);
+
+	/*
+	 * The judged figure, data-only reads across schema sizes: only those
+	 * contenders, in short rounds (well under a millisecond), so that
+	 * host noise lands on all of them alike; three times the rounds.
+	 */
+	fprintf(stderr, "b3: data-only, %d schemas\n", n);
+	measure(data, n, 3 * rounds);
+
+	/* Then each whole-file read beside the data-only read of its file. */
+	for (i = 0; i < nd; i++) {
+		int m = 0;
+
+		pair[0] = data[i];
+		m = 1;
+		cont_fds(cont_add(pair, &m, names[i][1], op_pread, -1,
+				  s[i].stats.file_size, 0,
+				  descs[i] > 200 ? 2 : 10), s[i].fds, NFD);
+		fprintf(stderr, "b3: whole file, %u descriptors\n", descs[i]);
+		measure(pair, 2, rounds);
+		beside_ns[i] = pair[0].median;
+		whole_ns[i] = pair[1].median;
+	}
+
 	jopen("schemas", '[');
-	for (i = 0; i < ARRAY_SIZE(descs); i++) {
+	for (i = 0; i < nd; i++) {
 		jopen(NULL, '{');
 		jnum("num_desc", descs[i]);
 		jlayout("layout", &s[i].stats);
-		jnum("data_ns", c[2 * i].median);
-		jnum("data_p25_ns", c[2 * i].p25);
-		jnum("data_p75_ns", c[2 * i].p75);
-		jnum("whole_ns", c[2 * i + 1].median);
+		jnum("data_ns", data[i].median);
+		jnum("data_p25_ns", data[i].p25);
+		jnum("data_p75_ns", data[i].p75);
+		jnum("whole_ns", whole_ns[i]);
+		jnum("data_beside_whole_ns", beside_ns[i]);
 		jclose('}');
 		bench_set_close(&s[i]);
 	}
@@ -1187,7 +1211,7 @@ static void phase_b4(const char *label, uint64_t exits)
 	double sample[MAX_ROUNDS];
 	struct sfile st;
 	uint64_t *v;
-	int dev, vm, vcpu, r, nr = rounds / 4 | 1;
+	int dev, vm, vcpu, r, nr = rounds;
 	uint64_t nonzero = 0;
 	uint32_t i;
 

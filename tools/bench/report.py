@@ -165,7 +165,8 @@ def b3(p, j, res):
         out["schemas"].append({
             "num_desc": s["num_desc"], "data_bytes": s["layout"]["data_size"],
             "file_bytes": s["layout"]["file_size"], "data_ns": s["data_ns"],
-            "whole_ns": s["whole_ns"], "whole_vs_data": ratio(s["whole_ns"], s["data_ns"]),
+            "whole_ns": s["whole_ns"],
+            "whole_vs_data": ratio(s["whole_ns"], s.get("data_beside_whole_ns", s["data_ns"])),
         })
     spread = max(data) / min(data) - 1
     out["data_spread"] = spread
@@ -184,7 +185,8 @@ def b3(p, j, res):
             j.add("B3", f'whole-file read / data-only, {s["num_desc"]} descriptors '
                   f'({s["file_bytes"]} B vs {s["data_bytes"]} B)',
                   s["whole_vs_data"], "(report)", None,
-                  f'{fmt(s["whole_ns"])} ns vs {fmt(s["data_ns"])} ns')
+                  f'{fmt(s["whole_ns"])} ns vs {fmt(s["whole_ns"] / s["whole_vs_data"])} ns, '
+                  'measured side by side')
     res["b3"] = out
 
 
