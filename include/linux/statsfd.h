@@ -19,6 +19,16 @@
 #include <linux/types.h>
 #include <uapi/linux/statsfd.h>
 
+/*
+ * Readers load each live u64 with one READ_ONCE() while its writer stores
+ * it with a plain store; only a 64-bit kernel makes both single
+ * instructions, so a 32-bit one could return a value that is half old,
+ * half new.  See "Data block" in Documentation/statsfd-abi.rst.
+ */
+#ifndef CONFIG_64BIT
+#error "statsfd needs 64-bit loads and stores: see Documentation/statsfd-kernel-api.rst"
+#endif
+
 struct dentry;
 struct module;
 
@@ -171,23 +181,34 @@ struct statsfd_desc_def {
  * STATSFD_AGG - define a stat derived over the children of a source
  * @cstype: the children's stats struct type
  * @field: the u64 (or histogram) member of @cstype to aggregate
- * @kind: STATSFD_AGG_SUM, _MIN, _MAX, _AVG or _COUNT_NONZERO
- * @suffix: the matching lower-case name suffix, as a string
+ * @kind: STATSFD_AGG_SUM, _MINIMUM, _MAXIMUM, _AVERAGE or _COUNT_NONZERO
+ * @suffix: the kind's name suffix: "sum", "min", "max", "avg" or
+ *	"count_nonzero"
  *
- * The stat is named "<field>_<kind>".  Type, unit, base, exponent, size and
- * bucket size are taken from the child schema's plain descriptor at the
+ * The stat is named "<field>_<suffix>".  Type, unit, base, exponent, size
+ * and bucket size are taken from the child schema's plain descriptor at the
  * same offset when the schema is initialized, then adjusted to what the
  * derived value is:
  *
  * - sum keeps the child's type (cumulative, instant, either histogram),
  *   except that a sum of peaks is STATSFD_TYPE_INSTANT and a sum of
  *   booleans has STATSFD_UNIT_NONE; it wraps modulo 2^64 like any counter.
+ *   A sum of a cumulative stat or of a histogram stays monotonic while
+ *   children come and go: statsfd_source_del_child() adds the departing
+ *   child's values to a per-parent "retired" total that the sum starts
+ *   from.  Sums of instant values (and of peaks) simply lose the child.
  * - min, max and avg are STATSFD_TYPE_INSTANT scalars in the child's unit;
  *   avg is the exact floor of the mean, computed without overflow.
  * - count_nonzero is a STATSFD_TYPE_INSTANT count, STATSFD_UNIT_NONE.
  * - histograms may only be summed (bucket by bucket).
  *
- * Over an empty set every aggregate reads 0.
+ * The binding to the child stat is by offset, which cannot tell a wrong
+ * @cstype from the right one; statsfd_schema_init() therefore also
+ * requires the name to be exactly the child stat's name, "_" and the
+ * suffix of @kind, and rejects the schema otherwise.
+ *
+ * Over an empty set every aggregate reads 0, except the retired part of a
+ * cumulative sum.
  */
 #define STATSFD_AGG(cstype, field, kind, suffix)			\
 	{								\
@@ -195,18 +216,19 @@ struct statsfd_desc_def {
 			 __STATSFD_CHECK_OFFSET(cstype, field) +		\
 			 BUILD_BUG_ON_ZERO((kind) & ~STATSFD_AGG_MASK) + \
 			 BUILD_BUG_ON_ZERO((kind) == STATSFD_AGG_NONE) + \
-			 BUILD_BUG_ON_ZERO((kind) > STATSFD_AGG_LAST),	\
+			 BUILD_BUG_ON_ZERO((kind) > STATSFD_AGG_MAX),	\
 		.offset = offsetof(cstype, field),			\
 		.name = #field "_" suffix,				\
 	}
+/* One helper per kind, named after the kind's suffix. */
 #define STATSFD_AGG_SUM_OF(cstype, field)				\
 	STATSFD_AGG(cstype, field, STATSFD_AGG_SUM, "sum")
 #define STATSFD_AGG_MIN_OF(cstype, field)				\
-	STATSFD_AGG(cstype, field, STATSFD_AGG_MIN, "min")
+	STATSFD_AGG(cstype, field, STATSFD_AGG_MINIMUM, "min")
 #define STATSFD_AGG_MAX_OF(cstype, field)				\
-	STATSFD_AGG(cstype, field, STATSFD_AGG_MAX, "max")
+	STATSFD_AGG(cstype, field, STATSFD_AGG_MAXIMUM, "max")
 #define STATSFD_AGG_AVG_OF(cstype, field)				\
-	STATSFD_AGG(cstype, field, STATSFD_AGG_AVG, "avg")
+	STATSFD_AGG(cstype, field, STATSFD_AGG_AVERAGE, "avg")
 #define STATSFD_AGG_COUNT_NONZERO_OF(cstype, field)			\
 	STATSFD_AGG(cstype, field, STATSFD_AGG_COUNT_NONZERO, "count_nonzero")
 
@@ -282,14 +304,20 @@ struct statsfd_source_ops {
  * @stats: the live stats struct, written by its owner with plain stores
  * @ops: lifetime callbacks
  * @id: the id string, schema->name_size bytes, NUL-terminated, zero-padded
- * @children_lock: protects @children and @num_children; never taken by
- *	writers of the stats, only by readers of aggregates and by
- *	statsfd_source_add_child()/statsfd_source_del_child()
+ * @children_lock: protects @children, @num_children, @agg_buf and
+ *	@retired; never taken by writers of the stats, only by readers of
+ *	aggregates and by statsfd_source_add_child()/statsfd_source_del_child()
  * @children: child sources, for aggregates
  * @num_children: length of @children
  * @child_node: entry in the parent's @children
  * @parent: the source this one is a child of, or NULL
  * @debugfs: private: state of the text view, or NULL
+ * @agg_buf: private: where readers compute the aggregates, one u64 per
+ *	aggregate value, or NULL without aggregates; allocated by
+ *	statsfd_source_init() so that reading never allocates
+ * @retired: private: per aggregate value, what the children removed so far
+ *	contributed to the sums of cumulative stats and histograms; the same
+ *	layout as @agg_buf, or NULL when the schema has no such sum
  *
  * Filled by statsfd_source_init().  The source must outlive every stats fd
  * on it: the fd calls @ops->get when it is created and @ops->put when it is
@@ -307,6 +335,8 @@ struct statsfd_source {
 	struct list_head child_node;
 	struct statsfd_source *parent;
 	struct statsfd_debugfs *debugfs;
+	u64 *agg_buf;
+	u64 *retired;
 };
 
 int statsfd_schema_init(struct statsfd_schema *schema);
@@ -327,6 +357,7 @@ struct dentry *statsfd_debugfs_root(void);
 int statsfd_source_debugfs_create(struct statsfd_source *src,
 				  const char *name, struct dentry *parent);
 void statsfd_source_debugfs_remove(struct statsfd_source *src);
+struct dentry *statsfd_source_debugfs_dir(const struct statsfd_source *src);
 
 /**
  * statsfd_linhist_bucket() - bucket of @value in a linear histogram

@@ -10,6 +10,7 @@
 #include <linux/fs.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/statsfd.h>
 
 #include "internal.h"
@@ -31,10 +32,20 @@ struct dentry *statsfd_debugfs_root(void)
 }
 EXPORT_SYMBOL_GPL(statsfd_debugfs_root);
 
-/*
- * Scalars print as "%llu\n", histograms as their bucket values separated by
- * spaces on one line.  Values are read like the binary fd reads them: each
- * u64 once with READ_ONCE(), aggregates computed for this read.
+/**
+ * statsfd_debugfs_show() - print one stat of the debugfs text view
+ * @m: the seq_file; @m->private is the file's struct statsfd_debugfs_file
+ * @unused: unused single_open() cursor
+ *
+ * Scalars print as "%llu\n", histograms as their bucket values separated
+ * by spaces on one line.  Values are read like the binary fd reads them:
+ * each u64 once with READ_ONCE(), aggregates computed for this read into
+ * the source's aggregate buffer, under the children_lock that protects it
+ * (seq_printf() only fills the seq_file buffer, it does not sleep).
+ * Static unless KUnit is enabled, then exported for the tests.
+ *
+ * Context: process context.
+ * Return: 0.
  */
 VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 {
@@ -42,28 +53,25 @@ VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 	struct statsfd_source *src = f->src;
 	const struct statsfd_schema *schema = src->schema;
 	const struct statsfd_desc_def *def = &schema->descs[f->index];
+	const struct statsfd_agg *agg;
 	const u64 *vals;
-	u64 *aggs = NULL;
-	u32 i, size = def->size;
+	u32 i;
 
 	if (f->index < statsfd_num_plain(schema)) {
 		vals = src->stats + def->offset;
+		for (i = 0; i < def->size; i++)
+			seq_printf(m, "%s%llu", i ? " " : "",
+				   READ_ONCE(vals[i]));
 	} else {
-		const struct statsfd_agg *agg =
-			&schema->aggs[f->index - statsfd_num_plain(schema)];
-
-		aggs = kmalloc(statsfd_agg_size(schema), GFP_KERNEL);
-		if (!aggs)
-			return -ENOMEM;
-		statsfd_agg_compute(src, aggs);
-		vals = aggs + agg->index;
-		size = agg->size;
+		agg = &schema->aggs[f->index - statsfd_num_plain(schema)];
+		spin_lock(&src->children_lock);
+		statsfd_agg_compute_locked(src, src->agg_buf);
+		vals = src->agg_buf + agg->index;
+		for (i = 0; i < agg->size; i++)
+			seq_printf(m, "%s%llu", i ? " " : "", vals[i]);
+		spin_unlock(&src->children_lock);
 	}
-
-	for (i = 0; i < size; i++)
-		seq_printf(m, "%s%llu", i ? " " : "", READ_ONCE(vals[i]));
 	seq_putc(m, '\n');
-	kfree(aggs);
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(statsfd_debugfs_show);
@@ -135,6 +143,26 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 EXPORT_SYMBOL_GPL(statsfd_source_debugfs_create);
 
 /**
+ * statsfd_source_debugfs_dir() - the directory of @src's text view
+ * @src: an initialized source
+ *
+ * Lets a provider create extra files next to the per-stat ones without
+ * looking the directory up by name (debugfs_lookup() would also need a
+ * dput()).  The dentry belongs to the view: it is valid until
+ * statsfd_source_debugfs_remove() or statsfd_source_destroy(), which also
+ * remove anything the provider put in it.  No reference is taken.
+ *
+ * Context: any; the caller serializes against creating and removing the
+ * view, as for those calls themselves.
+ * Return: the directory, or NULL when @src has no view.
+ */
+struct dentry *statsfd_source_debugfs_dir(const struct statsfd_source *src)
+{
+	return src->debugfs ? src->debugfs->dir : NULL;
+}
+EXPORT_SYMBOL_GPL(statsfd_source_debugfs_dir);
+
+/**
  * statsfd_source_debugfs_remove() - remove the text view of @src
  * @src: the source; having no view is fine
  *
@@ -152,13 +180,30 @@ void statsfd_source_debugfs_remove(struct statsfd_source *src)
 }
 EXPORT_SYMBOL_GPL(statsfd_source_debugfs_remove);
 
-/* Module init: the "statsfd" root; without debugfs everything else no-ops. */
+/**
+ * statsfd_debugfs_init() - create the core's debugfs root, "statsfd"
+ *
+ * Called from module init.  Without debugfs the root is an ERR_PTR, which
+ * every later debugfs call accepts as a parent and ignores, so the module
+ * still loads and the stats fds work the same.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, always: a missing text view is not worth failing the load.
+ */
 int statsfd_debugfs_init(void)
 {
 	statsfd_debugfs_dir = debugfs_create_dir("statsfd", NULL);
 	return 0;
 }
 
+/**
+ * statsfd_debugfs_exit() - remove the core's debugfs root
+ *
+ * Called from module exit, after every provider (which hang their views
+ * below the root) is gone.
+ *
+ * Context: process context; may sleep.
+ */
 void statsfd_debugfs_exit(void)
 {
 	debugfs_remove(statsfd_debugfs_dir);

@@ -63,10 +63,18 @@ static const struct file_operations statsfd_fops = {
 	.show_fdinfo	= statsfd_show_fdinfo,
 };
 
-/*
- * A stats file on @src, not yet in any fd table.  On success the file owns
- * one reference on @src's owner (ops->get) and one on ops->owner's module;
- * the core module is pinned through statsfd_fops.owner.
+/**
+ * statsfd_source_getfile() - a stats file on @src, not yet in any fd table
+ * @src: an initialized source
+ *
+ * On success the file owns one reference on @src's owner (ops->get) and
+ * one on ops->owner's module; the core module is pinned through
+ * statsfd_fops.owner.  Static unless KUnit is enabled, then exported so
+ * the tests can drive the file without an fd table.
+ *
+ * Context: process context; the caller holds a reference on @src's owner.
+ * Return: the file, or ERR_PTR(-ENODEV) if the owner module is going away,
+ * or the error of creating the anon inode file.
  */
 VISIBLE_IF_KUNIT struct file *statsfd_source_getfile(struct statsfd_source *src)
 {
@@ -99,8 +107,10 @@ EXPORT_SYMBOL_IF_KUNIT(statsfd_source_getfile);
  * and on the module @src->ops->owner, so it stays valid after every other
  * handle on the owner is gone and neither module can be unloaded under it.
  *
- * Context: process context; installs the fd in current's file table, as
- * the last step, so nothing can fail once the fd is visible.
+ * Context: process context; the caller holds a reference on @src's owner
+ * for the duration of the call (the fd takes its own with @src->ops->get).
+ * Installs the fd in current's file table as the last step, so nothing
+ * can fail once the fd is visible.
  * Return: the fd; -EMFILE when out of fds; -ENOMEM; -ENODEV if the owner
  * module is going away.
  */

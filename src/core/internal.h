@@ -16,20 +16,30 @@ struct seq_file;
 
 /**
  * struct statsfd_agg - how one aggregate of a schema is computed
- * @kind: STATSFD_AGG_SUM .. STATSFD_AGG_LAST
+ * @kind: STATSFD_AGG_SUM .. STATSFD_AGG_MAX
  * @child_offset: byte offset of the aggregated values in a child's stats
  * @size: number of u64 values (more than 1 only for a histogram sum)
  * @index: u64 index of the first value in the aggregate area of the data
  *	block, i.e. (descriptor offset - stats_size) / 8
+ * @retire: a sum of a cumulative stat or of a histogram: a child that is
+ *	removed leaves its values behind in the parent's retired total, so
+ *	the sum never goes down
  */
 struct statsfd_agg {
 	u32 kind;
 	u32 child_offset;
 	u32 size;
 	u32 index;
+	bool retire;
 };
 
-/* What one stat file of the debugfs view shows: stat @index of @src. */
+/**
+ * struct statsfd_debugfs_file - what one file of the debugfs view shows
+ * @src: the source
+ * @index: the stat, an index into @src->schema->descs
+ *
+ * The file's i_private; one per stat, in struct statsfd_debugfs.
+ */
 struct statsfd_debugfs_file {
 	struct statsfd_source *src;
 	u32 index;
@@ -59,7 +69,21 @@ static inline u32 statsfd_num_plain(const struct statsfd_schema *schema)
 	return schema->num_descs - schema->num_aggs;
 }
 
+/* Whether sources of @schema need a retired total (see statsfd_agg). */
+static inline bool statsfd_schema_retires(const struct statsfd_schema *schema)
+{
+	u32 i;
+
+	for (i = 0; i < schema->num_aggs; i++)
+		if (schema->aggs[i].retire)
+			return true;
+	return false;
+}
+
+void statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out);
 void statsfd_agg_compute(struct statsfd_source *src, u64 *out);
+void statsfd_agg_retire(struct statsfd_source *parent,
+			const struct statsfd_source *child);
 
 ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
 			    size_t len, loff_t *ppos);

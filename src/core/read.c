@@ -22,7 +22,8 @@
 #include <linux/compiler.h>
 #include <linux/errno.h>
 #include <linux/minmax.h>
-#include <linux/slab.h>
+#include <linux/pagemap.h>
+#include <linux/spinlock.h>
 #include <linux/statsfd.h>
 #include <linux/uaccess.h>
 
@@ -79,6 +80,40 @@ static size_t statsfd_copy_block(char __user *dst, const void *block,
 	return len - copy_to_user(dst, block + off, len);
 }
 
+/*
+ * Copy bytes [@off, @off + @len) of @src's aggregate area to @dst.  The
+ * aggregates are computed into @src->agg_buf, allocated once at source
+ * init, so a read never allocates and never fails for memory.  The buffer
+ * is shared by all readers of @src, so it is copied out under the same
+ * hold of children_lock it was filled under, with page faults disabled (a
+ * spinlock holder must not sleep on a fault).  When the copy faults, the
+ * lock is dropped, the user pages are faulted in, and the aggregates are
+ * computed and copied again in full, so every value a read returns still
+ * comes from one computation over one set of children.
+ *
+ * Return: bytes copied, less than @len only if @dst faulted for good.
+ */
+static size_t statsfd_copy_aggs(char __user *dst, struct statsfd_source *src,
+				size_t off, size_t len)
+{
+	const char *block = (const char *)src->agg_buf + off;
+	size_t left;
+
+	for (;;) {
+		spin_lock(&src->children_lock);
+		statsfd_agg_compute_locked(src, src->agg_buf);
+		pagefault_disable();
+		left = copy_to_user(dst, block, len);
+		pagefault_enable();
+		spin_unlock(&src->children_lock);
+		if (!left)
+			return len;
+		/* No progress possible: a bad address or a read-only page. */
+		if (fault_in_writeable(dst + len - left, left) == left)
+			return len - left;
+	}
+}
+
 /**
  * statsfd_read_source() - read part of the stats file of @src
  * @src: the source
@@ -89,13 +124,14 @@ static size_t statsfd_copy_block(char __user *dst, const void *block,
  * The header, id and descriptors are copied from the blocks built once
  * for the schema and the source; the data block from the live values,
  * never tearing a u64; the aggregates are computed for this call under the
- * source's children_lock.  Nothing here takes a lock the stats writers
- * take.
+ * source's children_lock, into a buffer allocated with the source.
+ * Nothing here allocates memory or takes a lock the stats writers take.
  *
  * Context: process context; may fault in user pages.
- * Return: bytes read (0 at or past the end of the file); -EINVAL for a
- * negative position; -EFAULT if nothing could be copied to @buf; -ENOMEM
- * if the aggregate buffer could not be allocated before anything was read.
+ * Return: bytes read (0 at or past the end of the file), and @ppos
+ * advanced by them, including a short read that stopped at a fault;
+ * -EINVAL for a negative position; -EFAULT if nothing could be copied to
+ * @buf.
  */
 ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
 			    size_t len, loff_t *ppos)
@@ -104,9 +140,7 @@ ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
 	const struct statsfd_header *hdr = &schema->header;
 	u32 stats_end = hdr->data_offset + schema->stats_size;
 	loff_t pos = *ppos;
-	u64 *aggs = NULL;
 	size_t done = 0;
-	ssize_t ret;
 
 	if (pos < 0)
 		return -EINVAL;
@@ -130,18 +164,9 @@ ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
 			got = statsfd_copy_values(buf + done, src->stats,
 						  off - hdr->data_offset, want);
 		} else if (off < hdr->desc_offset) {
-			if (!aggs) {
-				aggs = kmalloc(statsfd_agg_size(schema),
-					       GFP_KERNEL);
-				if (!aggs) {
-					ret = done ? done : -ENOMEM;
-					goto out;
-				}
-				statsfd_agg_compute(src, aggs);
-			}
 			want = min_t(size_t, len - done, hdr->desc_offset - off);
-			got = statsfd_copy_block(buf + done, aggs,
-						 off - stats_end, want);
+			got = statsfd_copy_aggs(buf + done, src, off - stats_end,
+						want);
 		} else {
 			want = len - done;
 			got = statsfd_copy_block(buf + done, schema->desc_block,
@@ -152,10 +177,9 @@ ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
 			break;
 	}
 
-	ret = done ? done : -EFAULT;
-	if (done)
-		*ppos = pos + done;
-out:
-	kfree(aggs);
-	return ret;
+	/* The one exit for a read that got this far: never lose bytes read. */
+	if (!done)
+		return -EFAULT;
+	*ppos = pos + done;
+	return done;
 }

@@ -112,6 +112,33 @@ statsfd_find_child(const struct statsfd_schema *child, u32 offset)
 	return NULL;
 }
 
+/* Name suffix of each aggregation kind, indexed by kind >> STATSFD_AGG_SHIFT. */
+static const char *const statsfd_agg_suffix[] = {
+	[STATSFD_AGG_SUM >> STATSFD_AGG_SHIFT]		= "sum",
+	[STATSFD_AGG_MINIMUM >> STATSFD_AGG_SHIFT]	= "min",
+	[STATSFD_AGG_MAXIMUM >> STATSFD_AGG_SHIFT]	= "max",
+	[STATSFD_AGG_AVERAGE >> STATSFD_AGG_SHIFT]	= "avg",
+	[STATSFD_AGG_COUNT_NONZERO >> STATSFD_AGG_SHIFT] = "count_nonzero",
+};
+
+static_assert(ARRAY_SIZE(statsfd_agg_suffix) ==
+	      (STATSFD_AGG_MAX >> STATSFD_AGG_SHIFT) + 1);
+
+/*
+ * Is @name "<child name>_<suffix of kind>"?  STATSFD_AGG() binds to the
+ * child stat by offset alone, so an aggregate written against the wrong
+ * struct type would silently aggregate (and be labelled as) whatever stat
+ * sits at that offset; the name it was given says what was meant.
+ */
+static bool statsfd_agg_name_ok(const char *name, const char *child, u32 kind)
+{
+	size_t len = strlen(child);
+
+	return !strncmp(name, child, len) && name[len] == '_' &&
+	       !strcmp(name + len + 1,
+		       statsfd_agg_suffix[kind >> STATSFD_AGG_SHIFT]);
+}
+
 /*
  * Check one aggregate and derive its descriptor fields (everything but
  * offset and name) from the child stat it aggregates.
@@ -129,7 +156,7 @@ static int statsfd_check_agg(const struct statsfd_schema *schema,
 	    def->bucket_size)
 		return statsfd_reject(schema, def,
 				      "aggregate with fields other than kind, offset and name");
-	if (kind > STATSFD_AGG_LAST)
+	if (kind > STATSFD_AGG_MAX)
 		return statsfd_reject(schema, def, "unknown aggregation kind");
 	if (!child)
 		return statsfd_reject(schema, def, "aggregate without child_schema");
@@ -141,6 +168,9 @@ static int statsfd_check_agg(const struct statsfd_schema *schema,
 	cunit = cdef->flags & STATSFD_UNIT_MASK;
 	if (ctype >= STATSFD_TYPE_LINEAR_HIST && kind != STATSFD_AGG_SUM)
 		return statsfd_reject(schema, def, "a histogram can only be summed");
+	if (!statsfd_agg_name_ok(def->name, cdef->name, kind))
+		return statsfd_reject(schema, def,
+				      "name is not the child stat's name, '_' and the kind's suffix (wrong struct type?)");
 
 	out->exponent = cdef->exponent;
 	out->size = 1;
@@ -259,6 +289,12 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 				goto out;
 			}
 			agg->kind = def->flags & STATSFD_AGG_MASK;
+			/* A sum labelled cumulative must never go down. */
+			agg->retire = agg->kind == STATSFD_AGG_SUM &&
+				      ((desc->flags & STATSFD_TYPE_MASK) ==
+				       STATSFD_TYPE_CUMULATIVE ||
+				       (desc->flags & STATSFD_TYPE_MASK) >=
+				       STATSFD_TYPE_LINEAR_HIST);
 			agg->child_offset = def->offset;
 			agg->size = desc->size;
 			agg->index = agg_words;
@@ -296,7 +332,8 @@ out:
  * Checks every definition (flag masks, exponent signs, sizes, 8-byte
  * aligned offsets, plain stats covering stats_size exactly, names that fit
  * name_size and are unique, aggregates that name an existing stat of the
- * child schema) and builds the file header and the descriptor block.  This
+ * child schema, at the offset they give, as "<child stat>_<kind suffix>")
+ * and builds the file header and the descriptor block.  This
  * is the only place that builds them: sources and reads share them, and
  * @schema->build_count stays 1 until statsfd_schema_destroy().
  *

@@ -28,6 +28,10 @@
  * @id_fmt: printf format of the id string; longer ids are truncated to
  *	schema name_size - 1 bytes
  *
+ * For a schema with aggregates this also allocates, once, the buffer that
+ * reads compute them into and, when the schema sums cumulative stats or
+ * histograms, the retired total those sums start from (zero).
+ *
  * Context: process context; may sleep.
  * Return: 0, -EINVAL for bad arguments, or -ENOMEM.
  */
@@ -61,6 +65,28 @@ int statsfd_source_init(struct statsfd_source *src,
 	strscpy(src->id, full, name_size);
 	kfree(full);
 
+	/*
+	 * Everything a read of the aggregates needs, allocated now so that
+	 * reads cannot fail for memory: the buffer they are computed into
+	 * and, for sums that must stay monotonic, the retired total after it.
+	 */
+	src->agg_buf = NULL;
+	src->retired = NULL;
+	if (schema->num_aggs) {
+		size_t words = statsfd_agg_size(schema) / sizeof(u64);
+		bool retires = statsfd_schema_retires(schema);
+
+		src->agg_buf = kcalloc(retires ? 2 * words : words,
+				       sizeof(u64), GFP_KERNEL);
+		if (!src->agg_buf) {
+			kfree(src->id);
+			src->id = NULL;
+			return -ENOMEM;
+		}
+		if (retires)
+			src->retired = src->agg_buf + words;
+	}
+
 	src->schema = schema;
 	src->stats = stats;
 	src->ops = ops;
@@ -91,6 +117,9 @@ void statsfd_source_destroy(struct statsfd_source *src)
 	statsfd_source_debugfs_remove(src);
 	statsfd_source_del_child(src);
 	WARN_ON_ONCE(!list_empty(&src->children));
+	kfree(src->agg_buf);
+	src->agg_buf = NULL;
+	src->retired = NULL;
 	kfree(src->id);
 	src->id = NULL;
 }
@@ -130,6 +159,15 @@ EXPORT_SYMBOL_GPL(statsfd_source_add_child);
  * When this returns no reader of the parent's aggregates is looking at
  * @child's stats any more, so they may be freed.
  *
+ * Sums of cumulative stats and of histograms keep @child's contribution:
+ * its values at this moment are added to the parent's retired total, which
+ * those sums start from, so a sum labelled cumulative never goes down and
+ * collectors see no counter reset.  Every other aggregate (sums of instant
+ * values and of peaks, min, max, avg, count_nonzero) simply stops counting
+ * @child.  Adding the same source back later counts its values again on
+ * top of what it left behind, so a provider removes each child once, when
+ * it goes away for good.
+ *
  * Context: process context; takes the parent's children_lock.
  */
 void statsfd_source_del_child(struct statsfd_source *child)
@@ -140,6 +178,7 @@ void statsfd_source_del_child(struct statsfd_source *child)
 		return;
 
 	spin_lock(&parent->children_lock);
+	statsfd_agg_retire(parent, child);
 	list_del_init(&child->child_node);
 	parent->num_children--;
 	child->parent = NULL;

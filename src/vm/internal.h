@@ -6,6 +6,7 @@
 #define _STATSFD_VM_INTERNAL_H
 
 #include <linux/atomic.h>
+#include <linux/cache.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
@@ -101,11 +102,13 @@ struct statsfd_vm_vm_stats {
  * @max_vms_alive: peak of @vms_alive
  * @vcpus_created: vCPUs ever created
  * @vcpus_alive: vCPUs not yet freed
- * @runs: STATSFD_VM_RUN calls that passed validation, on any vCPU
  * @stats_fds_open: open stats fds of the provider (system, VM and vCPU)
  *
  * Updated from many threads, so only with statsfd_vm_counter_add() and
- * statsfd_vm_counter_peak(); none of them is on the vCPU hot path.
+ * statsfd_vm_counter_peak(); none of them is on the vCPU hot path.  That
+ * is why there is no device-wide count of runs: RUN would have to write
+ * this cache line from every CPU.  Runs are counted per vCPU, and summed
+ * per VM (runs_sum) when a VM's stats are read.
  */
 struct statsfd_vm_sys_stats {
 	u64 vms_created;
@@ -113,7 +116,6 @@ struct statsfd_vm_sys_stats {
 	u64 max_vms_alive;
 	u64 vcpus_created;
 	u64 vcpus_alive;
-	u64 runs;
 	u64 stats_fds_open;
 };
 
@@ -124,7 +126,6 @@ struct statsfd_vm_sys_stats {
  * @lock: serializes vCPU creation; protects @vcpus and @vcpus_created
  * @vcpus: the vCPUs, in creation order; they live as long as the VM
  * @max_vcpus: the max_vcpus parameter when the VM was created
- * @debugfs: the text view of the VM exists
  * @stats: the VM's own stats
  * @src: the VM's stats source, a child of the system source
  */
@@ -133,7 +134,6 @@ struct statsfd_vm_vm {
 	struct mutex lock; /* vCPU creation, @vcpus, @vcpus_created */
 	struct list_head vcpus;
 	u32 max_vcpus;
-	bool debugfs;
 	struct statsfd_vm_vm_stats stats;
 	struct statsfd_source src;
 };
@@ -148,8 +148,14 @@ struct statsfd_vm_vm {
  * @wq: where a halted vCPU sleeps until kicked
  * @guest_state: state of the synthetic exit handlers, so their work is
  *	observable and cannot be optimized away
- * @stats: the live stats
+ * @stats: the live stats, starting a cache line of their own: @kick and
+ *	@wq are written by other threads (KICK) while the vCPU thread writes
+ *	the stats, and must not make those writes miss
  * @src: the vCPU's stats source, a child of the VM's
+ *
+ * Allocated from statsfd_vm_vcpu_cache, whose objects are aligned as this
+ * struct requires (kmalloc() promises less for sizes that are not a power
+ * of two).
  */
 struct statsfd_vm_vcpu {
 	struct statsfd_vm_vm *vm;
@@ -159,7 +165,7 @@ struct statsfd_vm_vcpu {
 	atomic_t kick;
 	wait_queue_head_t wq;
 	u64 guest_state;
-	struct statsfd_vm_vcpu_stats stats;
+	struct statsfd_vm_vcpu_stats stats ____cacheline_aligned_in_smp;
 	struct statsfd_source src;
 };
 
@@ -188,14 +194,15 @@ void statsfd_vm_counter_peak(u64 *peak, u64 value);
 int statsfd_vm_create_vm(const void __user *uarg);
 void statsfd_vm_vm_get(struct statsfd_vm_vm *vm);
 void statsfd_vm_vm_put(struct statsfd_vm_vm *vm);
-struct dentry *statsfd_vm_vm_debugfs_dir(struct statsfd_vm_vm *vm);
 
+int statsfd_vm_vcpu_cache_init(void);
+void statsfd_vm_vcpu_cache_exit(void);
 int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg);
 void statsfd_vm_vcpu_free(struct statsfd_vm_vcpu *vcpu);
 
 int statsfd_vm_run_check(const struct statsfd_vm_run *run);
 int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
-			const struct statsfd_vm_run *run);
+			const struct statsfd_vm_run *run, u64 *exits_done);
 void statsfd_vm_vcpu_kick(struct statsfd_vm_vcpu *vcpu);
 
 /*

@@ -238,9 +238,12 @@ static int __init statsfd_vm_init(void)
 		return -EINVAL;
 	}
 
-	ret = statsfd_vm_schemas_init();
+	ret = statsfd_vm_vcpu_cache_init();
 	if (ret)
 		return ret;
+	ret = statsfd_vm_schemas_init();
+	if (ret)
+		goto out_cache;
 	ret = statsfd_source_init(&statsfd_vm_sys_src, &statsfd_vm_sys_schema,
 				  &statsfd_vm_sys_stats, &statsfd_vm_sys_ops,
 				  "%s", STATSFD_VM_NAME);
@@ -261,6 +264,8 @@ out_source:
 	statsfd_source_destroy(&statsfd_vm_sys_src);
 out_schemas:
 	statsfd_vm_schemas_exit();
+out_cache:
+	statsfd_vm_vcpu_cache_exit();
 	return ret;
 }
 
@@ -272,6 +277,7 @@ static void __exit statsfd_vm_exit(void)
 	statsfd_vm_debugfs_exit();
 	statsfd_source_destroy(&statsfd_vm_sys_src);
 	statsfd_vm_schemas_exit();
+	statsfd_vm_vcpu_cache_exit();
 }
 
 module_init(statsfd_vm_init);

@@ -235,6 +235,7 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
  * statsfd_vm_vcpu_run() - STATSFD_VM_RUN: run the workload of @run
  * @vcpu: the vCPU, its mutex held: the caller is the only stats writer
  * @run: the validated workload
+ * @exits_done: set to the workload exits taken, the signal exit not included
  *
  * Takes @run's exits in the order io, mmio, hypercall, halt.  Before the
  * first exit and every STATSFD_VM_SIGNAL_CHECK_EXITS exits it reschedules if
@@ -243,10 +244,14 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
  * the run with a signal exit.  The exits of the run, that one included, go
  * into run_exits_hist and max_run_exits.
  *
+ * Every stats write here is a plain one to this vCPU's own stats: a count
+ * shared with other vCPUs (the device's, or the VM's) would put one cache
+ * line written by every RUN on every CPU in this path.
+ *
  * Return: 0 when the whole workload ran, -EINTR when a signal ended it.
  */
 int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
-			const struct statsfd_vm_run *run)
+			const struct statsfd_vm_run *run, u64 *exits_done)
 {
 	const struct {
 		enum statsfd_vm_exit_reason reason;
@@ -263,7 +268,6 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 	int ret = 0;
 
 	statsfd_vm_stat_add(&stats->runs, 1);
-	statsfd_vm_counter_add(&statsfd_vm_sys_stats.runs, 1);
 
 	for (phase = 0; phase < ARRAY_SIZE(phases); phase++) {
 		for (i = 0; i < phases[phase].count; i++) {
@@ -285,6 +289,7 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 		}
 	}
 out:
+	*exits_done = done;
 	if (ret == -EINTR) {
 		/* KVM_EXIT_INTR: back to userspace to handle the signal. */
 		statsfd_vm_stat_add(&stats->exits, 1);

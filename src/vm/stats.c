@@ -10,114 +10,120 @@
 
 #include "internal.h"
 
-#define VCPU struct statsfd_vm_vcpu_stats
-#define VM struct statsfd_vm_vm_stats
-#define SYS struct statsfd_vm_sys_stats
+/*
+ * Short names for the stats structs, only for the descriptor tables below
+ * (prefixed: bare VCPU/VM/SYS could clash with any header's macros).
+ */
+#define SFD_VCPU struct statsfd_vm_vcpu_stats
+#define SFD_VM struct statsfd_vm_vm_stats
+#define SFD_SYS struct statsfd_vm_sys_stats
 
 /*
  * The vCPU set follows KVM's generic vCPU stats (same names and types for
  * the halt-polling ones), plus exits by reason as a hypervisor counts them.
  */
 static const struct statsfd_desc_def statsfd_vm_vcpu_descs[] = {
-	STATSFD_COUNTER(VCPU, exits),
-	STATSFD_COUNTER(VCPU, io_exits),
-	STATSFD_COUNTER(VCPU, mmio_exits),
-	STATSFD_COUNTER(VCPU, hypercall_exits),
-	STATSFD_COUNTER(VCPU, halt_exits),
-	STATSFD_COUNTER(VCPU, signal_exits),
-	STATSFD_COUNTER(VCPU, halt_successful_poll),
-	STATSFD_COUNTER(VCPU, halt_attempted_poll),
-	STATSFD_COUNTER(VCPU, halt_poll_invalid),
-	STATSFD_COUNTER(VCPU, halt_wakeup),
-	STATSFD_TIME_NSEC(VCPU, halt_poll_success_ns),
-	STATSFD_TIME_NSEC(VCPU, halt_poll_fail_ns),
-	STATSFD_TIME_NSEC(VCPU, halt_wait_ns),
-	STATSFD_LOGHIST_TIME_NSEC(VCPU, halt_poll_success_hist),
-	STATSFD_LOGHIST_TIME_NSEC(VCPU, halt_poll_fail_hist),
-	STATSFD_LOGHIST_TIME_NSEC(VCPU, halt_wait_hist),
-	STATSFD_LINHIST(VCPU, run_exits_hist, STATSFD_VM_RUN_HIST_BUCKET),
-	STATSFD_IBOOLEAN(VCPU, blocking),
-	STATSFD_PCOUNTER(VCPU, max_run_exits),
-	STATSFD_PEAK_TIME_NSEC(VCPU, max_halt_wait_ns),
-	STATSFD_BYTES(VCPU, io_bytes),
-	STATSFD_CYCLES(VCPU, guest_cycles),
-	STATSFD_COUNTER(VCPU, runs),
+	STATSFD_COUNTER(SFD_VCPU, exits),
+	STATSFD_COUNTER(SFD_VCPU, io_exits),
+	STATSFD_COUNTER(SFD_VCPU, mmio_exits),
+	STATSFD_COUNTER(SFD_VCPU, hypercall_exits),
+	STATSFD_COUNTER(SFD_VCPU, halt_exits),
+	STATSFD_COUNTER(SFD_VCPU, signal_exits),
+	STATSFD_COUNTER(SFD_VCPU, halt_successful_poll),
+	STATSFD_COUNTER(SFD_VCPU, halt_attempted_poll),
+	STATSFD_COUNTER(SFD_VCPU, halt_poll_invalid),
+	STATSFD_COUNTER(SFD_VCPU, halt_wakeup),
+	STATSFD_TIME_NSEC(SFD_VCPU, halt_poll_success_ns),
+	STATSFD_TIME_NSEC(SFD_VCPU, halt_poll_fail_ns),
+	STATSFD_TIME_NSEC(SFD_VCPU, halt_wait_ns),
+	STATSFD_LOGHIST_TIME_NSEC(SFD_VCPU, halt_poll_success_hist),
+	STATSFD_LOGHIST_TIME_NSEC(SFD_VCPU, halt_poll_fail_hist),
+	STATSFD_LOGHIST_TIME_NSEC(SFD_VCPU, halt_wait_hist),
+	STATSFD_LINHIST(SFD_VCPU, run_exits_hist, STATSFD_VM_RUN_HIST_BUCKET),
+	STATSFD_IBOOLEAN(SFD_VCPU, blocking),
+	STATSFD_PCOUNTER(SFD_VCPU, max_run_exits),
+	STATSFD_PEAK_TIME_NSEC(SFD_VCPU, max_halt_wait_ns),
+	STATSFD_BYTES(SFD_VCPU, io_bytes),
+	STATSFD_CYCLES(SFD_VCPU, guest_cycles),
+	STATSFD_COUNTER(SFD_VCPU, runs),
 };
 
 /* Every u64 of the struct is one scalar or one bucket: nothing is missed. */
-#define VCPU_SCALARS (ARRAY_SIZE(statsfd_vm_vcpu_descs) - 4)
-static_assert(sizeof(VCPU) / sizeof(u64) ==
-	      VCPU_SCALARS + 4 * STATSFD_VM_HIST_BUCKETS);
+#define SFD_VCPU_SCALARS (ARRAY_SIZE(statsfd_vm_vcpu_descs) - 4)
+static_assert(sizeof(SFD_VCPU) / sizeof(u64) ==
+	      SFD_VCPU_SCALARS + 4 * STATSFD_VM_HIST_BUCKETS);
 
 /* A VM's own counters, then what it derives from its vCPUs at read time. */
 static const struct statsfd_desc_def statsfd_vm_vm_descs[] = {
-	STATSFD_COUNTER(VM, vcpus_created),
-	STATSFD_COUNTER(VM, kicks),
-	STATSFD_ICOUNTER(VM, stats_fds_open),
+	STATSFD_COUNTER(SFD_VM, vcpus_created),
+	STATSFD_COUNTER(SFD_VM, kicks),
+	STATSFD_ICOUNTER(SFD_VM, stats_fds_open),
 
-	STATSFD_AGG_SUM_OF(VCPU, exits),
-	STATSFD_AGG_MIN_OF(VCPU, exits),
-	STATSFD_AGG_MAX_OF(VCPU, exits),
-	STATSFD_AGG_AVG_OF(VCPU, exits),
-	STATSFD_AGG_SUM_OF(VCPU, io_exits),
-	STATSFD_AGG_SUM_OF(VCPU, mmio_exits),
-	STATSFD_AGG_SUM_OF(VCPU, hypercall_exits),
-	STATSFD_AGG_SUM_OF(VCPU, halt_exits),
-	STATSFD_AGG_SUM_OF(VCPU, signal_exits),
-	STATSFD_AGG_SUM_OF(VCPU, halt_successful_poll),
-	STATSFD_AGG_SUM_OF(VCPU, halt_attempted_poll),
-	STATSFD_AGG_SUM_OF(VCPU, halt_poll_invalid),
-	STATSFD_AGG_SUM_OF(VCPU, halt_wakeup),
-	STATSFD_AGG_SUM_OF(VCPU, halt_poll_success_ns),
-	STATSFD_AGG_SUM_OF(VCPU, halt_poll_fail_ns),
-	STATSFD_AGG_SUM_OF(VCPU, halt_wait_ns),
-	STATSFD_AGG_MIN_OF(VCPU, halt_wait_ns),
-	STATSFD_AGG_MAX_OF(VCPU, halt_wait_ns),
-	STATSFD_AGG_AVG_OF(VCPU, halt_wait_ns),
-	STATSFD_AGG_SUM_OF(VCPU, halt_wait_hist),
-	STATSFD_AGG_SUM_OF(VCPU, run_exits_hist),
-	STATSFD_AGG_SUM_OF(VCPU, blocking),
-	STATSFD_AGG_COUNT_NONZERO_OF(VCPU, blocking),
-	STATSFD_AGG_MAX_OF(VCPU, max_run_exits),
-	STATSFD_AGG_MAX_OF(VCPU, max_halt_wait_ns),
-	STATSFD_AGG_SUM_OF(VCPU, io_bytes),
-	STATSFD_AGG_SUM_OF(VCPU, guest_cycles),
-	STATSFD_AGG_SUM_OF(VCPU, runs),
-	STATSFD_AGG_COUNT_NONZERO_OF(VCPU, runs),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, exits),
+	STATSFD_AGG_MIN_OF(SFD_VCPU, exits),
+	STATSFD_AGG_MAX_OF(SFD_VCPU, exits),
+	STATSFD_AGG_AVG_OF(SFD_VCPU, exits),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, io_exits),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, mmio_exits),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, hypercall_exits),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, halt_exits),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, signal_exits),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, halt_successful_poll),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, halt_attempted_poll),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, halt_poll_invalid),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, halt_wakeup),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, halt_poll_success_ns),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, halt_poll_fail_ns),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, halt_wait_ns),
+	STATSFD_AGG_MIN_OF(SFD_VCPU, halt_wait_ns),
+	STATSFD_AGG_MAX_OF(SFD_VCPU, halt_wait_ns),
+	STATSFD_AGG_AVG_OF(SFD_VCPU, halt_wait_ns),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, halt_wait_hist),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, run_exits_hist),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, blocking),
+	STATSFD_AGG_COUNT_NONZERO_OF(SFD_VCPU, blocking),
+	STATSFD_AGG_MAX_OF(SFD_VCPU, max_run_exits),
+	STATSFD_AGG_MAX_OF(SFD_VCPU, max_halt_wait_ns),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, io_bytes),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, guest_cycles),
+	STATSFD_AGG_SUM_OF(SFD_VCPU, runs),
+	STATSFD_AGG_COUNT_NONZERO_OF(SFD_VCPU, runs),
 };
 
-/* Device-wide counters, then what is derived from the live VMs. */
+/*
+ * Device-wide counters, then what is derived from the live VMs.  No runs:
+ * see struct statsfd_vm_sys_stats.
+ */
 static const struct statsfd_desc_def statsfd_vm_sys_descs[] = {
-	STATSFD_COUNTER(SYS, vms_created),
-	STATSFD_ICOUNTER(SYS, vms_alive),
-	STATSFD_PCOUNTER(SYS, max_vms_alive),
-	STATSFD_COUNTER(SYS, vcpus_created),
-	STATSFD_ICOUNTER(SYS, vcpus_alive),
-	STATSFD_COUNTER(SYS, runs),
-	STATSFD_ICOUNTER(SYS, stats_fds_open),
+	STATSFD_COUNTER(SFD_SYS, vms_created),
+	STATSFD_ICOUNTER(SFD_SYS, vms_alive),
+	STATSFD_PCOUNTER(SFD_SYS, max_vms_alive),
+	STATSFD_COUNTER(SFD_SYS, vcpus_created),
+	STATSFD_ICOUNTER(SFD_SYS, vcpus_alive),
+	STATSFD_ICOUNTER(SFD_SYS, stats_fds_open),
 
-	STATSFD_AGG_SUM_OF(VM, vcpus_created),
-	STATSFD_AGG_MAX_OF(VM, vcpus_created),
-	STATSFD_AGG_AVG_OF(VM, vcpus_created),
-	STATSFD_AGG_SUM_OF(VM, kicks),
-	STATSFD_AGG_SUM_OF(VM, stats_fds_open),
+	STATSFD_AGG_SUM_OF(SFD_VM, vcpus_created),
+	STATSFD_AGG_MAX_OF(SFD_VM, vcpus_created),
+	STATSFD_AGG_AVG_OF(SFD_VM, vcpus_created),
+	STATSFD_AGG_SUM_OF(SFD_VM, kicks),
+	STATSFD_AGG_SUM_OF(SFD_VM, stats_fds_open),
 };
 
-static_assert(sizeof(VM) / sizeof(u64) == 3);
-static_assert(sizeof(SYS) / sizeof(u64) == 7);
+static_assert(sizeof(SFD_VM) / sizeof(u64) == 3);
+static_assert(sizeof(SFD_SYS) / sizeof(u64) == 6);
 
 struct statsfd_schema statsfd_vm_vcpu_schema = {
 	.name = "statsfd_vm.vcpu",
 	.descs = statsfd_vm_vcpu_descs,
 	.num_descs = ARRAY_SIZE(statsfd_vm_vcpu_descs),
-	.stats_size = sizeof(VCPU),
+	.stats_size = sizeof(SFD_VCPU),
 };
 
 struct statsfd_schema statsfd_vm_vm_schema = {
 	.name = "statsfd_vm.vm",
 	.descs = statsfd_vm_vm_descs,
 	.num_descs = ARRAY_SIZE(statsfd_vm_vm_descs),
-	.stats_size = sizeof(VM),
+	.stats_size = sizeof(SFD_VM),
 	.child_schema = &statsfd_vm_vcpu_schema,
 };
 
@@ -125,9 +131,14 @@ struct statsfd_schema statsfd_vm_sys_schema = {
 	.name = "statsfd_vm.system",
 	.descs = statsfd_vm_sys_descs,
 	.num_descs = ARRAY_SIZE(statsfd_vm_sys_descs),
-	.stats_size = sizeof(SYS),
+	.stats_size = sizeof(SFD_SYS),
 	.child_schema = &statsfd_vm_vm_schema,
 };
+
+#undef SFD_VCPU_SCALARS
+#undef SFD_VCPU
+#undef SFD_VM
+#undef SFD_SYS
 
 /**
  * statsfd_vm_schemas_init() - build the three schemas, children first

@@ -6,7 +6,6 @@
  * stats fds hold a reference on the VM, not on the vCPU.
  */
 #include <linux/anon_inodes.h>
-#include <linux/dcache.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -50,13 +49,41 @@ static const struct statsfd_source_ops statsfd_vm_vcpu_src_ops = {
 	.put = statsfd_vm_vcpu_src_put,
 };
 
+/* Every vCPU comes from here, aligned as struct statsfd_vm_vcpu asks. */
+static struct kmem_cache *statsfd_vm_vcpu_cache;
+
+/**
+ * statsfd_vm_vcpu_cache_init() - create the vCPU slab cache, at module load
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int statsfd_vm_vcpu_cache_init(void)
+{
+	statsfd_vm_vcpu_cache =
+		kmem_cache_create("statsfd_vm_vcpu",
+				  sizeof(struct statsfd_vm_vcpu),
+				  __alignof__(struct statsfd_vm_vcpu),
+				  SLAB_ACCOUNT, NULL);
+	return statsfd_vm_vcpu_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * statsfd_vm_vcpu_cache_exit() - destroy the vCPU slab cache, at unload
+ */
+void statsfd_vm_vcpu_cache_exit(void)
+{
+	kmem_cache_destroy(statsfd_vm_vcpu_cache);
+	statsfd_vm_vcpu_cache = NULL;
+}
+
 static long statsfd_vm_vcpu_ioctl_run(struct statsfd_vm_vcpu *vcpu,
-				      const void __user *uarg)
+				      struct statsfd_vm_run __user *urun)
 {
 	struct statsfd_vm_run run;
+	u64 exits_done;
 	int ret;
 
-	if (copy_from_user(&run, uarg, sizeof(run)))
+	if (copy_from_user(&run, urun, sizeof(run)))
 		return -EFAULT;
 	ret = statsfd_vm_run_check(&run);
 	if (ret)
@@ -64,12 +91,23 @@ static long statsfd_vm_vcpu_ioctl_run(struct statsfd_vm_vcpu *vcpu,
 
 	/*
 	 * One thread at a time runs a vCPU, as with KVM's vcpu->mutex: that
-	 * thread is then the only writer of the vCPU's stats.
+	 * thread is then the only writer of the vCPU's stats.  The wait is
+	 * killable, as KVM's is, not interruptible: a signal that is not
+	 * fatal stays pending and ends the run before its first exit, so that
+	 * every -EINTR of RUN is a counted signal exit.  A fatal signal
+	 * returns at once; nobody is left to see the result.
 	 */
-	if (mutex_lock_interruptible(&vcpu->mutex))
+	if (mutex_lock_killable(&vcpu->mutex))
 		return -EINTR;
-	ret = statsfd_vm_vcpu_run(vcpu, &run);
+	ret = statsfd_vm_vcpu_run(vcpu, &run, &exits_done);
 	mutex_unlock(&vcpu->mutex);
+
+	/*
+	 * The run has happened and is counted whatever the copy does; -EFAULT
+	 * only says that its result could not be reported.
+	 */
+	if (put_user(exits_done, &urun->exits_done))
+		return -EFAULT;
 	return ret;
 }
 
@@ -77,11 +115,10 @@ static long statsfd_vm_vcpu_ioctl(struct file *file, unsigned int cmd,
 				  unsigned long arg)
 {
 	struct statsfd_vm_vcpu *vcpu = file->private_data;
-	const void __user *uarg = (const void __user *)arg;
 
 	switch (cmd) {
 	case STATSFD_VM_RUN:
-		return statsfd_vm_vcpu_ioctl_run(vcpu, uarg);
+		return statsfd_vm_vcpu_ioctl_run(vcpu, (void __user *)arg);
 	case STATSFD_VM_KICK:
 		if (arg)
 			return -EINVAL;
@@ -136,17 +173,19 @@ statsfd_vm_create_vcpu_valid(const struct statsfd_vm_create_vcpu *args)
 	return true;
 }
 
-/* The vCPU's text view goes inside its VM's directory. */
+/*
+ * The vCPU's text view goes inside its VM's directory, if the VM has one.
+ * Called with vm->lock held; the VM's view lasts until the VM is freed.
+ */
 static void statsfd_vm_vcpu_debugfs_create(struct statsfd_vm_vcpu *vcpu)
 {
-	struct dentry *dir = statsfd_vm_vm_debugfs_dir(vcpu->vm);
+	struct dentry *dir = statsfd_source_debugfs_dir(&vcpu->vm->src);
 	char name[16];
 
 	if (!dir)
 		return;
 	snprintf(name, sizeof(name), "vcpu-%u", vcpu->id);
 	statsfd_source_debugfs_create(&vcpu->src, name, dir);
-	dput(dir);
 }
 
 /**
@@ -183,7 +222,7 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 		goto out_unlock;
 	}
 
-	vcpu = kzalloc(sizeof(*vcpu), GFP_KERNEL_ACCOUNT);
+	vcpu = kmem_cache_zalloc(statsfd_vm_vcpu_cache, GFP_KERNEL);
 	if (!vcpu) {
 		ret = -ENOMEM;
 		goto out_unlock;
@@ -231,7 +270,7 @@ out_destroy:
 	statsfd_source_destroy(&vcpu->src);
 out_free:
 	mutex_destroy(&vcpu->mutex);
-	kfree(vcpu);
+	kmem_cache_free(statsfd_vm_vcpu_cache, vcpu);
 out_unlock:
 	mutex_unlock(&vm->lock);
 	return ret;
@@ -246,5 +285,5 @@ void statsfd_vm_vcpu_free(struct statsfd_vm_vcpu *vcpu)
 	/* Also removes the text view and detaches @vcpu from its VM. */
 	statsfd_source_destroy(&vcpu->src);
 	mutex_destroy(&vcpu->mutex);
-	kfree(vcpu);
+	kmem_cache_free(statsfd_vm_vcpu_cache, vcpu);
 }

@@ -8,7 +8,6 @@
  */
 #include <linux/anon_inodes.h>
 #include <linux/atomic.h>
-#include <linux/debugfs.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
 #include <linux/fs.h>
@@ -211,8 +210,7 @@ int statsfd_vm_create_vm(const void __user *uarg)
 	/* Nothing fails from here on. */
 	statsfd_source_add_child(&statsfd_vm_sys_src, &vm->src);
 	if (dir && READ_ONCE(statsfd_vm_debugfs))
-		vm->debugfs = !statsfd_source_debugfs_create(&vm->src,
-							     vm->src.id, dir);
+		statsfd_source_debugfs_create(&vm->src, vm->src.id, dir);
 	statsfd_vm_counter_add(&sys->vms_created, 1);
 	alive = statsfd_vm_counter_add(&sys->vms_alive, 1);
 	statsfd_vm_counter_peak(&sys->max_vms_alive, alive);
@@ -230,24 +228,4 @@ out_free:
 out_unreserve:
 	statsfd_vm_unreserve_vm();
 	return ret;
-}
-
-/**
- * statsfd_vm_vm_debugfs_dir() - the VM's debugfs directory, or NULL
- * @vm: the VM
- *
- * The core makes the directory and keeps it private; the vCPUs' directories
- * go inside it, so look it up by the name it was given.
- *
- * Return: the directory with a reference the caller drops with dput(), or
- * NULL when the VM has no text view.
- */
-struct dentry *statsfd_vm_vm_debugfs_dir(struct statsfd_vm_vm *vm)
-{
-	struct dentry *dir;
-
-	if (!vm->debugfs)
-		return NULL;
-	dir = debugfs_lookup(vm->src.id, statsfd_vm_debugfs_dir);
-	return IS_ERR(dir) ? NULL : dir;
 }

@@ -76,20 +76,122 @@ static void statsfd_agg_compute_never_added_set_is_all_zero(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, ctx->out[i], 0, "word %u", i);
 }
 
-static void statsfd_agg_compute_emptied_set_is_all_zero(struct kunit *test)
+static void statsfd_agg_compute_emptied_set_keeps_only_retired_sums(struct kunit *test)
 {
 	struct agg_ctx *ctx = test->priv;
 	unsigned int i;
 
 	ctx->cstats[0].exits = 5;
 	ctx->cstats[1].wait_ns = 9;
+	ctx->cstats[1].blocking = 1;
+	ctx->cstats[1].log[2] = 4;
 	add(ctx, 2);
 	statsfd_source_del_child(&ctx->child[1]->src);
 	statsfd_source_del_child(&ctx->child[0]->src);
 	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 0);
 	compute(ctx);
+	/* Cumulative and histogram sums keep what the children counted... */
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 5);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_LOG_SUM + 2], 4);
+	/* ...every other aggregate reads 0 over the empty set. */
 	for (i = 0; i < A_WORDS; i++)
-		KUNIT_EXPECT_EQ_MSG(test, ctx->out[i], 0, "word %u", i);
+		if (i != A_EXITS_SUM && i != A_LOG_SUM + 2)
+			KUNIT_EXPECT_EQ_MSG(test, ctx->out[i], 0, "word %u", i);
+}
+
+static void statsfd_agg_compute_cumulative_sums_survive_child_removal(struct kunit *test)
+{
+	struct agg_ctx *ctx = test->priv;
+	struct statsfd_kunit_child *c0 = &ctx->cstats[0], *c1 = &ctx->cstats[1];
+
+	c0->exits = 10;
+	c0->blocking = 1;
+	c0->max_run = 7;
+	c0->lin[1] = 3;
+	c0->log[2] = 4;
+	c1->exits = 5;
+	c1->blocking = 1;
+	c1->max_run = 2;
+	c1->lin[1] = 1;
+	add(ctx, 2);
+	compute(ctx);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 15);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_BLOCKING_SUM], 2);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 9);
+
+	/* The child counts some more, then goes away. */
+	c0->exits += 6;
+	c0->lin[1] += 1;
+	statsfd_source_del_child(&ctx->child[0]->src);
+	compute(ctx);
+	/* CUMULATIVE sum and histogram sums: no drop, no fake reset. */
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 21);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_LIN_SUM + 1], 5);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_LOG_SUM + 2], 4);
+	/* INSTANT sums (of a boolean, of peaks) and the rest drop it. */
+	KUNIT_EXPECT_EQ(test, ctx->out[A_BLOCKING_SUM], 1);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 2);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_MIN], 5);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_MAX], 5);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_AVG], 5);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_NONZERO], 1);
+
+	/* What the removed child's writer does afterwards is not counted. */
+	c0->exits = 1000;
+	compute(ctx);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 21);
+	/* The remaining child still counts live. */
+	c1->exits += 4;
+	compute(ctx);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 25);
+
+	/* Destroying the last child retires it too. */
+	statsfd_source_destroy(&ctx->child[1]->src);
+	compute(ctx);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 30);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_LIN_SUM + 1], 6);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_BLOCKING_SUM], 0);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 0);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_NONZERO], 0);
+}
+
+static void statsfd_source_init_allocates_retired_only_when_needed(struct kunit *test)
+{
+	static const struct statsfd_desc_def instant_only[] = {
+		STATSFD_AGG_MAX_OF(struct statsfd_kunit_child, exits),
+		STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, blocking),
+	};
+	const struct statsfd_schema tmpl = {
+		.name = "kunit.instant_only",
+		.descs = instant_only,
+		.num_descs = ARRAY_SIZE(instant_only),
+	};
+	struct agg_ctx *ctx = test->priv;
+	struct statsfd_kunit_src *s;
+	struct statsfd_schema *ps;
+
+	/* The fixture parent sums cumulative stats: buffer and total. */
+	KUNIT_EXPECT_NOT_NULL(test, ctx->parent->src.agg_buf);
+	KUNIT_EXPECT_PTR_EQ(test, ctx->parent->src.retired,
+			    ctx->parent->src.agg_buf + A_WORDS);
+	/* A source without aggregates needs neither. */
+	KUNIT_EXPECT_NULL(test, ctx->child[0]->src.agg_buf);
+	KUNIT_EXPECT_NULL(test, ctx->child[0]->src.retired);
+	/* Only instant aggregates: a buffer, no retired total. */
+	ps = statsfd_kunit_schema(test, &tmpl, ctx->cs);
+	s = statsfd_kunit_source(test, ps, NULL, "instant");
+	KUNIT_EXPECT_NOT_NULL(test, s->src.agg_buf);
+	KUNIT_EXPECT_NULL(test, s->src.retired);
+	ctx->cstats[0].exits = 9;
+	ctx->cstats[0].blocking = 1;
+	statsfd_source_add_child(&s->src, &ctx->child[0]->src);
+	statsfd_agg_compute(&s->src, ctx->out);
+	KUNIT_EXPECT_EQ(test, ctx->out[0], 9);
+	KUNIT_EXPECT_EQ(test, ctx->out[1], 1);
+	statsfd_source_del_child(&ctx->child[0]->src);
+	statsfd_agg_compute(&s->src, ctx->out);
+	KUNIT_EXPECT_EQ(test, ctx->out[0], 0);
+	KUNIT_EXPECT_EQ(test, ctx->out[1], 0);
 }
 
 static void statsfd_agg_compute_each_kind_over_three_children(struct kunit *test)
@@ -238,23 +340,31 @@ static void statsfd_agg_compute_follows_add_and_del(struct kunit *test)
 	struct agg_ctx *ctx = test->priv;
 	unsigned int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 4; i++) {
 		ctx->cstats[i].exits = 1ULL << i;
+		ctx->cstats[i].max_run = 1ULL << i;
+	}
 	add(ctx, 4);
 	compute(ctx);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 15);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 15);
 	statsfd_source_del_child(&ctx->child[1]->src);
 	compute(ctx);
-	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 13);
+	/* exits is cumulative: its sum keeps child 1's 2; peaks drop it. */
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 15);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 13);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_MIN], 1);
 	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 3);
 	statsfd_source_add_child(&ctx->parent->src, &ctx->child[1]->src);
 	compute(ctx);
-	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 15);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 15);
+	/* Documented: a source added back is counted again on top. */
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 17);
 	/* Destroying a child detaches it too. */
 	statsfd_source_destroy(&ctx->child[3]->src);
 	compute(ctx);
-	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 7);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 7);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 17);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_MAX], 4);
 }
 
@@ -293,10 +403,13 @@ static void statsfd_agg_compute_is_consistent_while_children_churn(struct kunit 
 	struct task_struct *t;
 	unsigned long reads = 0, bad = 0, nonempty = 0;
 	unsigned long end, limit;
+	u64 last_sum = 0;
 	unsigned int i;
 
-	for (i = 0; i < MAX_CHILDREN; i++)
+	for (i = 0; i < MAX_CHILDREN; i++) {
 		ctx->cstats[i].exits = 5;
+		ctx->cstats[i].max_run = 5;
+	}
 	t = kthread_run(churn_thread, &ch, "statsfd_kunit_churn");
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, t);
 
@@ -308,16 +421,24 @@ static void statsfd_agg_compute_is_consistent_while_children_churn(struct kunit 
 	limit = jiffies + msecs_to_jiffies(10000);
 	while ((time_before(jiffies, end) || !nonempty ||
 		nonempty == reads) && time_before(jiffies, limit)) {
-		u64 n;
+		u64 n, sum;
 
 		compute(ctx);
-		/* One snapshot of the set: every kind agrees on its size. */
+		/*
+		 * One snapshot of the set: every kind agrees on its size.
+		 * The cumulative sum is what removed children left behind
+		 * (5 each) plus 5 per child present: never lower than in
+		 * an earlier read, whatever the churn.
+		 */
 		n = ctx->out[A_EXITS_NONZERO];
-		if (n > MAX_CHILDREN || ctx->out[A_EXITS_SUM] != 5 * n ||
+		sum = ctx->out[A_EXITS_SUM];
+		if (n > MAX_CHILDREN || ctx->out[A_MAX_RUN_SUM] != 5 * n ||
+		    sum < 5 * n || sum % 5 || sum < last_sum ||
 		    ctx->out[A_EXITS_MIN] != (n ? 5 : 0) ||
 		    ctx->out[A_EXITS_MAX] != (n ? 5 : 0) ||
 		    ctx->out[A_EXITS_AVG] != (n ? 5 : 0))
 			bad++;
+		last_sum = sum;
 		nonempty += n != 0;
 		reads++;
 		cond_resched();
@@ -333,7 +454,9 @@ static void statsfd_agg_compute_is_consistent_while_children_churn(struct kunit 
 
 static struct kunit_case statsfd_agg_cases[] = {
 	KUNIT_CASE(statsfd_agg_compute_never_added_set_is_all_zero),
-	KUNIT_CASE(statsfd_agg_compute_emptied_set_is_all_zero),
+	KUNIT_CASE(statsfd_agg_compute_emptied_set_keeps_only_retired_sums),
+	KUNIT_CASE(statsfd_agg_compute_cumulative_sums_survive_child_removal),
+	KUNIT_CASE(statsfd_source_init_allocates_retired_only_when_needed),
 	KUNIT_CASE(statsfd_agg_compute_each_kind_over_three_children),
 	KUNIT_CASE(statsfd_agg_compute_single_child_is_that_child),
 	KUNIT_CASE(statsfd_agg_compute_sums_histograms_bucketwise),

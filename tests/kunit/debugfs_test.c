@@ -205,6 +205,23 @@ static void statsfd_source_debugfs_remove_deletes_directory(struct kunit *test)
 							    ctx->dir), 0);
 }
 
+static void statsfd_source_debugfs_dir_follows_the_view(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *c = &ctx->child[0]->src;
+	struct dentry *d;
+
+	KUNIT_EXPECT_NULL(test, statsfd_source_debugfs_dir(c));
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "where",
+							    ctx->dir), 0);
+	d = debugfs_lookup("where", ctx->dir);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, d);
+	KUNIT_EXPECT_PTR_EQ(test, statsfd_source_debugfs_dir(c), d);
+	dput(d);
+	statsfd_source_debugfs_remove(c);
+	KUNIT_EXPECT_NULL(test, statsfd_source_debugfs_dir(c));
+}
+
 static struct kunit_case statsfd_debugfs_cases[] = {
 	KUNIT_CASE(statsfd_debugfs_root_is_named_statsfd),
 	KUNIT_CASE(statsfd_source_debugfs_create_makes_one_file_per_stat),
@@ -214,6 +231,7 @@ static struct kunit_case statsfd_debugfs_cases[] = {
 	KUNIT_CASE(statsfd_source_debugfs_create_twice_is_ebusy),
 	KUNIT_CASE(statsfd_source_debugfs_create_existing_name_fails_cleanly),
 	KUNIT_CASE(statsfd_source_debugfs_remove_deletes_directory),
+	KUNIT_CASE(statsfd_source_debugfs_dir_follows_the_view),
 	{}
 };
 

@@ -271,9 +271,11 @@ enum bad_kind {
 	CHILD_SCHEMA_WITHOUT_AGGREGATE,
 	/* on bad_parent_base: a, h, a_sum, h_sum */
 	AGG_WITHOUT_CHILD_SCHEMA, AGG_CHILD_NOT_INITIALIZED,
-	AGG_KIND_ABOVE_LAST, AGG_OFFSET_INSIDE_HIST, AGG_MIN_OF_HIST,
+	AGG_KIND_ABOVE_MAX, AGG_OFFSET_INSIDE_HIST, AGG_MIN_OF_HIST,
 	AGG_WITH_TYPE_BITS, AGG_WITH_EXPONENT, AGG_WITH_SIZE,
-	AGG_WITH_BUCKET_SIZE, PLAIN_AFTER_AGG,
+	AGG_WITH_BUCKET_SIZE, PLAIN_AFTER_AGG, AGG_OF_WRONG_STRUCT_TYPE,
+	AGG_SUFFIX_OF_OTHER_KIND, AGG_NAME_WITH_EXTRA_TEXT,
+	AGG_NAME_WITHOUT_UNDERSCORE,
 };
 
 struct bad_case {
@@ -291,6 +293,17 @@ static const struct statsfd_desc_def bad_parent_base[] = {
 	STATSFD_LINHIST(struct bad_stats, h, 5),
 	STATSFD_AGG_SUM_OF(struct bad_stats, a),
 	STATSFD_AGG_SUM_OF(struct bad_stats, h),
+};
+
+/* Another struct with a u64 at offset 0, where bad_stats has "a". */
+struct bad_other_stats {
+	u64 z;
+};
+
+/* STATSFD_AGG() given the wrong struct type, and a mismatched suffix. */
+static const struct statsfd_desc_def bad_agg_defs[] = {
+	STATSFD_AGG_SUM_OF(struct bad_other_stats, z),
+	STATSFD_AGG(struct bad_stats, a, STATSFD_AGG_SUM, "max"),
 };
 
 static void bad_mutate(enum bad_kind kind, struct statsfd_schema *s,
@@ -394,14 +407,15 @@ static void bad_mutate(enum bad_kind kind, struct statsfd_schema *s,
 	case AGG_WITHOUT_CHILD_SCHEMA:
 		s->child_schema = NULL;
 		break;
-	case AGG_KIND_ABOVE_LAST:
+	case AGG_KIND_ABOVE_MAX:
 		d[2].flags = 6 << STATSFD_AGG_SHIFT;
 		break;
 	case AGG_OFFSET_INSIDE_HIST:
 		d[3].offset = 16;
 		break;
 	case AGG_MIN_OF_HIST:
-		d[3].flags = STATSFD_AGG_MIN;
+		d[3].flags = STATSFD_AGG_MINIMUM;
+		d[3].name = "h_min";
 		break;
 	case AGG_WITH_TYPE_BITS:
 		d[2].flags |= STATSFD_TYPE_INSTANT;
@@ -417,6 +431,19 @@ static void bad_mutate(enum bad_kind kind, struct statsfd_schema *s,
 		break;
 	case PLAIN_AFTER_AGG:
 		swap(d[1], d[2]);
+		break;
+	case AGG_OF_WRONG_STRUCT_TYPE:
+		/* Same offset as a_sum: only the name tells them apart. */
+		d[2] = bad_agg_defs[0];
+		break;
+	case AGG_SUFFIX_OF_OTHER_KIND:
+		d[2] = bad_agg_defs[1];
+		break;
+	case AGG_NAME_WITH_EXTRA_TEXT:
+		d[2].name = "a_sum2";
+		break;
+	case AGG_NAME_WITHOUT_UNDERSCORE:
+		d[2].name = "asum";
 		break;
 	}
 }
@@ -442,10 +469,12 @@ static const struct bad_case bad_plain_cases[] = {
 
 static const struct bad_case bad_parent_cases[] = {
 	BAD_CASE(AGG_WITHOUT_CHILD_SCHEMA), BAD_CASE(AGG_CHILD_NOT_INITIALIZED),
-	BAD_CASE(AGG_KIND_ABOVE_LAST), BAD_CASE(AGG_OFFSET_INSIDE_HIST),
+	BAD_CASE(AGG_KIND_ABOVE_MAX), BAD_CASE(AGG_OFFSET_INSIDE_HIST),
 	BAD_CASE(AGG_MIN_OF_HIST), BAD_CASE(AGG_WITH_TYPE_BITS),
 	BAD_CASE(AGG_WITH_EXPONENT), BAD_CASE(AGG_WITH_SIZE),
 	BAD_CASE(AGG_WITH_BUCKET_SIZE), BAD_CASE(PLAIN_AFTER_AGG),
+	BAD_CASE(AGG_OF_WRONG_STRUCT_TYPE), BAD_CASE(AGG_SUFFIX_OF_OTHER_KIND),
+	BAD_CASE(AGG_NAME_WITH_EXTRA_TEXT), BAD_CASE(AGG_NAME_WITHOUT_UNDERSCORE),
 };
 
 static void bad_case_desc(const struct bad_case *c, char *desc)

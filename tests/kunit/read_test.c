@@ -361,14 +361,67 @@ static void statsfd_read_aggregates_follow_children(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, got[1], 101);
 	KUNIT_EXPECT_EQ(test, got[2], 301);
 
-	/* After the first child leaves: 201 + 301. */
+	/*
+	 * After the first child leaves: min and max are over 201 and 301;
+	 * exits is cumulative, so its sum keeps the 101 the child counted.
+	 */
 	statsfd_source_del_child(&ctx->child[0]->src);
 	KUNIT_ASSERT_EQ(test, statsfd_kunit_read(test, ctx->file, ctx->ubuf,
 						 got, sizeof(got),
 						 SFK_DATA_OFFSET + 16), 24);
-	KUNIT_EXPECT_EQ(test, got[0], 502);
+	KUNIT_EXPECT_EQ(test, got[0], 603);
 	KUNIT_EXPECT_EQ(test, got[1], 201);
 	KUNIT_EXPECT_EQ(test, got[2], 301);
+}
+
+#define AGG_START	(SFK_DATA_OFFSET + SFK_PARENT_STATS_SIZE)
+#define AGG_BYTES	(SFK_PARENT_DESC_OFFSET - AGG_START)
+
+static void statsfd_read_aggregates_into_pages_not_yet_faulted_in(struct kunit *test)
+{
+	struct read_ctx *ctx = test->priv;
+	/* Fresh anonymous memory: no page is present until written. */
+	char __user *u = statsfd_kunit_ubuf(test, 2 * PAGE_SIZE,
+					    PROT_READ | PROT_WRITE);
+	char __user *dst = u + PAGE_SIZE - 20;
+	ssize_t ret;
+
+	/*
+	 * The aggregates are copied with page faults disabled (under the
+	 * source's spinlock): the read must fault the pages in and retry,
+	 * not come back short.  The range straddles both fresh pages.
+	 */
+	ret = statsfd_kunit_read(test, ctx->file, dst, ctx->kbuf, AGG_BYTES,
+				 AGG_START);
+	KUNIT_EXPECT_EQ(test, ret, AGG_BYTES);
+	KUNIT_EXPECT_MEMEQ(test, ctx->kbuf, ctx->image + AGG_START, AGG_BYTES);
+}
+
+static void statsfd_read_short_in_aggregates_advances_position(struct kunit *test)
+{
+	struct read_ctx *ctx = test->priv;
+	char __user *u = statsfd_kunit_ubuf(test, 2 * PAGE_SIZE,
+					    PROT_READ | PROT_WRITE);
+	loff_t pos = AGG_START;
+	ssize_t ret;
+
+	/* The buffer ends 20 bytes in, in the middle of the aggregates. */
+	KUNIT_ASSERT_EQ(test, vm_munmap((unsigned long)u + PAGE_SIZE,
+					PAGE_SIZE), 0);
+	ret = ctx->file->f_op->read(ctx->file, u + PAGE_SIZE - 20, AGG_BYTES,
+				    &pos);
+	KUNIT_EXPECT_EQ(test, ret, 20);
+	KUNIT_EXPECT_EQ(test, pos, AGG_START + 20);
+	KUNIT_ASSERT_EQ(test, copy_from_user(ctx->kbuf, u + PAGE_SIZE - 20,
+					     20), 0);
+	KUNIT_EXPECT_MEMEQ(test, ctx->kbuf, ctx->image + AGG_START, 20);
+
+	/* The next read() continues right there: no byte twice or lost. */
+	ret = ctx->file->f_op->read(ctx->file, ctx->ubuf, PAGE_SIZE, &pos);
+	KUNIT_EXPECT_EQ(test, ret, ctx->size - AGG_START - 20);
+	KUNIT_EXPECT_EQ(test, pos, ctx->size);
+	KUNIT_ASSERT_EQ(test, copy_from_user(ctx->kbuf, ctx->ubuf, ret), 0);
+	KUNIT_EXPECT_MEMEQ(test, ctx->kbuf, ctx->image + AGG_START + 20, ret);
 }
 
 /*
@@ -458,6 +511,8 @@ static struct kunit_case statsfd_read_cases[] = {
 	KUNIT_CASE(statsfd_read_into_unmapped_tail_is_short),
 	KUNIT_CASE(statsfd_read_sees_live_values),
 	KUNIT_CASE(statsfd_read_aggregates_follow_children),
+	KUNIT_CASE(statsfd_read_aggregates_into_pages_not_yet_faulted_in),
+	KUNIT_CASE(statsfd_read_short_in_aggregates_advances_position),
 	KUNIT_CASE(statsfd_read_never_tears_a_value),
 	{}
 };

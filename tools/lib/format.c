@@ -49,9 +49,9 @@ const char *statsfd_agg_name(uint32_t agg)
 	switch (agg) {
 	case STATSFD_AGG_NONE:		return "";
 	case STATSFD_AGG_SUM:		return "sum";
-	case STATSFD_AGG_MIN:		return "min";
-	case STATSFD_AGG_MAX:		return "max";
-	case STATSFD_AGG_AVG:		return "avg";
+	case STATSFD_AGG_MINIMUM:	return "min";
+	case STATSFD_AGG_MAXIMUM:	return "max";
+	case STATSFD_AGG_AVERAGE:	return "avg";
 	case STATSFD_AGG_COUNT_NONZERO:	return "count_nonzero";
 	}
 	return "unknown";

@@ -254,7 +254,7 @@ static int check_desc(struct statsfd *sf, unsigned int i,
 		BAD("flags", "unknown unit 0x%x", st->unit);
 	if (st->base > STATSFD_BASE_MAX)
 		BAD("flags", "unknown base 0x%x", st->base);
-	if (st->agg > STATSFD_AGG_LAST)
+	if (st->agg > STATSFD_AGG_MAX)
 		BAD("flags", "unknown aggregation 0x%x", st->agg);
 	if (st->agg && st->agg != STATSFD_AGG_SUM && statsfd_stat_is_hist(st))
 		BAD("flags", "a histogram can only be aggregated by sum");

@@ -83,7 +83,8 @@ static inline int stats_fd(int fd)
 	return ioctl(fd, STATSFD_VM_GET_STATS_FD, 0);
 }
 
-static inline int vcpu_run(int vcpu, const struct statsfd_vm_run *run)
+/* RUN writes run->exits_done back, on success and on EINTR. */
+static inline int vcpu_run(int vcpu, struct statsfd_vm_run *run)
 {
 	return ioctl(vcpu, STATSFD_VM_RUN, run);
 }
@@ -382,11 +383,11 @@ static inline const char *agg_suffix(__u32 kind)
 	switch (kind) {
 	case STATSFD_AGG_SUM:
 		return "sum";
-	case STATSFD_AGG_MIN:
+	case STATSFD_AGG_MINIMUM:
 		return "min";
-	case STATSFD_AGG_MAX:
+	case STATSFD_AGG_MAXIMUM:
 		return "max";
-	case STATSFD_AGG_AVG:
+	case STATSFD_AGG_AVERAGE:
 		return "avg";
 	case STATSFD_AGG_COUNT_NONZERO:
 		return "count_nonzero";
@@ -447,13 +448,13 @@ static inline int agg_check(const struct sfile *parent,
 			case STATSFD_AGG_SUM:
 				want = (__u64)sum;
 				break;
-			case STATSFD_AGG_MIN:
+			case STATSFD_AGG_MINIMUM:
 				want = n ? min : 0;
 				break;
-			case STATSFD_AGG_MAX:
+			case STATSFD_AGG_MAXIMUM:
 				want = max;
 				break;
-			case STATSFD_AGG_AVG:
+			case STATSFD_AGG_AVERAGE:
 				want = n ? (__u64)(sum / n) : 0;
 				break;
 			default:

@@ -16,7 +16,7 @@
 
 /* The device-wide counters a failed call must not move. */
 struct sys_snap {
-	__u64 vms_created, vms_alive, vcpus_created, vcpus_alive, runs;
+	__u64 vms_created, vms_alive, vcpus_created, vcpus_alive;
 	__u64 stats_fds_open;
 	int next_fd;
 };
@@ -27,7 +27,6 @@ static void sys_snap(struct sys_snap *s)
 	s->vms_alive = sys_stat("vms_alive");
 	s->vcpus_created = sys_stat("vcpus_created");
 	s->vcpus_alive = sys_stat("vcpus_alive");
-	s->runs = sys_stat("runs");
 	s->stats_fds_open = sys_stat("stats_fds_open");
 	s->next_fd = next_fd();
 }
@@ -43,7 +42,6 @@ static void expect_nothing_changed(struct __test_metadata *_metadata,
 	EXPECT_EQ(before->vms_alive, after.vms_alive);
 	EXPECT_EQ(before->vcpus_created, after.vcpus_created);
 	EXPECT_EQ(before->vcpus_alive, after.vcpus_alive);
-	EXPECT_EQ(before->runs, after.runs);
 	EXPECT_EQ(before->stats_fds_open, after.stats_fds_open);
 	EXPECT_EQ(before->next_fd, after.next_fd);
 }
@@ -313,14 +311,19 @@ TEST_F(ioc, max_vcpus_applies_to_new_vms)
 	close(vm2);
 }
 
-/* RUN that fails validation: nothing ran, the run is not counted. */
+/*
+ * RUN that fails validation: nothing ran, the run is not counted, and
+ * nothing was written back (exits_done keeps what the caller put there).
+ */
 static void expect_run_einval(struct __test_metadata *_metadata, int vcpu,
-			      int vcpu_stats, const struct statsfd_vm_run *run)
+			      int vcpu_stats, struct statsfd_vm_run *run)
 {
 	struct sys_snap before;
+	__u64 mark = run->exits_done;
 
 	sys_snap(&before);
 	EXPECT_ERRNO(EINVAL, vcpu_run(vcpu, run));
+	EXPECT_EQ(mark, run->exits_done);
 	expect_nothing_changed(_metadata, &before);
 	EXPECT_EQ(0, stat_get(vcpu_stats, "runs"));
 	EXPECT_EQ(0, stat_get(vcpu_stats, "exits"));
@@ -425,6 +428,49 @@ TEST_F(ioc, run_halt_poll_over_max_24)
 	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
 }
 
+/*
+ * RUN is _IOWR and its struct kept its size: exits_done took a reserved
+ * word.  exits_done is output only: what the caller leaves there is
+ * ignored, and overwritten with the exits taken.
+ */
+TEST_F(ioc, run_exits_done_is_output_only)
+{
+	struct statsfd_vm_run run = { .io_exits = 5, .exits_done = 12345 };
+
+	EXPECT_EQ(104, sizeof(run));
+	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(STATSFD_VM_RUN));
+	EXPECT_EQ(sizeof(run), _IOC_SIZE(STATSFD_VM_RUN));
+	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(5, run.exits_done);
+	run.exits_done = UINT64_MAX;
+	run.io_exits = 0;
+	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(0, run.exits_done);
+	EXPECT_EQ(2, stat_get(self->vcpu_stats, "runs"));
+	EXPECT_EQ(5, stat_get(self->vcpu_stats, "exits"));
+}
+
+/*
+ * #24: RUN with an argument it can read but not write back: the run
+ * happens (and is counted), then RUN fails with -EFAULT.
+ */
+TEST_F(ioc, run_read_only_argument_efault_24)
+{
+	struct statsfd_vm_run run = { .io_exits = 7, .cycles_per_exit = 2 };
+	void *ro;
+
+	ro = mmap(NULL, self->page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	memcpy(ro, &run, sizeof(run));
+	ASSERT_EQ(0, mprotect(ro, self->page, PROT_READ));
+	EXPECT_ERRNO(EFAULT, ioctl(self->vcpu, STATSFD_VM_RUN, ro));
+	EXPECT_EQ(1, stat_get(self->vcpu_stats, "runs"));
+	EXPECT_EQ(7, stat_get(self->vcpu_stats, "exits"));
+	EXPECT_EQ(14, stat_get(self->vcpu_stats, "guest_cycles"));
+	munmap(ro, self->page);
+}
+
 /* #24: KICK and GET_STATS_FD on VM and vCPU fds want an argument of 0. */
 TEST_F(ioc, vm_and_vcpu_arg_must_be_zero_24)
 {
@@ -475,7 +521,9 @@ TEST_F(ioc, unknown_ioctls_enotty_24)
 		STATSFD_VM_CREATE_VCPU,
 		_IO(STATSFD_VM_IO, 0x82),
 		_IOW(STATSFD_VM_IO, 0x80, __u64),
-		_IOWR(STATSFD_VM_IO, 0x80, struct statsfd_vm_run),
+		/* RUN as it was before it wrote exits_done back */
+		_IOW(STATSFD_VM_IO, 0x80, struct statsfd_vm_run),
+		_IOR(STATSFD_VM_IO, 0x80, struct statsfd_vm_run),
 		_IO(0xAE, 0x80) /* KVM_RUN */,
 	};
 	struct sys_snap before;

@@ -13,7 +13,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "statsfd_vm_util.h"
@@ -85,7 +87,7 @@ static void stats_test(struct __test_metadata *_metadata, int fd,
 		EXPECT_LE(type, STATSFD_TYPE_MAX);
 		EXPECT_LE(unit, STATSFD_UNIT_MAX);
 		EXPECT_LE(base, STATSFD_BASE_MAX);
-		EXPECT_LE(pdesc->flags & STATSFD_AGG_MASK, STATSFD_AGG_LAST);
+		EXPECT_LE(pdesc->flags & STATSFD_AGG_MASK, STATSFD_AGG_MAX);
 		EXPECT_EQ(0, pdesc->flags & STATSFD_DESC_FLAGS_RESERVED);
 		switch (unit) {
 		case STATSFD_UNIT_NONE:
@@ -253,9 +255,9 @@ struct want_desc {
 #define W_CYC STATSFD_UNIT_CYCLES
 #define W_BOOL STATSFD_UNIT_BOOLEAN
 #define W_SUM STATSFD_AGG_SUM
-#define W_MIN STATSFD_AGG_MIN
-#define W_MAX STATSFD_AGG_MAX
-#define W_AVG STATSFD_AGG_AVG
+#define W_MIN STATSFD_AGG_MINIMUM
+#define W_MAX STATSFD_AGG_MAXIMUM
+#define W_AVG STATSFD_AGG_AVERAGE
 #define W_CNZ STATSFD_AGG_COUNT_NONZERO
 
 static const struct want_desc vcpu_schema[] = {
@@ -326,7 +328,6 @@ static const struct want_desc sys_schema[] = {
 	{ "max_vms_alive", W_PEAK, 0, 1, 0 },
 	{ "vcpus_created", W_CUM, 0, 1, 0 },
 	{ "vcpus_alive", W_INST, 0, 1, 0 },
-	{ "runs", W_CUM, 0, 1, 0 },
 	{ "stats_fds_open", W_INST, 0, 1, 0 },
 	{ "vcpus_created_sum", W_CUM | W_SUM, 0, 1, 0 },
 	{ "vcpus_created_max", W_INST | W_MAX, 0, 1, 0 },
@@ -574,6 +575,7 @@ TEST_F(vcpu, exits_are_exact)
 	};
 
 	ASSERT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(123, run.exits_done);
 	REREAD();
 	EXPECT_EQ(123, V("exits"));
 	EXPECT_EQ(100, V("io_exits"));
@@ -597,6 +599,7 @@ TEST_F(vcpu, exits_are_exact)
 	run.io_bytes = 4096;
 	run.cycles_per_exit = 7;
 	ASSERT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(5000, run.exits_done);
 	REREAD();
 	EXPECT_EQ(5123, V("exits"));
 	EXPECT_EQ(5100, V("io_exits"));
@@ -609,6 +612,7 @@ TEST_F(vcpu, exits_are_exact)
 
 	run.io_exits = 1;
 	ASSERT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(1, run.exits_done);
 	REREAD();
 	EXPECT_EQ(5000, V("max_run_exits"));
 	EXPECT_EQ(2, sfile_val_at(&self->s, "run_exits_hist", 0) +
@@ -619,9 +623,10 @@ TEST_F(vcpu, exits_are_exact)
 /* An empty workload is still a run, of zero exits. */
 TEST_F(vcpu, empty_run_counts_a_run)
 {
-	struct statsfd_vm_run run = { 0 };
+	struct statsfd_vm_run run = { .exits_done = 99 };
 
 	ASSERT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(0, run.exits_done);
 	REREAD();
 	EXPECT_EQ(1, V("runs"));
 	EXPECT_EQ(0, V("exits"));
@@ -644,6 +649,7 @@ TEST_F(vcpu, timed_halts_sleep_and_count_exactly)
 	int b;
 
 	ASSERT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(5, run.exits_done);
 	REREAD();
 	EXPECT_EQ(5, V("exits"));
 	EXPECT_EQ(5, V("halt_exits"));
@@ -753,6 +759,10 @@ TEST_F(vcpu, kicks_coalesce)
 	EXPECT_EQ(3, sfile_val(&self->vs, "kicks"));
 }
 
+/*
+ * A RUN in a thread of its own.  @tid and @done are written by the thread
+ * and polled by the test, hence the atomic accesses.
+ */
 struct runner {
 	pthread_t thread;
 	int vcpu;
@@ -760,15 +770,19 @@ struct runner {
 	int ret;
 	int err;
 	__u64 end_ns;
+	int tid;
+	int done;
 };
 
 static void *runner_fn(void *arg)
 {
 	struct runner *r = arg;
 
+	__atomic_store_n(&r->tid, (int)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	r->ret = vcpu_run(r->vcpu, &r->run);
 	r->err = errno;
 	r->end_ns = now_ns();
+	__atomic_store_n(&r->done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
 
@@ -822,6 +836,7 @@ TEST_F(vcpu, kick_wakes_a_sleeping_halt)
 	ASSERT_EQ(0, vcpu_kick(self->vcpu));
 	ASSERT_EQ(0, pthread_join(r.thread, NULL));
 	EXPECT_EQ(0, r.ret);
+	EXPECT_EQ(1, r.run.exits_done);
 	REREAD();
 	EXPECT_EQ(0, V("blocking"));
 	EXPECT_EQ(1, V("halt_wakeup"));
@@ -861,6 +876,8 @@ TEST_F(vcpu, signal_during_halt_returns_eintr_28)
 	EXPECT_EQ(EINTR, r.err);
 	/* "promptly": generous for a TCG guest, far below "never" */
 	EXPECT_LT(r.end_ns - sent, 5000000000ULL);
+	/* the two I/O exits and the halt the signal ended */
+	EXPECT_EQ(3, r.run.exits_done);
 
 	REREAD();
 	EXPECT_EQ(1, V("signal_exits"));
@@ -908,10 +925,145 @@ TEST_F(vcpu, signal_during_long_run_returns_eintr_28)
 	REREAD();
 	EXPECT_EQ(1, V("signal_exits"));
 	EXPECT_LT(V("io_exits"), STATSFD_VM_RUN_EXITS_MAX);
+	/* RUN reports exactly what the stats counted */
+	EXPECT_EQ(V("io_exits"), r.run.exits_done);
+	EXPECT_NE(0, r.run.exits_done);
 	EXPECT_EQ(V("io_exits") + 1, V("exits"));
 	EXPECT_EQ(2 * V("io_exits"), V("guest_cycles"));
 	EXPECT_EQ(V("exits"), V("max_run_exits"));
 	EXPECT_EQ(1, sfile_hist_sum(&self->s, "run_exits_hist"));
+}
+
+/* State letter of task @tid (a thread or a process) in /proc, or 0. */
+static char task_state(int tid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * Wait until task @tid sleeps uninterruptibly ('D': a killable sleep, as
+ * in mutex_lock_killable()); false after 20 s.
+ */
+static bool wait_task_d(int tid)
+{
+	__u64 deadline = now_ns() + 20000000000ULL;
+
+	while (now_ns() < deadline) {
+		if (task_state(tid) == 'D')
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * A RUN waiting for the vCPU (another thread's RUN holds it) waits
+ * killably, as KVM_RUN does for vcpu->mutex: a signal that is not fatal
+ * does not end the wait.  It stays pending and ends the RUN, once that
+ * has the vCPU, before its first exit: -EINTR, exits_done 0, and a signal
+ * exit counted.  So every -EINTR of RUN is a counted signal exit.
+ */
+TEST_F(vcpu, signal_while_waiting_for_the_vcpu)
+{
+	struct sigaction sa = { .sa_handler = on_sigusr1 };
+	struct runner a = {
+		.vcpu = self->vcpu,
+		.run = { .halt_exits = 1 },
+	};
+	struct runner b = {
+		.vcpu = self->vcpu,
+		.run = { .io_exits = 10, .exits_done = 77 },
+	};
+	int tid = 0, i;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, pthread_create(&a.thread, NULL, runner_fn, &a));
+	ASSERT_TRUE(wait_stat(self->vcpu_stats, "blocking", 1));
+	ASSERT_EQ(0, pthread_create(&b.thread, NULL, runner_fn, &b));
+	for (i = 0; i < 20000 && !tid; i++) {
+		tid = __atomic_load_n(&b.tid, __ATOMIC_SEQ_CST);
+		usleep(1000);
+	}
+	ASSERT_NE(0, tid);
+	ASSERT_TRUE(wait_task_d(tid));
+
+	ASSERT_EQ(0, pthread_kill(b.thread, SIGUSR1));
+	usleep(300000);
+	EXPECT_EQ(0, __atomic_load_n(&b.done, __ATOMIC_SEQ_CST));
+	EXPECT_EQ('D', task_state(tid));
+	REREAD();
+	EXPECT_EQ(1, V("runs"));
+	EXPECT_EQ(0, V("signal_exits"));
+
+	ASSERT_EQ(0, vcpu_kick(self->vcpu));
+	ASSERT_EQ(0, pthread_join(a.thread, NULL));
+	ASSERT_EQ(0, pthread_join(b.thread, NULL));
+	EXPECT_EQ(0, a.ret);
+	EXPECT_EQ(1, a.run.exits_done);
+	EXPECT_EQ(-1, b.ret);
+	EXPECT_EQ(EINTR, b.err);
+	EXPECT_EQ(0, b.run.exits_done);
+
+	REREAD();
+	EXPECT_EQ(2, V("runs"));
+	EXPECT_EQ(1, V("signal_exits"));
+	EXPECT_EQ(0, V("io_exits"));
+	EXPECT_EQ(1, V("halt_exits"));
+	EXPECT_EQ(2, V("exits"));
+	EXPECT_EQ(2, sfile_hist_sum(&self->s, "run_exits_hist"));
+}
+
+/*
+ * ... but a fatal signal does end the wait: a process killed while its
+ * RUN waits for the vCPU dies at once, without running.
+ */
+TEST_F(vcpu, sigkill_while_waiting_for_the_vcpu)
+{
+	struct runner a = {
+		.vcpu = self->vcpu,
+		.run = { .halt_exits = 1 },
+	};
+	__u64 deadline;
+	int status = 0;
+	pid_t pid, got = 0;
+
+	ASSERT_EQ(0, pthread_create(&a.thread, NULL, runner_fn, &a));
+	ASSERT_TRUE(wait_stat(self->vcpu_stats, "blocking", 1));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct statsfd_vm_run run = { .io_exits = 1 };
+
+		vcpu_run(self->vcpu, &run);
+		_exit(0);
+	}
+	EXPECT_TRUE(wait_task_d(pid));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	deadline = now_ns() + 5000000000ULL;
+	while (!got && now_ns() < deadline) {
+		got = waitpid(pid, &status, WNOHANG);
+		if (!got)
+			usleep(1000);
+	}
+	/* the vCPU is still halted: the child did not wait for it */
+	EXPECT_EQ(1, stat_get(self->vcpu_stats, "blocking"));
+	ASSERT_EQ(0, vcpu_kick(self->vcpu));
+	if (!got)
+		got = waitpid(pid, &status, 0);
+	EXPECT_EQ(pid, got);
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ASSERT_EQ(0, pthread_join(a.thread, NULL));
+	EXPECT_EQ(0, a.ret);
+	REREAD();
+	EXPECT_EQ(1, V("runs"));
+	EXPECT_EQ(1, V("exits"));
+	EXPECT_EQ(0, V("signal_exits"));
 }
 
 /* bad-inputs.md #21: counters wrap modulo 2^64, aggregates too. */
@@ -1118,7 +1270,6 @@ TEST(system_counts_exact)
 	EXPECT_EQ(2, delta(&a, &b, "vms_alive"));
 	EXPECT_EQ(3, delta(&a, &b, "vcpus_created"));
 	EXPECT_EQ(3, delta(&a, &b, "vcpus_alive"));
-	EXPECT_EQ(3, delta(&a, &b, "runs"));
 	EXPECT_EQ(3, delta(&a, &b, "stats_fds_open"));
 	EXPECT_EQ(1, delta(&a, &b, "kicks_sum"));
 	EXPECT_GE(sfile_val(&a, "max_vms_alive"), sfile_val(&a, "vms_alive"));
@@ -1130,6 +1281,13 @@ TEST(system_counts_exact)
 		  sfile_val(&a, "stats_fds_open"));
 	read_all(_metadata, vmfd[0], &vm_s[0]);
 	read_all(_metadata, vmfd[1], &vm_s[1]);
+	/*
+	 * No device-wide count of runs (it would be written by every RUN on
+	 * every CPU): each VM sums its vCPUs' runs.
+	 */
+	EXPECT_EQ(STAT_MISSING, sfile_val(&a, "runs"));
+	EXPECT_EQ(1, sfile_val(&vm_s[0], "runs_sum"));
+	EXPECT_EQ(2, sfile_val(&vm_s[1], "runs_sum"));
 	EXPECT_EQ(1, sfile_val(&vm_s[0], "stats_fds_open"));
 	EXPECT_EQ(2, sfile_val(&vm_s[1], "stats_fds_open"));
 	if (sfile_val(&b, "vms_alive") == 0)

@@ -9,7 +9,17 @@
 #ifndef _UAPI_LINUX_STATSFD_H
 #define _UAPI_LINUX_STATSFD_H
 
+#include <linux/stddef.h>
 #include <linux/types.h>
+
+/* For userspace headers older than Linux 5.16, which lack it. */
+#ifndef __DECLARE_FLEX_ARRAY
+#define __DECLARE_FLEX_ARRAY(TYPE, NAME)	\
+	struct {				\
+		struct { } __empty_ ## NAME;	\
+		TYPE NAME[];			\
+	}
+#endif
 
 /**
  * struct statsfd_header - header of a statsfd stats file, at offset 0
@@ -70,11 +80,12 @@ struct statsfd_header {
 #define STATSFD_AGG_MASK		(0xF << STATSFD_AGG_SHIFT)
 #define STATSFD_AGG_NONE		(0x0 << STATSFD_AGG_SHIFT)
 #define STATSFD_AGG_SUM			(0x1 << STATSFD_AGG_SHIFT)
-#define STATSFD_AGG_MIN			(0x2 << STATSFD_AGG_SHIFT)
-#define STATSFD_AGG_MAX			(0x3 << STATSFD_AGG_SHIFT)
-#define STATSFD_AGG_AVG			(0x4 << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_MINIMUM		(0x2 << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_MAXIMUM		(0x3 << STATSFD_AGG_SHIFT)
+#define STATSFD_AGG_AVERAGE		(0x4 << STATSFD_AGG_SHIFT)
 #define STATSFD_AGG_COUNT_NONZERO	(0x5 << STATSFD_AGG_SHIFT)
-#define STATSFD_AGG_LAST		STATSFD_AGG_COUNT_NONZERO
+/* The highest valid kind, like STATSFD_TYPE_MAX; not the "maximum" kind. */
+#define STATSFD_AGG_MAX			STATSFD_AGG_COUNT_NONZERO
 
 /* Bits 16-31 are reserved and always 0. */
 #define STATSFD_DESC_FLAGS_RESERVED	0xFFFF0000u
@@ -100,7 +111,16 @@ struct statsfd_desc {
 	__u16 size;
 	__u32 offset;
 	__u32 bucket_size;
+#ifdef __cplusplus
+	/*
+	 * Older userspace headers (those of Linux 6.1, for one) define
+	 * __DECLARE_FLEX_ARRAY() with an empty struct, which C++ sizes as
+	 * one byte: the struct would no longer be 16 bytes.
+	 */
 	char name[];
+#else
+	__DECLARE_FLEX_ARRAY(char, name);
+#endif
 };
 
 #endif /* _UAPI_LINUX_STATSFD_H */

@@ -52,10 +52,16 @@ struct statsfd_vm_create_vcpu {
  *	at most the provider's halt_poll_ns_max
  * @halt_timeout_ns: longest sleep of each halt, at most
  *	STATSFD_VM_HALT_TIMEOUT_NS_MAX; 0 sleeps until kicked
+ * @exits_done: output, ignored on input: the exits of the workload taken
+ *	by this run, the signal exit that ends an interrupted run not
+ *	included; written back when RUN returns 0 or -EINTR
  * @reserved: must be 0
  *
  * The exits are taken in the order io, mmio, hypercall, halt.  The total
- * number of exits of one run is at most STATSFD_VM_RUN_EXITS_MAX.
+ * number of exits of one run is at most STATSFD_VM_RUN_EXITS_MAX.  After
+ * -EINTR, @exits_done tells how far the workload got: the first
+ * @exits_done exits of that order were taken (a halt counts once it has
+ * begun, even if the signal then ended it).
  */
 struct statsfd_vm_run {
 	__u32 flags;
@@ -68,7 +74,8 @@ struct statsfd_vm_run {
 	__u64 cycles_per_exit;
 	__u64 halt_poll_ns;
 	__u64 halt_timeout_ns;
-	__u64 reserved[4];
+	__u64 exits_done;
+	__u64 reserved[3];
 };
 
 #define STATSFD_VM_IO_BYTES_MAX		4096ULL
@@ -81,8 +88,11 @@ struct statsfd_vm_run {
 #define STATSFD_VM_CREATE_VM		_IOW(STATSFD_VM_IO, 0x01, struct statsfd_vm_create_vm)
 /* On a VM fd: returns a new vCPU fd. */
 #define STATSFD_VM_CREATE_VCPU		_IOW(STATSFD_VM_IO, 0x41, struct statsfd_vm_create_vcpu)
-/* On a vCPU fd: runs the workload; 0, or -EINTR if a signal ended it. */
-#define STATSFD_VM_RUN			_IOW(STATSFD_VM_IO, 0x80, struct statsfd_vm_run)
+/*
+ * On a vCPU fd: runs the workload; 0, or -EINTR if a signal ended it.
+ * Both write exits_done back.
+ */
+#define STATSFD_VM_RUN			_IOWR(STATSFD_VM_IO, 0x80, struct statsfd_vm_run)
 /* On a vCPU fd: wakes a halted vCPU, or makes its next halt end at once. */
 #define STATSFD_VM_KICK			_IO(STATSFD_VM_IO, 0x81)
 /*
