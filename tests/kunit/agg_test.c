@@ -124,7 +124,7 @@ static void statsfd_agg_compute_cumulative_sums_survive_child_removal(struct kun
 	c0->lin[1] += 1;
 	statsfd_source_del_child(&ctx->child[0]->src);
 	compute(ctx);
-	/* CUMULATIVE sum and histogram sums: no drop, no fake reset. */
+	/* CUMULATIVE sum (16 + 5) and histogram sums: no drop, no reset. */
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 21);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_LIN_SUM + 1], 5);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_LOG_SUM + 2], 4);
@@ -145,11 +145,12 @@ static void statsfd_agg_compute_cumulative_sums_survive_child_removal(struct kun
 	compute(ctx);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 25);
 
-	/* Destroying the last child retires it too. */
+	/* Destroying the last child retires it too: 16 + 9, 4 + 1. */
 	statsfd_source_destroy(&ctx->child[1]->src);
 	compute(ctx);
-	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 30);
-	KUNIT_EXPECT_EQ(test, ctx->out[A_LIN_SUM + 1], 6);
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 0);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 25);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_LIN_SUM + 1], 5);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_BLOCKING_SUM], 0);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 0);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_NONZERO], 0);

@@ -279,9 +279,9 @@ def b5(p, j, res):
         j.add("B5", "descriptor memory per instance: 1000 vs 10 descriptors "
               "(same 8000 B data), extra bytes per instance",
               diff, f"independent (<< {grow} B)", abs(diff) < 0.05 * grow,
-              f'{fmt(a["slab_per_instance"])} vs {fmt(b["slab_per_instance"])} B/instance; '
-              f'schema once: {fmt(a["slab_schema_and_cache"])} vs {fmt(b["slab_schema_and_cache"])} B',
-              unit=" B")
+              f'{fmt(a["slab_per_instance"])} vs {fmt(b["slab_per_instance"])} B/instance '
+              f'(Slab over 4096 sources each); descriptor blocks of {a["desc_block_size"]} vs '
+              f'{b["desc_block_size"]} B, built once per schema', unit=" B")
     j.add("B5", f"statsfd_vm: {nvm} VMs x {nvc} vCPUs, Slab per stats fd",
           fd, "(report; desc block not copied)", None,
           f'vCPU desc block {x["vcpu_layout"]["file_size"] - vc_d} B+; '
@@ -302,8 +302,8 @@ def b5(p, j, res):
         j.add("B5", "collector daemon CPU at 2 reads/s of every fd", col["cpu_percent"],
               "(report)", None, f'{col["command"]}: {fmt(col["cpu_s"])} s CPU in '
               f'{fmt(col["window_s"])} s, {fmt(col.get("reads_per_source_per_s"))} reads/s '
-              f'per source, {col.get("read_errors")} errors; the preads alone '
-              f'(2 x read-all) are {fmt(floor)}%', unit="%")
+              f'per source, {col.get("read_errors")} errors; two of the bench\'s own '
+              f'read-every-fd passes take {fmt(floor)}% of a second', unit="%")
     else:
         j.add("B5", "collector daemon CPU at 2 reads/s", None, "(report)", None,
               col.get("error", "not measured"))

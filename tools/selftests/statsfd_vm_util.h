@@ -396,15 +396,33 @@ static inline const char *agg_suffix(__u32 kind)
 }
 
 /*
+ * A sum that keeps what removed children counted (statsfd-abi.rst): the
+ * sum of a cumulative stat, or of a histogram.
+ */
+static inline bool agg_retires(const struct statsfd_desc *d)
+{
+	__u32 type = d->flags & STATSFD_TYPE_MASK;
+
+	return (d->flags & STATSFD_AGG_MASK) == STATSFD_AGG_SUM &&
+	       (type == STATSFD_TYPE_CUMULATIVE ||
+		type == STATSFD_TYPE_LINEAR_HIST ||
+		type == STATSFD_TYPE_LOG_HIST);
+}
+
+/*
  * Check every aggregate of @parent (its data last read) against the values
  * of its @n children (their data last read), computed here from their
  * definitions: sum modulo 2^64 (bucket by bucket for histograms), min, max,
  * the floor of the exact mean, the number of non-zero values; 0 over an
- * empty set.  Prints each mismatch; returns how many there were, or -1 if
- * an aggregate is malformed.
+ * empty set.  With @live_only, the sums that keep removed children's
+ * counts (agg_retires()) are skipped: for a parent that has lost children,
+ * only the other aggregates depend on the present children alone.  Prints
+ * each mismatch; returns how many there were, or -1 if an aggregate is
+ * malformed.
  */
-static inline int agg_check(const struct sfile *parent,
-			    const struct sfile *children, unsigned int n)
+static inline int agg_check_ex(const struct sfile *parent,
+			       const struct sfile *children, unsigned int n,
+			       bool live_only)
 {
 	unsigned int i, c, k;
 	int bad = 0;
@@ -416,7 +434,7 @@ static inline int agg_check(const struct sfile *parent,
 		char field[STATSFD_NAME_SIZE_DEFAULT * 4];
 		size_t flen;
 
-		if (!kind)
+		if (!kind || (live_only && agg_retires(d)))
 			continue;
 		flen = strlen(d->name);
 		if (!suffix || flen <= strlen(suffix) + 1 ||
@@ -472,6 +490,13 @@ static inline int agg_check(const struct sfile *parent,
 		}
 	}
 	return bad;
+}
+
+/* agg_check_ex() of a parent that never lost a child: every aggregate. */
+static inline int agg_check(const struct sfile *parent,
+			    const struct sfile *children, unsigned int n)
+{
+	return agg_check_ex(parent, children, n, false);
 }
 
 #endif /* STATSFD_VM_UTIL_H */

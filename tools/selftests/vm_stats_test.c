@@ -1235,7 +1235,8 @@ static __u64 delta(const struct sfile *a, const struct sfile *b,
 
 /*
  * System counters move by exactly what this test does (nothing else runs
- * VMs while it does), and the system aggregates match the live VMs.
+ * VMs while it does); the system's cumulative sums keep what freed VMs
+ * counted, its other aggregates match the live VMs.
  */
 TEST(system_counts_exact)
 {
@@ -1273,9 +1274,13 @@ TEST(system_counts_exact)
 	EXPECT_EQ(3, delta(&a, &b, "stats_fds_open"));
 	EXPECT_EQ(1, delta(&a, &b, "kicks_sum"));
 	EXPECT_GE(sfile_val(&a, "max_vms_alive"), sfile_val(&a, "vms_alive"));
-	/* the live VMs' vCPUs are exactly the live vCPUs */
+	/*
+	 * vcpus_created_sum is a cumulative sum: it keeps the vCPUs of freed
+	 * VMs, so it counts every vCPU ever created.
+	 */
+	EXPECT_EQ(3, delta(&a, &b, "vcpus_created_sum"));
 	EXPECT_EQ(sfile_val(&a, "vcpus_created_sum"),
-		  sfile_val(&a, "vcpus_alive"));
+		  sfile_val(&a, "vcpus_created"));
 	/* every stats fd is a system one (just @sys) or counted by a VM */
 	EXPECT_EQ(sfile_val(&a, "stats_fds_open_sum") + 1,
 		  sfile_val(&a, "stats_fds_open"));
@@ -1290,8 +1295,12 @@ TEST(system_counts_exact)
 	EXPECT_EQ(2, sfile_val(&vm_s[1], "runs_sum"));
 	EXPECT_EQ(1, sfile_val(&vm_s[0], "stats_fds_open"));
 	EXPECT_EQ(2, sfile_val(&vm_s[1], "stats_fds_open"));
-	if (sfile_val(&b, "vms_alive") == 0)
-		EXPECT_EQ(0, agg_check(&a, vm_s, 2));
+	/* the others describe the live VMs: here, exactly ours */
+	if (sfile_val(&b, "vms_alive") == 0) {
+		EXPECT_EQ(0, agg_check_ex(&a, vm_s, 2, true));
+		EXPECT_EQ(2, sfile_val(&a, "vcpus_created_max"));
+		EXPECT_EQ(1, sfile_val(&a, "vcpus_created_avg"));
+	}
 	sfile_free(&vm_s[0]);
 	sfile_free(&vm_s[1]);
 	sfile_free(&a);
@@ -1312,6 +1321,15 @@ TEST(system_counts_exact)
 	EXPECT_EQ(1, delta(&a, &b, "vms_alive"));
 	EXPECT_EQ(2, delta(&a, &b, "vcpus_alive"));
 	EXPECT_EQ(1, delta(&a, &b, "stats_fds_open"));
+	/* vm[1] is gone: the cumulative sums keep it, the rest drop it */
+	EXPECT_EQ(3, delta(&a, &b, "vcpus_created_sum"));
+	EXPECT_EQ(1, delta(&a, &b, "kicks_sum"));
+	EXPECT_EQ(sfile_val(&a, "stats_fds_open_sum") + 1,
+		  sfile_val(&a, "stats_fds_open"));
+	if (sfile_val(&b, "vms_alive") == 0) {
+		EXPECT_EQ(2, sfile_val(&a, "vcpus_created_max"));
+		EXPECT_EQ(2, sfile_val(&a, "vcpus_created_avg"));
+	}
 	sfile_free(&a);
 
 	close(vcpu[0]);
@@ -1323,6 +1341,9 @@ TEST(system_counts_exact)
 	EXPECT_EQ(0, delta(&a, &b, "vcpus_alive"));
 	EXPECT_EQ(0, delta(&a, &b, "stats_fds_open"));
 	EXPECT_EQ(2, delta(&a, &b, "vms_created"));
+	EXPECT_EQ(3, delta(&a, &b, "vcpus_created_sum"));
+	EXPECT_EQ(1, delta(&a, &b, "kicks_sum"));
+	EXPECT_EQ(0, delta(&a, &b, "stats_fds_open_sum"));
 	sfile_free(&a);
 	sfile_free(&b);
 	close(sys);
