@@ -79,7 +79,7 @@ check-harness:
 	@$(T)/check-harness.sh
 
 LINT_DIRS := src tests tools/selftests include
-lint: ksrc modules-6.12
+lint: ksrc
 	@$(T)/lint.sh $(BUILD) $(LINT_DIRS)
 
 # Apply the kernel's .clang-format in place: FILES=... (default: all of ours).

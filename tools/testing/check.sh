@@ -15,6 +15,7 @@
 #   HARNESS        harness-proof probe: kunit, selftest or warn (check-harness)
 #   LOAD_MODULES   0 to skip loading statsfd.ko/statsfd_vm.ko (check-harness)
 #   LOGDIR         where logs and results go (default: BUILD/logs)
+#   SERIAL         1 to run host tests and guests one after the other
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -80,12 +81,11 @@ if [ -f "$root/tools/Makefile" ]; then
 		fail build/tools "tools build failed, see $LOGDIR/tools-build.log"
 		tail -n 30 "$LOGDIR/tools-build.log" >&2
 	elif [ "$HOST_TESTS" = 1 ]; then
-		say "host tests (make -C tools check)"
-		make -s -C "$root/tools" O="$BUILD/tools" check >"$LOGDIR/host-tests.log" 2>&1
-		sumargs+=(--tap host "$LOGDIR/host-tests.log" "$?")
+		run_host_tests=1
 	fi
 fi
 
+run_host_tests=0
 legs=()
 for leg in $LEGS; do
 	case "$leg" in
@@ -123,9 +123,10 @@ for leg in $LEGS; do
 	legs+=("$leg:$kernel:$moddir")
 done
 
-for spec in "${legs[@]}"; do
-	IFS=: read -r leg kernel moddir <<<"$spec"
-	d=$LOGDIR/$leg
+# Boots one leg's guest; its run-guest exit status lands in $d/run-guest.rc.
+run_leg() {
+	local leg=$1 kernel=$2 moddir=$3 smp=$4
+	local d=$LOGDIR/$leg
 	mkdir -p "$d"
 	{
 		echo "RUN_KUNIT=$run_kunit"
@@ -136,18 +137,57 @@ for spec in "${legs[@]}"; do
 		printf 'HARNESS=%q\n' "$HARNESS"
 		echo "LOAD_MODULES=$LOAD_MODULES"
 	} >"$d/check.conf"
-	extra=(--file "$d/check.conf:/etc/statsfd-check.conf")
+	local extra=(--file "$d/check.conf:/etc/statsfd-check.conf")
 	if [ "$HARNESS" = selftest ]; then
 		extra+=(--file "$BUILD/selftests-harness:/usr/libexec/statsfd-harness")
 	fi
-	say "$leg guest (console: $d/console.log, results: $d/results.txt)"
+	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
 	"$T/qemu/run-guest" --kernel "$kernel" --modules-dir "$moddir" \
 		--script "$T/qemu/check-guest.sh" --selftests "$BUILD/selftests" \
-		--results "$d/results.txt" --log "$d/console.log" \
+		--results "$d/results.txt" --log "$d/console.log" --smp "$smp" \
 		--timeout "$GUEST_TIMEOUT" "${extra[@]}" 2>"$d/run-guest.err"
-	rc=$?
+	echo $? >"$d/run-guest.rc"
 	cat "$d/run-guest.err" >&2
-	sumargs+=(--leg "$leg" "$d/results.txt" "$d/console.log" "$rc")
+	say "$leg guest finished"
+}
+
+# The 6.12 guest is the long one and gets both CPUs; the host tests and the
+# other legs run beside it (SERIAL=1: one thing at a time).
+pids=()
+if [ "$run_host_tests" = 1 ]; then
+	say "host tests started (make -C tools check, log: $LOGDIR/host-tests.log)"
+	(
+		make -s -C "$root/tools" O="$BUILD/tools" check >"$LOGDIR/host-tests.log" 2>&1
+		echo $? >"$LOGDIR/host-tests.rc"
+		say "host tests finished"
+	) &
+	pids+=($!)
+	[ "${SERIAL:-0}" = 1 ] && wait "${pids[@]}"
+fi
+for spec in "${legs[@]}"; do
+	IFS=: read -r leg kernel moddir <<<"$spec"
+	if [ "${SERIAL:-0}" = 1 ]; then
+		run_leg "$leg" "$kernel" "$moddir" 2
+	elif [ "$leg" != 6.12 ]; then
+		run_leg "$leg" "$kernel" "$moddir" 1 &
+		pids+=($!)
+	fi
+done
+for spec in "${legs[@]}"; do
+	IFS=: read -r leg kernel moddir <<<"$spec"
+	if [ "${SERIAL:-0}" != 1 ] && [ "$leg" = 6.12 ]; then
+		run_leg "$leg" "$kernel" "$moddir" 2
+	fi
+done
+[ ${#pids[@]} -eq 0 ] || wait "${pids[@]}"
+
+if [ "$run_host_tests" = 1 ]; then
+	sumargs+=(--tap host "$LOGDIR/host-tests.log" "$(cat "$LOGDIR/host-tests.rc" 2>/dev/null || echo 1)")
+fi
+for spec in "${legs[@]}"; do
+	IFS=: read -r leg kernel moddir <<<"$spec"
+	d=$LOGDIR/$leg
+	sumargs+=(--leg "$leg" "$d/results.txt" "$d/console.log" "$(cat "$d/run-guest.rc" 2>/dev/null || echo 1)")
 done
 
 say "done"

@@ -118,7 +118,7 @@ fi
 
 if [ "$RUN_KUNIT" = 1 ] && [ -d /sys/kernel/debug/kunit ]; then
 	if [ -n "$KUNIT_GLOB" ]; then
-		echo "$KUNIT_GLOB" >/sys/module/kunit/parameters/filter_glob
+		printf "%s" "$KUNIT_GLOB" >/sys/module/kunit/parameters/filter_glob
 	fi
 	if [ -z "$HARNESS" ] && ! grep -qv '^statsfd_harness' "$MODDIR/kunit.list" 2>/dev/null; then
 		result FAIL kunit "no KUnit test module in the guest (tests/kunit built?)"
