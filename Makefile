@@ -51,13 +51,13 @@ ksrc: $(BUILD)/ksrc/.stamp
 # Modules for KDIR, built in build/modules-<major.minor>/.  The test kernel
 # is built first when it is the target and not built yet.
 modules: $(if $(filter $(TEST_KDIR),$(KDIR)),kernel)
-	@$(T)/modules.sh $(KDIR) $(BUILD) >/dev/null
+	@d=$$($(T)/modules.sh $(KDIR) $(BUILD)) && echo "modules for $(KDIR) in $$d"
 
 modules-6.12: kernel
-	@$(T)/modules.sh $(TEST_KDIR) $(BUILD) >/dev/null
+	@d=$$($(T)/modules.sh $(TEST_KDIR) $(BUILD)) && echo "modules for 6.12 in $$d"
 
 modules-6.1:
-	@$(T)/modules.sh $(STOCK_KDIR) $(BUILD) >/dev/null
+	@d=$$($(T)/modules.sh $(STOCK_KDIR) $(BUILD)) && echo "modules for 6.1 in $$d"
 
 # Static selftests into build/selftests/, plus the harness proof's
 # deliberately failing one into build/selftests-harness/.

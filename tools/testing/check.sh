@@ -63,6 +63,7 @@ fail() {
 	sumargs+=(--fail "$1" "$2")
 }
 
+run_host_tests=0
 say "dependencies"
 if ! "$T/deps.sh"; then
 	echo "check: installing dependencies failed" >&2
@@ -85,7 +86,6 @@ if [ -f "$root/tools/Makefile" ]; then
 	fi
 fi
 
-run_host_tests=0
 legs=()
 for leg in $LEGS; do
 	case "$leg" in
@@ -144,6 +144,7 @@ run_leg() {
 	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
 	"$T/qemu/run-guest" --kernel "$kernel" --modules-dir "$moddir" \
 		--script "$T/qemu/check-guest.sh" --selftests "$BUILD/selftests" \
+		--tools "$BUILD/tools/bin" \
 		--results "$d/results.txt" --log "$d/console.log" --smp "$smp" \
 		--timeout "$GUEST_TIMEOUT" "${extra[@]}" 2>"$d/run-guest.err"
 	echo $? >"$d/run-guest.rc"

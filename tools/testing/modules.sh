@@ -6,6 +6,7 @@
 # external module's objects land next to its sources).
 #
 # Usage: modules.sh KDIR BUILD_DIR [extra kbuild arguments...]
+# MODULES_LOG overrides the log file (build/logs/modules-<major>.<minor>.log).
 # Prints the output directory (BUILD_DIR/modules-<major>.<minor>) on stdout.
 # rsync keeps modification times, so kbuild rebuilds only what changed.
 set -euo pipefail
@@ -41,7 +42,7 @@ rsync -a --delete \
 	"$root/" "$out/"
 echo "$krel" >"$out/.kernelrelease"
 
-log=$build/logs/modules-$short.log
+log=${MODULES_LOG:-$build/logs/modules-$short.log}
 # -Werror through KCFLAGS touches only our objects: an external build
 # compiles nothing of the kernel's own.
 if ! make -C "$kdir" M="$out" W=1 KCFLAGS=-Werror -j"$jobs" "$@" modules >"$log" 2>&1; then

@@ -74,7 +74,8 @@ class Verdict:
                 failed += 1
                 self.add("FAIL", f"{prefix}/{name}")
         if plan is not None and seen < plan:
-            self.add("FAIL", prefix, f"missing results: {seen} of {plan} reported")
+            self.add("FAIL", prefix, f"missing results: {seen} of {plan} reported"
+                     + (f", {what} {rc}" if rc else ""))
             failed += 1
         # Exit 4 is kselftest's "skipped"; any other non-zero status with no
         # failing TAP line is a crash, a timeout (124) or a broken test.
