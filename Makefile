@@ -94,8 +94,21 @@ clean:
 distclean:
 	rm -rf $(BUILD)
 
+# Install the two modules built for KDIR under updates/statsfd/ (depmod
+# runs only for a real install, not into DESTDIR), plus the tools, the
+# collector's systemd unit and its user (tools/install.mk).  The KUnit and
+# harness modules are test-only and never installed.
+install: modules tools-install
+	@out=$$($(T)/modules.sh $(KDIR) $(BUILD)) && \
+	krel=$$(modinfo -F vermagic $$out/src/core/statsfd.ko | cut -d" " -f1) && \
+	for ko in src/core/statsfd.ko src/vm/statsfd_vm.ko; do \
+		install -D -m 0644 $$out/$$ko \
+			$(DESTDIR)/lib/modules/$$krel/updates/statsfd/$$(basename $$ko) || exit 1; \
+	done && \
+	if [ -z "$(DESTDIR)" ]; then depmod -a $$krel; fi
+
 .PHONY: all deps kernel ksrc modules modules-6.12 modules-6.1 selftests tools \
-	check check-harness lint format clean distclean
+	check check-harness lint format clean distclean install
 
 # Hooks for the rest of the project (make demo, make bench, ...).
 -include $(wildcard $(ROOT)/tools/*.mk $(ROOT)/tools/*/*.mk)
