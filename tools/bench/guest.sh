@@ -12,7 +12,7 @@
 rounds=${BENCH_ROUNDS:-101}
 vms=${BENCH_VMS:-1024}
 vcpus=${BENCH_VCPUS:-8}
-b4_loads=${BENCH_B4_LOADS:-4}
+b4_loads=${BENCH_B4_LOADS:-6}
 collector_seconds=${BENCH_COLLECTOR_SECONDS:-10}
 bench="statsfd-bench -r $rounds"
 mods=/lib/statsfd
@@ -56,10 +56,10 @@ step rmmod statsfd_vm
 i=0
 while [ $i -lt "$b4_loads" ]; do
 	step load_vm statsfd_vm 0
-	step $bench b4 stats 20000
+	step $bench b4 stats 50000
 	step rmmod statsfd_vm
 	step load_vm statsfd_vm_nostats 0
-	step $bench b4 nostats 20000
+	step $bench b4 nostats 50000
 	step rmmod statsfd_vm_nostats
 	i=$((i + 1))
 done

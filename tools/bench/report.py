@@ -206,6 +206,8 @@ def b4(p, j, res):
         out[label] = {
             "ns_per_exit": statistics.median(samples),
             "per_load_ns_per_exit": [r["ns_per_exit"] for r in rs],
+            "per_load_ns_per_exit_with_run_overhead":
+                [r.get("ns_per_exit_with_run_overhead") for r in rs],
             "nonzero_values": [r["nonzero_values"] for r in rs],
         }
     ov = out["stats"]["ns_per_exit"] / out["nostats"]["ns_per_exit"] - 1
@@ -213,9 +215,15 @@ def b4(p, j, res):
     valid = all(v == 0 for v in out["nostats"]["nonzero_values"]) and \
         all(v > 0 for v in out["stats"]["nonzero_values"])
     out["builds_valid"] = valid
-    j.add("B4", f'run loop, {runs[0]["exits_per_run"]} exits (no halts): with stats vs compiled out',
+    j.add("B4", f'run loop, marginal cost of an exit (runs of {runs[0]["exits_per_run"]} minus '
+          f'runs of {runs[0].get("exits_per_short_run", 0)} exits, no halts): with stats vs '
+          f'compiled out, {len(by["stats"])} module loads each',
           ov * 100, "<= 3%", ov <= 0.03,
-          f'{fmt(out["stats"]["ns_per_exit"])} vs {fmt(out["nostats"]["ns_per_exit"])} ns/exit'
+          f'{fmt(out["stats"]["ns_per_exit"])} vs {fmt(out["nostats"]["ns_per_exit"])} ns/exit '
+          f'(per load: {fmt(min(out["stats"]["per_load_ns_per_exit"]))}..'
+          f'{fmt(max(out["stats"]["per_load_ns_per_exit"]))} vs '
+          f'{fmt(min(out["nostats"]["per_load_ns_per_exit"]))}..'
+          f'{fmt(max(out["nostats"]["per_load_ns_per_exit"]))})'
           + ("" if valid else "; WARNING: nostats build still counts"), unit="%")
     delta = out["stats"]["ns_per_exit"] - out["nostats"]["ns_per_exit"]
     out["update_ns_per_exit"] = delta
