@@ -10,7 +10,7 @@
  *
  * Method: each contender is an operation (usually one pread).  A round times
  * a short batch of calls of every contender back to back (a fraction of a
- * millisecond in all), in an order that rotates from round to round, so
+ * millisecond in all), in an order shuffled from round to round, so
  * that drift of the emulator and of the host hits all of them alike; the
  * figure of a contender is the median over rounds of its per-call mean,
  * after a warm-up.  Ratios are ratios of those medians.  Each contender
@@ -343,12 +343,25 @@ static double median_of(const double *v, int n)
 	return quantile_of(v, n, 0.5);
 }
 
+/* A fixed-seed xorshift: the same run order every time the bench runs. */
+static uint32_t rng_state = 2463534242u;
+
+static uint32_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 17;
+	rng_state ^= rng_state << 5;
+	return rng_state;
+}
+
 /*
- * Time @n contenders over @nr rounds.  Round r starts with contender r % n,
- * so every contender runs first, in the middle and last equally often.
+ * Time @n contenders over @nr rounds.  Each round runs them in a new random
+ * order, so that none is favoured by its position in the round or by the
+ * contender it follows.
  */
 static void measure(struct cont *c, int n, int nr)
 {
+	int order[MAX_CONT];
 	int r, i, k;
 
 	if (nr > MAX_ROUNDS)
@@ -356,9 +369,17 @@ static void measure(struct cont *c, int n, int nr)
 	for (i = 0; i < n; i++)
 		for (k = 0; k < warmup; k++)
 			c[i].op(&c[i]);
+	for (i = 0; i < n; i++)
+		order[i] = i;
 	for (r = 0; r < nr; r++) {
+		for (i = n - 1; i > 0; i--) {
+			int j = rng() % (i + 1), t = order[i];
+
+			order[i] = order[j];
+			order[j] = t;
+		}
 		for (i = 0; i < n; i++) {
-			struct cont *x = &c[(r + i) % n];
+			struct cont *x = &c[order[i]];
 			double t0 = now_ns();
 
 			for (k = 0; k < x->batch; k++)
@@ -513,14 +534,21 @@ static void kvm_close(struct kvm_vcpu_stats *k)
 	close(k->kvm);
 }
 
+/*
+ * Sets of the bench module behind one contender.  Every set has its own
+ * schema (and so its own header and descriptor block) at its own address:
+ * NSET of them, each with NFD / NSET sources, spread those too.
+ */
+#define NSET		4
+
 /**
- * struct bench_set - a set of the bench module with NFD sources
- * @set: the set fd
- * @stats: stats fd and layout of source 0
- * @fds: stats fds of every source (@fds[0] is @stats.fd)
+ * struct bench_set - NSET identical sets of the bench module, NFD sources
+ * @set: the set fds
+ * @stats: stats fd and layout of the first source
+ * @fds: stats fds of every source, sets interleaved (@fds[0] is @stats.fd)
  */
 struct bench_set {
-	int set;
+	int set[NSET];
 	struct sfile stats;
 	int fds[NFD];
 };
@@ -544,13 +572,18 @@ static int bench_set_create(int dev, uint32_t num_desc, uint32_t num_values,
 static void bench_set_open(struct bench_set *b, int dev, uint32_t num_desc,
 			   uint32_t num_values)
 {
-	int i;
+	int i, k;
 
-	b->set = bench_set_create(dev, num_desc, num_values, NFD);
-	for (i = 0; i < NFD; i++) {
-		b->fds[i] = ioctl(b->set, STATSFD_BENCH_GET_STATS_FD, i);
-		if (b->fds[i] < 0)
-			die("STATSFD_BENCH_GET_STATS_FD");
+	for (k = 0; k < NSET; k++) {
+		b->set[k] = bench_set_create(dev, num_desc, num_values,
+					     NFD / NSET);
+		for (i = 0; i < NFD / NSET; i++) {
+			int fd = ioctl(b->set[k], STATSFD_BENCH_GET_STATS_FD, i);
+
+			if (fd < 0)
+				die("STATSFD_BENCH_GET_STATS_FD");
+			b->fds[i * NSET + k] = fd;
+		}
 	}
 	sfile_open(&b->stats, b->fds[0]);
 }
@@ -562,7 +595,8 @@ static void bench_set_close(struct bench_set *b)
 	sfile_close(&b->stats);
 	for (i = 1; i < NFD; i++)
 		close(b->fds[i]);
-	close(b->set);
+	for (i = 0; i < NSET; i++)
+		close(b->set[i]);
 }
 
 static void jlayout(const char *key, const struct sfile *s)

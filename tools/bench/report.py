@@ -403,10 +403,12 @@ def reading_notes(res):
     out = ["## How to read these figures", ""]
     out.append(
         "- **Method.** One guest boot runs every phase. A figure is the median, over "
-        "rounds, of the mean time per call of a batch; in each round every contender "
-        "of a comparison runs one batch, in an order that rotates, and each contender "
-        "cycles over 16 instances and 8 user buffers so that no result hangs on where "
-        "one object landed in the emulated TLB. Ratios are ratios of those medians.")
+        "rounds, of the mean time per call of a short batch; in each round every "
+        "contender of a comparison runs one batch, in a freshly shuffled order, and "
+        "each contender cycles over 16 instances (for the bench module's sources: 4 "
+        "copies of the schema with 4 sources each) and 8 user buffers, so that no "
+        "result hangs on where one object landed in the emulated TLB. Ratios are "
+        "ratios of those medians.")
     b1r = res.get("b1", {}).get("ratios", {})
     if b1r:
         out.append(
