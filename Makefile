@@ -3,13 +3,15 @@
 #
 #   make                  build every module against KDIR
 #   make check            the full test run (both kernel legs), see README.md
-#   make check-harness    prove that make check can fail, three ways
+#   make check-harness    prove that make check can fail, every way it should
+#   make check-kcsan      the data-race leg: KUnit + race selftests under KCSAN
 #   make lint             checkpatch --strict, sparse C=2, clang-format
 #
 # Variables: KDIR (kernel build tree; default the running kernel's when it
 # exists, else the 6.12 test kernel), STOCK_KDIR/STOCK_KERNEL (the 6.1 leg),
 # KUNIT (a KUnit filter glob: suite or suite.case), SELFTESTS (names of
-# selftests), SELFTEST_ARGS, LEGS ("6.12 6.1"), GUEST_TIMEOUT, JOBS, BUILD.
+# selftests), SELFTEST_ARGS, LEGS ("6.12 6.1"), STRESS (1: full stress
+# counts), GUEST_TIMEOUT, JOBS, BUILD, KCACHE (where test kernels are cached).
 # Other parts of the project hook in through tools/*.mk and tools/*/*.mk.
 
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
@@ -17,8 +19,13 @@ BUILD ?= $(ROOT)/build
 JOBS ?= 2
 export JOBS
 
-TEST_KDIR := $(BUILD)/kernel/linux-6.12
+# Test kernels live in a per-user cache outside any work tree, so a fresh
+# clone on a machine that built them once starts warm (make distclean says
+# how to drop it).
+KCACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/statsfd
+TEST_KDIR := $(KCACHE)/linux-6.12-debug
 TEST_KERNEL := $(TEST_KDIR)/arch/x86/boot/bzImage
+KCSAN_KDIR := $(KCACHE)/linux-6.12-kcsan
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(TEST_KDIR))
 STOCK_KDIR ?= $(shell ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
@@ -30,7 +37,9 @@ SELFTESTS ?=
 SELFTEST_ARGS ?=
 LEGS ?= 6.12 6.1
 GUEST_TIMEOUT ?= 900
-export BUILD TEST_KDIR STOCK_KDIR STOCK_KERNEL KUNIT SELFTESTS SELFTEST_ARGS LEGS GUEST_TIMEOUT
+STRESS ?= 0
+export STRESS
+export BUILD KCACHE TEST_KDIR KCSAN_KDIR STOCK_KDIR STOCK_KERNEL KUNIT SELFTESTS SELFTEST_ARGS LEGS GUEST_TIMEOUT
 
 T := $(ROOT)/tools/testing
 
@@ -41,7 +50,11 @@ deps:
 
 # The 6.12 debug test kernel (cached: a no-op when the stamp matches).
 kernel: deps
-	@$(T)/kernel.sh $(BUILD)
+	@$(T)/kernel.sh debug $(TEST_KDIR) $(BUILD)/logs
+
+# The KCSAN variant for make check-kcsan (cached the same way).
+kernel-kcsan: deps
+	@$(T)/kernel.sh kcsan $(KCSAN_KDIR) $(BUILD)/logs
 
 $(BUILD)/ksrc/.stamp: deps
 	@$(T)/ksrc.sh $(BUILD)
@@ -78,6 +91,11 @@ check:
 check-harness:
 	@$(T)/check-harness.sh
 
+# KCSAN instead of KASAN: every KUnit suite and the race selftests; a data
+# race reported in statsfd code fails it (tools/testing/summarize.py).
+check-kcsan:
+	@LEGS=kcsan HOST_TESTS=0 $(T)/check.sh
+
 LINT_DIRS := src tests tools/selftests include
 lint: ksrc
 	@$(T)/lint.sh $(BUILD) $(LINT_DIRS)
@@ -90,9 +108,16 @@ clean:
 	rm -rf $(BUILD)/modules-* $(BUILD)/selftests $(BUILD)/selftests-harness \
 		$(BUILD)/tools $(BUILD)/logs $(BUILD)/guest
 
-# Also removes the test kernel (a cold rebuild takes 10-20 minutes).
+# Removes build/; the test kernels stay in $(KCACHE) (shared by every clone
+# of this user).  Drop them too with: make distclean KCACHE_CLEAN=1
+# (a cold rebuild takes 10-20 minutes each).
 distclean:
 	rm -rf $(BUILD)
+	@if [ "$(KCACHE_CLEAN)" = 1 ]; then \
+		echo "rm -rf $(KCACHE)"; rm -rf $(KCACHE); \
+	else \
+		echo "distclean: test kernels kept in $(KCACHE); drop them with: make distclean KCACHE_CLEAN=1"; \
+	fi
 
 # Install the two modules built for KDIR under updates/statsfd/ (depmod
 # runs only for a real install, not into DESTDIR), plus the tools, the
@@ -107,8 +132,8 @@ install: modules tools-install
 	done && \
 	if [ -z "$(DESTDIR)" ]; then depmod -a $$krel; fi
 
-.PHONY: all deps kernel ksrc modules modules-6.12 modules-6.1 selftests tools \
-	check check-harness lint format clean distclean install
+.PHONY: all deps kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \
+	check check-harness check-kcsan lint format clean distclean install
 
 # Hooks for the rest of the project (make demo, make bench, ...).
 -include $(wildcard $(ROOT)/tools/*.mk $(ROOT)/tools/*/*.mk)

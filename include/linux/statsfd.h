@@ -21,9 +21,10 @@
 
 /*
  * Readers load each live u64 with one READ_ONCE() while its writer stores
- * it with a plain store; only a 64-bit kernel makes both single
- * instructions, so a 32-bit one could return a value that is half old,
- * half new.  See "Data block" in Documentation/statsfd-abi.rst.
+ * it with one WRITE_ONCE() (statsfd_stat_add() and friends); only a 64-bit
+ * kernel makes both single instructions, so a 32-bit one could return a
+ * value that is half old, half new.  See "Data block" in
+ * Documentation/statsfd-abi.rst.
  */
 #ifndef CONFIG_64BIT
 #error "statsfd needs 64-bit loads and stores: see Documentation/statsfd-kernel-api.rst"
@@ -301,7 +302,8 @@ struct statsfd_source_ops {
 /**
  * struct statsfd_source - one instance of a schema: an id and live values
  * @schema: the initialized schema
- * @stats: the live stats struct, written by its owner with plain stores
+ * @stats: the live stats struct, written by its owner with statsfd_stat_add(),
+ *	statsfd_stat_set() and statsfd_stat_max() (one writer per stat)
  * @ops: lifetime callbacks
  * @id: the id string, schema->name_size bytes, NUL-terminated, zero-padded
  * @children_lock: protects @children, @num_children, @agg_buf and
@@ -360,6 +362,69 @@ void statsfd_source_debugfs_remove(struct statsfd_source *src);
 struct dentry *statsfd_source_debugfs_dir(const struct statsfd_source *src);
 
 /**
+ * DOC: writing stats
+ *
+ * Every u64 of a source's stats struct has one writer at a time: the
+ * owner serializes its writers (a vCPU's stats, say, are written only by
+ * the thread that holds the vCPU's run mutex) and never takes a lock or an
+ * atomic on the hot path.  Readers (stats fds, aggregates, the debugfs
+ * view) take no lock the writer takes either: they load each u64 once
+ * with READ_ONCE() while the writer may be storing it.  That race is by
+ * design, so both sides are marked:
+ *
+ * - the store is one WRITE_ONCE(), so the compiler can neither tear it nor
+ *   invent or repeat stores, and a reader sees the old or the new value,
+ *   never a mix or an intermediate one (KCSAN then knows the race is
+ *   intended);
+ * - the writer's own load of the old value stays plain: with one writer it
+ *   races only with other loads, which is no data race.
+ *
+ * A stat that several threads update without a common lock needs an
+ * atomic read-modify-write on the u64 instead (e.g. try_cmpxchg64());
+ * these helpers would lose updates there.
+ */
+
+/**
+ * statsfd_stat_add() - add to a stat that has a single writer
+ * @stat: a u64 of a source's stats struct (a scalar or a histogram bucket)
+ * @delta: what to add; the stat wraps modulo 2^64
+ *
+ * A plain add published with WRITE_ONCE() for lockless readers; the caller
+ * must be the stat's only writer (see "writing stats" above).  Neither
+ * atomic nor locked: it costs what ``*stat += delta`` costs.
+ */
+static inline void statsfd_stat_add(u64 *stat, u64 delta)
+{
+	WRITE_ONCE(*stat, *stat + delta);
+}
+
+/**
+ * statsfd_stat_set() - set a stat that has a single writer
+ * @stat: a u64 of a source's stats struct
+ * @value: the new value
+ *
+ * For instant values (e.g. a boolean); same rule as statsfd_stat_add().
+ */
+static inline void statsfd_stat_set(u64 *stat, u64 value)
+{
+	WRITE_ONCE(*stat, value);
+}
+
+/**
+ * statsfd_stat_max() - raise a peak stat that has a single writer
+ * @stat: a u64 of a source's stats struct that only ever grows
+ * @value: a new sample
+ *
+ * Same rule as statsfd_stat_add(); stores only when @value is larger, so
+ * a peak that holds does not dirty its cache line.
+ */
+static inline void statsfd_stat_max(u64 *stat, u64 value)
+{
+	if (value > *stat)
+		WRITE_ONCE(*stat, value);
+}
+
+/**
  * statsfd_linhist_bucket() - bucket of @value in a linear histogram
  * @size: number of buckets
  * @value: the sample
@@ -402,12 +467,13 @@ static inline size_t statsfd_loghist_bucket(size_t size, u64 value)
  * @value: the sample
  * @bucket_size: width of each bucket
  *
- * A plain increment, like every stats write: the caller is the only writer.
+ * One statsfd_stat_add() of the bucket: the caller is its only writer.
  */
 static inline void statsfd_linhist_update(u64 *data, size_t size, u64 value,
 					  u64 bucket_size)
 {
-	++data[statsfd_linhist_bucket(size, value, bucket_size)];
+	statsfd_stat_add(&data[statsfd_linhist_bucket(size, value, bucket_size)],
+			 1);
 }
 
 /**
@@ -415,10 +481,12 @@ static inline void statsfd_linhist_update(u64 *data, size_t size, u64 value,
  * @data: the buckets, owned by the caller's writer
  * @size: number of buckets
  * @value: the sample
+ *
+ * One statsfd_stat_add() of the bucket: the caller is its only writer.
  */
 static inline void statsfd_loghist_update(u64 *data, size_t size, u64 value)
 {
-	++data[statsfd_loghist_bucket(size, value)];
+	statsfd_stat_add(&data[statsfd_loghist_bucket(size, value)], 1);
 }
 
 #endif /* _LINUX_STATSFD_H */

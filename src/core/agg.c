@@ -100,7 +100,9 @@ static void statsfd_agg_one(struct statsfd_source *src,
  * All aggregates are computed under one hold of @src->children_lock, so
  * they describe the same set of children even while children come and go.
  * The children's writers never take that lock: their values are read with
- * READ_ONCE(), one untorn u64 at a time.
+ * READ_ONCE(), one untorn u64 at a time, racing by design with the
+ * writers' WRITE_ONCE() (statsfd_stat_add()).  Everything else read here
+ * (the list, num_children, the retired total, @out) is under the lock.
  *
  * Context: any; the caller holds @src->children_lock.
  */

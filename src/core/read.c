@@ -31,9 +31,11 @@
 
 /*
  * Copy bytes [@off, @off + @len) of the u64 array @vals to @dst without
- * ever tearing a value: each u64 is loaded once with READ_ONCE(), so a
- * writer's concurrent plain store is seen entirely or not at all.  A head
- * or tail that covers part of a u64 goes through a bounce copy of it.
+ * ever tearing a value: each u64 is loaded once with READ_ONCE(), racing by
+ * design with its writer's WRITE_ONCE() (statsfd_stat_add()), so a store
+ * is seen entirely or not at all.  Not a memcpy(): that may copy a u64 in
+ * pieces.  A head or tail that covers part of a u64 goes through a bounce
+ * copy of it, so even a 1-byte read loads the whole u64 once.
  *
  * Return: bytes copied, less than @len only if @dst faulted.
  */

@@ -53,9 +53,10 @@ struct dentry;
  * @guest_cycles: synthetic guest cycles charged to the exits
  * @runs: STATSFD_VM_RUN calls that passed validation
  *
- * Written with plain stores, only by the thread inside STATSFD_VM_RUN on
- * this vCPU (RUN is serialized by &statsfd_vm_vcpu.mutex), and only through
- * the statsfd_vm_stat_*() helpers; read lock-free by stats fds.
+ * Written only by the thread inside STATSFD_VM_RUN on this vCPU (RUN is
+ * serialized by &statsfd_vm_vcpu.mutex), and only through the
+ * statsfd_vm_stat_*() helpers: plain adds published with WRITE_ONCE();
+ * read lock-free, with READ_ONCE(), by stats fds and the debugfs view.
  */
 struct statsfd_vm_vcpu_stats {
 	u64 exits;
@@ -85,9 +86,12 @@ struct statsfd_vm_vcpu_stats {
 
 /**
  * struct statsfd_vm_vm_stats - a VM's own stats (aggregates come on top)
- * @vcpus_created: vCPUs created on the VM (written under &statsfd_vm_vm.lock)
+ * @vcpus_created: vCPUs created on the VM; one writer at a time, under
+ *	&statsfd_vm_vm.lock, so statsfd_stat_add()
  * @kicks: STATSFD_VM_KICK calls on its vCPUs (atomic: any thread kicks)
  * @stats_fds_open: open stats fds of the VM and of its vCPUs (atomic)
+ *
+ * Read lock-free by the VM's stats fds and by the system's aggregates.
  */
 struct statsfd_vm_vm_stats {
 	u64 vcpus_created;
@@ -194,6 +198,7 @@ void statsfd_vm_counter_peak(u64 *peak, u64 value);
 int statsfd_vm_create_vm(const void __user *uarg);
 void statsfd_vm_vm_get(struct statsfd_vm_vm *vm);
 void statsfd_vm_vm_put(struct statsfd_vm_vm *vm);
+void statsfd_vm_count_stats_fd(struct statsfd_vm_vm *vm, s64 delta);
 
 int statsfd_vm_vcpu_cache_init(void);
 void statsfd_vm_vcpu_cache_exit(void);
@@ -209,9 +214,12 @@ void statsfd_vm_vcpu_kick(struct statsfd_vm_vcpu *vcpu);
  * The vCPU stats update sites.  Every write to struct statsfd_vm_vcpu_stats
  * goes through one of these, so that a build with STATSFD_VM_NO_STATS (Kbuild
  * variable of the same name) compiles every update out and measures the run
- * loop without them; the code stays type-checked either way.  The writes are
- * plain, like KVM's: the vCPU thread inside RUN is the only writer, and
- * stats fd readers load each aligned u64 whole.
+ * loop without them; the code stays type-checked either way.  The adds are
+ * plain, like KVM's, with no lock and no atomic: the vCPU thread inside RUN
+ * is the only writer.  They store with WRITE_ONCE() (the core's
+ * statsfd_stat_*() helpers) because stats fd readers load each aligned u64
+ * concurrently with READ_ONCE(): a marked store cannot be torn or
+ * repeated by the compiler, and tells KCSAN that the race is intended.
  */
 #ifdef STATSFD_VM_NO_STATS
 #define STATSFD_VM_STATS_ENABLED 0
@@ -222,19 +230,19 @@ void statsfd_vm_vcpu_kick(struct statsfd_vm_vcpu *vcpu);
 static inline void statsfd_vm_stat_add(u64 *stat, u64 delta)
 {
 	if (STATSFD_VM_STATS_ENABLED)
-		*stat += delta;
+		statsfd_stat_add(stat, delta);
 }
 
 static inline void statsfd_vm_stat_set(u64 *stat, u64 value)
 {
 	if (STATSFD_VM_STATS_ENABLED)
-		*stat = value;
+		statsfd_stat_set(stat, value);
 }
 
 static inline void statsfd_vm_stat_max(u64 *stat, u64 value)
 {
-	if (STATSFD_VM_STATS_ENABLED && value > *stat)
-		*stat = value;
+	if (STATSFD_VM_STATS_ENABLED)
+		statsfd_stat_max(stat, value);
 }
 
 static inline void statsfd_vm_stat_loghist(u64 *hist, u64 value)

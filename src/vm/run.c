@@ -244,9 +244,10 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
  * the run with a signal exit.  The exits of the run, that one included, go
  * into run_exits_hist and max_run_exits.
  *
- * Every stats write here is a plain one to this vCPU's own stats: a count
- * shared with other vCPUs (the device's, or the VM's) would put one cache
- * line written by every RUN on every CPU in this path.
+ * Every stats write here is a plain add, published with WRITE_ONCE() for
+ * lockless readers, to this vCPU's own stats: a count shared with other
+ * vCPUs (the device's, or the VM's) would put one cache line written by
+ * every RUN on every CPU in this path.
  *
  * Return: 0 when the whole workload ran, -EINTR when a signal ended it.
  */

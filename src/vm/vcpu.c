@@ -27,8 +27,7 @@ static void statsfd_vm_vcpu_src_get(struct statsfd_source *src)
 	struct statsfd_vm_vm *vm = vcpu->vm;
 
 	statsfd_vm_vm_get(vm);
-	statsfd_vm_counter_add(&vm->stats.stats_fds_open, 1);
-	statsfd_vm_counter_add(&statsfd_vm_sys_stats.stats_fds_open, 1);
+	statsfd_vm_count_stats_fd(vm, 1);
 }
 
 static void statsfd_vm_vcpu_src_put(struct statsfd_source *src)
@@ -37,8 +36,7 @@ static void statsfd_vm_vcpu_src_put(struct statsfd_source *src)
 		container_of(src, struct statsfd_vm_vcpu, src);
 	struct statsfd_vm_vm *vm = vcpu->vm;
 
-	statsfd_vm_counter_add(&statsfd_vm_sys_stats.stats_fds_open, -1);
-	statsfd_vm_counter_add(&vm->stats.stats_fds_open, -1);
+	statsfd_vm_count_stats_fd(vm, -1);
 	/* May free the VM, this vCPU and @src with it. */
 	statsfd_vm_vm_put(vm);
 }
@@ -256,7 +254,8 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 	list_add_tail(&vcpu->node, &vm->vcpus);
 	statsfd_source_add_child(&vm->src, &vcpu->src);
 	statsfd_vm_vcpu_debugfs_create(vcpu);
-	vm->stats.vcpus_created++;
+	/* One writer (vm->lock) but lockless readers: see statsfd_stat_add(). */
+	statsfd_stat_add(&vm->stats.vcpus_created, 1);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_created, 1);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_alive, 1);
 	mutex_unlock(&vm->lock);

@@ -82,22 +82,37 @@ void statsfd_vm_vm_put(struct statsfd_vm_vm *vm)
 		statsfd_vm_vm_free(vm);
 }
 
+/**
+ * statsfd_vm_count_stats_fd() - count a stats fd of @vm opening or closing
+ * @vm: the VM the fd is on, or the VM of the vCPU it is on; pinned by the
+ *	caller
+ * @delta: 1 when the fd is created, -1 when it is released
+ *
+ * The one place that keeps the VM's and the device's stats_fds_open in
+ * step for the stats fds of a VM and of its vCPUs (the system source's
+ * own fds count only in the device's).  Both counters are updated from any
+ * thread that opens or closes an fd, hence statsfd_vm_counter_add().
+ */
+void statsfd_vm_count_stats_fd(struct statsfd_vm_vm *vm, s64 delta)
+{
+	statsfd_vm_counter_add(&vm->stats.stats_fds_open, delta);
+	statsfd_vm_counter_add(&statsfd_vm_sys_stats.stats_fds_open, delta);
+}
+
 /* A stats fd on the VM (or, see vcpu.c, on one of its vCPUs) pins it. */
 static void statsfd_vm_vm_src_get(struct statsfd_source *src)
 {
 	struct statsfd_vm_vm *vm = container_of(src, struct statsfd_vm_vm, src);
 
 	statsfd_vm_vm_get(vm);
-	statsfd_vm_counter_add(&vm->stats.stats_fds_open, 1);
-	statsfd_vm_counter_add(&statsfd_vm_sys_stats.stats_fds_open, 1);
+	statsfd_vm_count_stats_fd(vm, 1);
 }
 
 static void statsfd_vm_vm_src_put(struct statsfd_source *src)
 {
 	struct statsfd_vm_vm *vm = container_of(src, struct statsfd_vm_vm, src);
 
-	statsfd_vm_counter_add(&statsfd_vm_sys_stats.stats_fds_open, -1);
-	statsfd_vm_counter_add(&vm->stats.stats_fds_open, -1);
+	statsfd_vm_count_stats_fd(vm, -1);
 	statsfd_vm_vm_put(vm);
 }
 

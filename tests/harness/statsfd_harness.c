@@ -2,16 +2,27 @@
 /*
  * statsfd_harness - proves the test harness can fail.
  *
- * `make check-harness` loads this module with fail_kunit=1 (a KUnit case
- * that fails) or warn=1 (a kernel WARNING at load) and expects the verdict
- * to turn red each time.  With both parameters off, the module loads, its
- * case skips itself, and nothing is reported, so it is harmless to load.
- * The normal `make check` run does not load it.
+ * `make check-harness` loads this module with one parameter at a time and
+ * expects the verdict to turn red, each time for its own reason:
+ *
+ *	fail_kunit=1	a KUnit case that fails
+ *	warn=1		a kernel WARNING at load (panic_on_warn in the guest)
+ *	leak=1		kmalloc() objects whose only pointers are lost: kmemleak
+ *	oob=1		a read one byte past a kmalloc() buffer: KASAN
+ *	abba=1		two mutexes taken in both orders: lockdep
+ *
+ * Everything but fail_kunit happens at module init.  With every parameter
+ * off, the module loads, its case skips itself, and nothing is reported,
+ * so it is harmless to load.  The normal `make check` run does not load it.
  */
 #include <kunit/test.h>
 #include <linux/bug.h>
+#include <linux/compiler.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
 
 static bool fail_kunit;
 module_param(fail_kunit, bool, 0444);
@@ -20,6 +31,18 @@ MODULE_PARM_DESC(fail_kunit, "Make the statsfd_harness KUnit case fail");
 static bool warn;
 module_param(warn, bool, 0444);
 MODULE_PARM_DESC(warn, "Trigger a kernel WARNING at module load");
+
+static bool leak;
+module_param(leak, bool, 0444);
+MODULE_PARM_DESC(leak, "Leak a kmalloc() object at load, for kmemleak");
+
+static bool oob;
+module_param(oob, bool, 0444);
+MODULE_PARM_DESC(oob, "Read one byte past a kmalloc() buffer at load, for KASAN");
+
+static bool abba;
+module_param(abba, bool, 0444);
+MODULE_PARM_DESC(abba, "Take two mutexes in both orders at load, for lockdep");
 
 /*
  * A real expectation on a value the test cannot know at build time, so the
@@ -46,8 +69,90 @@ static struct kunit_suite statsfd_harness_suite = {
 
 kunit_test_suite(statsfd_harness_suite);
 
+/* Big enough that the report cannot be mistaken for allocator noise. */
+#define STATSFD_HARNESS_LEAK_SIZE	512
+#define STATSFD_HARNESS_LEAK_COUNT	4
+
+/*
+ * Allocate, fill and drop the only pointer, a few times over.  The fill
+ * and the hidden pointer keep the compiler from dropping the allocation;
+ * the pattern makes the objects recognizable in kmemleak's hex dump.
+ * kmemleak also scans stacks, including an exited task's stack cached for
+ * reuse, where the allocator's frames may have left a stale copy of the
+ * last pointer; each allocation overwrites the previous one's, so the
+ * earlier objects are unreferenced for sure.  Nothing frees them, not even
+ * unload, so kmemleak's scans 5 s apart find them whatever happens next.
+ */
+static noinline void statsfd_harness_leak(void)
+{
+	void *p;
+	int i;
+
+	for (i = 0; i < STATSFD_HARNESS_LEAK_COUNT; i++) {
+		p = kmalloc(STATSFD_HARNESS_LEAK_SIZE, GFP_KERNEL);
+		OPTIMIZER_HIDE_VAR(p);
+		if (p)
+			memset(p, 0x5a, STATSFD_HARNESS_LEAK_SIZE);
+	}
+	pr_info("statsfd_harness: leaked %d objects of %d bytes on purpose (leak=1)\n",
+		STATSFD_HARNESS_LEAK_COUNT, STATSFD_HARNESS_LEAK_SIZE);
+}
+
+/*
+ * The size is not a multiple of KASAN's 8-byte granule, so the byte just
+ * past the buffer lies in the poisoned tail of the same slab object:
+ * generic KASAN reports a slab-out-of-bounds read whatever the neighbour
+ * objects are.  Both the pointer and the index are hidden from the
+ * compiler, so it can neither fold the read nor warn about it at build
+ * time, and READ_ONCE() makes the (instrumented) load real.
+ */
+#define STATSFD_HARNESS_OOB_SIZE	123
+
+static noinline void statsfd_harness_oob(void)
+{
+	size_t idx = STATSFD_HARNESS_OOB_SIZE;
+	char *buf = kmalloc(STATSFD_HARNESS_OOB_SIZE, GFP_KERNEL);
+	char val;
+
+	if (!buf)
+		return;
+	OPTIMIZER_HIDE_VAR(buf);
+	OPTIMIZER_HIDE_VAR(idx);
+	val = READ_ONCE(buf[idx]);
+	pr_info("statsfd_harness: read byte %zu of a %d-byte buffer (oob=1): %d\n",
+		idx, STATSFD_HARNESS_OOB_SIZE, val);
+	kfree(buf);
+}
+
+static DEFINE_MUTEX(statsfd_harness_a);
+static DEFINE_MUTEX(statsfd_harness_b);
+
+/*
+ * A then B, released, then B then A: lockdep records A -> B and then sees
+ * B -> A close a cycle, and reports the possible deadlock.  One thread
+ * takes both orders one after the other, so nothing can actually wait.
+ */
+static noinline void statsfd_harness_abba(void)
+{
+	mutex_lock(&statsfd_harness_a);
+	mutex_lock(&statsfd_harness_b);
+	mutex_unlock(&statsfd_harness_b);
+	mutex_unlock(&statsfd_harness_a);
+
+	mutex_lock(&statsfd_harness_b);
+	mutex_lock(&statsfd_harness_a);
+	mutex_unlock(&statsfd_harness_a);
+	mutex_unlock(&statsfd_harness_b);
+}
+
 static int __init statsfd_harness_init(void)
 {
+	if (leak)
+		statsfd_harness_leak();
+	if (oob)
+		statsfd_harness_oob();
+	if (abba)
+		statsfd_harness_abba();
 	WARN(warn, "statsfd_harness: deliberate WARNING requested by warn=1\n");
 	return 0;
 }
@@ -59,5 +164,5 @@ static void __exit statsfd_harness_exit(void)
 module_init(statsfd_harness_init);
 module_exit(statsfd_harness_exit);
 
-MODULE_DESCRIPTION("statsfd harness proof: a failing KUnit case, a WARN");
+MODULE_DESCRIPTION("statsfd harness proof: KUnit failure, WARN, leak, KASAN, lockdep");
 MODULE_LICENSE("GPL");

@@ -24,7 +24,7 @@ results=$out/results.txt
 # Refresh `statsfd watch` in place only when a person is watching.
 append=
 [ -t 1 ] && append=statsfd_demo_ansi=1
-echo "statsfd demo: booting the 6.12 test kernel under QEMU (TCG, no KVM needed);"
+echo "statsfd demo: booting $(basename "$kernel") under QEMU (TCG, no KVM needed);"
 echo "  console log: $out/console.log"
 "$root/tools/testing/qemu/run-guest" --kernel "$kernel" --modules-dir "$mods" \
 	--tools "$tools" --script "$root/tools/demo/guest-demo.sh" \

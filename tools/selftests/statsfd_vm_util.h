@@ -94,6 +94,20 @@ static inline int vcpu_kick(int vcpu)
 	return ioctl(vcpu, STATSFD_VM_KICK, 0);
 }
 
+/*
+ * How many rounds a heavy loop runs: @normal in a plain `make check`, which
+ * must stay quick while still taking every path of the loop, @stress when
+ * the guest exports STATSFD_STRESS=1 (`make check STRESS=1`, as CI runs).
+ * Only counts depend on it, never which tests exist: the expected-results
+ * manifest is derived from the binaries' test lists.
+ */
+static inline int stress_scale(int normal, int stress)
+{
+	const char *s = getenv("STATSFD_STRESS");
+
+	return s && *s && strcmp(s, "0") ? stress : normal;
+}
+
 /* A run of @io, @mmio and @hcall exits, no halt. */
 static inline int vcpu_run_exits(int vcpu, __u64 io, __u64 mmio, __u64 hcall)
 {
@@ -105,6 +119,145 @@ static inline int vcpu_run_exits(int vcpu, __u64 io, __u64 mmio, __u64 hcall)
 
 	return vcpu_run(vcpu, &run);
 }
+
+/* close() @fd if open and mark it closed, so a later cleanup skips it. */
+static inline void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+#define VM_ENV_MAX_VCPUS 4
+
+/* vm_env_open() flags */
+#define VM_ENV_STATS BIT(0) /* open the stats fds of the VM and each vCPU */
+
+/**
+ * struct vm_env - the device, a VM, its vCPUs and their stats fds
+ * @dev: /dev/statsfd_vm
+ * @own_dev: @dev was opened by vm_env_open(), vm_env_close() closes it
+ * @vm: the VM
+ * @nr_vcpus: how many vCPUs @vm has, ids 0 to @nr_vcpus - 1
+ * @vcpu: their fds
+ * @vm_stats: the stats fd of @vm, or -1 without VM_ENV_STATS
+ * @vcpu_stats: the stats fds of @vcpu, or -1 without VM_ENV_STATS
+ * @err: what failed, with errno's text, for TH_LOG()
+ *
+ * Every fd is -1 once closed (close_fd()), so a test may drop some in the
+ * order it is about and leave the rest to vm_env_close().
+ */
+struct vm_env {
+	int dev;
+	bool own_dev;
+	int vm;
+	unsigned int nr_vcpus;
+	int vcpu[VM_ENV_MAX_VCPUS];
+	int vm_stats;
+	int vcpu_stats[VM_ENV_MAX_VCPUS];
+	char err[128];
+};
+
+static inline void vm_env_close(struct vm_env *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < VM_ENV_MAX_VCPUS; i++) {
+		close_fd(&e->vcpu_stats[i]);
+		close_fd(&e->vcpu[i]);
+	}
+	close_fd(&e->vm_stats);
+	close_fd(&e->vm);
+	if (e->own_dev)
+		close_fd(&e->dev);
+}
+
+/* Records what failed in @e->err, closes what was opened, returns -1. */
+static inline int vm_env_fail(struct vm_env *e, const char *what, int n)
+{
+	int err = errno;
+
+	snprintf(e->err, sizeof(e->err), "%s %d: %s", what, n, strerror(err));
+	vm_env_close(e);
+	errno = err;
+	return -1;
+}
+
+/**
+ * vm_env_open() - the setup most statsfd_vm tests start from
+ * @e: filled in; on failure every fd is closed and @e->err says why
+ * @dev: an open /dev/statsfd_vm, or -1 to open one for @e
+ * @nr_vcpus: vCPUs to create, ids 0 to @nr_vcpus - 1
+ * @run: if not NULL, each vCPU runs a copy of it once
+ * @flags: VM_ENV_STATS
+ *
+ * Return: 0, or -1 with errno set.
+ */
+static inline int vm_env_open(struct vm_env *e, int dev, unsigned int nr_vcpus,
+			      const struct statsfd_vm_run *run,
+			      unsigned int flags)
+{
+	unsigned int i;
+
+	memset(e, 0, sizeof(*e));
+	e->vm = -1;
+	e->vm_stats = -1;
+	for (i = 0; i < VM_ENV_MAX_VCPUS; i++) {
+		e->vcpu[i] = -1;
+		e->vcpu_stats[i] = -1;
+	}
+	if (nr_vcpus > VM_ENV_MAX_VCPUS) {
+		errno = E2BIG;
+		return vm_env_fail(e, "vCPUs wanted", nr_vcpus);
+	}
+	e->own_dev = dev < 0;
+	e->dev = e->own_dev ? dev_open() : dev;
+	if (e->dev < 0)
+		return vm_env_fail(e, "open " STATSFD_VM_DEV, 0);
+	e->vm = vm_create(e->dev);
+	if (e->vm < 0)
+		return vm_env_fail(e, "create VM", 0);
+	for (i = 0; i < nr_vcpus; i++) {
+		struct statsfd_vm_run r;
+
+		e->vcpu[i] = vcpu_create(e->vm, i);
+		if (e->vcpu[i] < 0)
+			return vm_env_fail(e, "create vCPU", i);
+		e->nr_vcpus++;
+		if (!run)
+			continue;
+		r = *run;
+		if (vcpu_run(e->vcpu[i], &r))
+			return vm_env_fail(e, "run vCPU", i);
+	}
+	if (!(flags & VM_ENV_STATS))
+		return 0;
+	e->vm_stats = stats_fd(e->vm);
+	if (e->vm_stats < 0)
+		return vm_env_fail(e, "stats fd of VM", 0);
+	for (i = 0; i < nr_vcpus; i++) {
+		e->vcpu_stats[i] = stats_fd(e->vcpu[i]);
+		if (e->vcpu_stats[i] < 0)
+			return vm_env_fail(e, "stats fd of vCPU", i);
+	}
+	return 0;
+}
+
+#ifdef __KSELFTEST_HARNESS_H
+/*
+ * vm_env_open() or fail the test saying which step failed; a macro because
+ * ASSERT_*() needs the test's _metadata.
+ */
+#define ASSERT_VM_ENV(e, dev, nr_vcpus, run, flags)                       \
+	do {                                                              \
+		struct vm_env *__e = (e);                                 \
+									  \
+		ASSERT_EQ(0, vm_env_open(__e, dev, nr_vcpus, run, flags)) \
+		{                                                         \
+			TH_LOG("%s", __e->err);                           \
+		}                                                         \
+	} while (0)
+#endif
 
 /**
  * struct sfile - a stats fd's immutable part, parsed with pread() only

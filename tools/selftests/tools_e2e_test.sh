@@ -4,13 +4,27 @@
 # statsfd-collector running as uid nobody, statsfd-vmm creating VMs and
 # handing their stats fds over, a Prometheus scrape over HTTP (busybox
 # wget), filtered queries, the CLI's --device, --pid and watch modes, and
-# VM teardown dropping the sources.  Runs under busybox sh; prints TAP.
+# VM teardown dropping the sources.  Runs under busybox sh; prints TAP
+# with its plan last, and exits 1 if any test is not ok.  The guest loads
+# statsfd_vm.ko and installs the tools, so a missing device or tool is a
+# failure here, never a skip.
 n=0
+failed=0
 tmp=/tmp/tools-e2e
 cpid= vpid= v2pid=
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
+nok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $*"
+}
+# Ends the run with the plan; exit status 1 if anything failed.
+finish() {
+	echo "1..$n"
+	[ "$failed" -eq 0 ] && exit 0
+	exit 1
+}
 check() {
 	d=$1
 	shift
@@ -40,18 +54,15 @@ metric() { # name{labels} -> value (0 when absent)
 		awk -v k="$1" 'index($0, k " ") == 1 { v = $2 } END { print v + 0 }'
 }
 
-if [ ! -c /dev/statsfd_vm ]; then
-	echo "ok 1 - tools end to end # SKIP /dev/statsfd_vm missing (statsfd_vm.ko not loaded)"
-	echo "1..1"
-	exit 0
-fi
+missing=
+[ -c /dev/statsfd_vm ] || missing="/dev/statsfd_vm (statsfd_vm.ko not loaded)"
 for b in statsfd statsfd-collector statsfd-vmm; do
-	if ! command -v $b >/dev/null; then
-		echo "ok 1 - tools end to end # SKIP $b not in PATH"
-		echo "1..1"
-		exit 0
-	fi
+	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
 done
+if [ -n "$missing" ]; then
+	nok "tools end to end: missing $missing"
+	finish
+fi
 rm -rf "$tmp"
 mkdir -p "$tmp"
 chmod 755 "$tmp"
@@ -63,8 +74,7 @@ cpid=$!
 if ! waitfor 100 test -s "$tmp/port"; then
 	nok "collector starts"
 	sed 's/^/# /' "$tmp/collector.log"
-	echo "1..$n"
-	exit 1
+	finish
 fi
 port=$(cat "$tmp/port")
 ok "collector listening on 127.0.0.1:$port"
@@ -77,8 +87,7 @@ vpid=$!
 if ! waitfor 200 test -s "$tmp/ready"; then
 	nok "statsfd-vmm starts and registers"
 	sed 's/^/# /' "$tmp/vmm.log"
-	echo "1..$n"
-	exit 1
+	finish
 fi
 ok "statsfd-vmm registered 2 VMs x 2 vCPUs"
 sleep 1
@@ -118,7 +127,7 @@ check "statsfd show --prometheus --device" grep -q '^statsfd_vm_system_vms_alive
 statsfd-vmm --vms 2 --vcpus 1 --workload mixed --names t0,t1 --teardown 0:1 \
 	--collector "$tmp/c.sock" --ready-file "$tmp/ready2" >"$tmp/vmm2.log" 2>&1 &
 v2pid=$!
-waitfor 200 test -s "$tmp/ready2"
+check "second statsfd-vmm starts and registers" waitfor 200 test -s "$tmp/ready2"
 check "teardown of VM t0 drops its 2 sources, t1 stays" \
 	waitfor 50 sh -c "statsfd query --collector '$tmp/c.sock' --sources | grep -q '\"vm\": \"t1\"' && ! statsfd query --collector '$tmp/c.sock' --sources | grep -q '\"vm\": \"t0\"'"
 
@@ -132,4 +141,4 @@ kill "$cpid"
 wait "$cpid"
 check "collector exits cleanly on SIGTERM" test $? -eq 0
 cpid=
-echo "1..$n"
+finish

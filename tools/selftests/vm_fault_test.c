@@ -14,7 +14,10 @@
  *   the module reloaded with the `group` parameter to check the device
  *   node, then reloaded as it was.
  *
- * Without failslab or kmemleak (the stock 6.1 kernel) those parts SKIP.
+ * A kernel built without fault injection (the stock 6.1 kernel) SKIPs the
+ * two failslab tests, one built without kmemleak SKIPs
+ * leak_scan_after_churn_26; a kernel that has either but does not let this
+ * test use it FAILs them.  Loop counts grow with STATSFD_STRESS=1.
  */
 #define _GNU_SOURCE
 #include <grp.h>
@@ -28,7 +31,33 @@
 #define FAILSLAB "/sys/kernel/debug/failslab"
 #define KMEMLEAK "/sys/kernel/debug/kmemleak"
 
+/*
+ * Whether the running kernel has function or variable @name, from
+ * /proc/kallsyms: what a kernel was built with, told apart from a debugfs
+ * file that is merely missing.
+ */
+static bool kernel_has_symbol(const char *name)
+{
+	char line[256], sym[200];
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*s %199s", sym) == 1 &&
+			!strcmp(sym, name);
+	fclose(f);
+	return found;
+}
+
 /* ---------------------------------------------------------------- kmemleak */
+
+/* Built with CONFIG_DEBUG_KMEMLEAK, whether or not its file is usable. */
+static bool kernel_has_kmemleak(void)
+{
+	return !access(KMEMLEAK, F_OK) || kernel_has_symbol("kmemleak_alloc");
+}
 
 /* Up to this many suspects are remembered from the scan before a test. */
 #define MAX_SUSPECTS 4096
@@ -90,10 +119,22 @@ static int kmemleak_collect(struct leaks *now, const struct leaks *before,
 	return fresh;
 }
 
-/* The snapshot before a test; .enabled false without kmemleak. */
-static void kmemleak_before(struct leaks *before)
+/*
+ * The snapshot before a test.  A kernel built with kmemleak must let us
+ * scan (a scan that cannot run proves nothing, so it fails the test);
+ * only a kernel without it leaves .enabled false, and then the callers
+ * have SKIPped already or say in their name that they check no leaks.
+ */
+static void kmemleak_before(struct __test_metadata *_metadata,
+			    struct leaks *before)
 {
-	kmemleak_collect(before, NULL, false);
+	before->enabled = false;
+	if (!kernel_has_kmemleak())
+		return;
+	ASSERT_LE(0, kmemleak_collect(before, NULL, false))
+	{
+		TH_LOG("kernel has kmemleak, but %s cannot scan: %m", KMEMLEAK);
+	}
 }
 
 /*
@@ -107,13 +148,11 @@ static void kmemleak_expect_clean(struct __test_metadata *_metadata,
 	static struct leaks after;
 	int fresh;
 
-	if (!before->enabled) {
-		TH_LOG("kmemleak not available: leak scan skipped");
-		return;
-	}
+	ASSERT_TRUE(before->enabled);
 	sleep(6);
-	kmemleak_collect(&after, before, false);
+	ASSERT_LE(0, kmemleak_collect(&after, before, false));
 	fresh = kmemleak_collect(&after, before, true);
+	ASSERT_LE(0, fresh);
 	EXPECT_EQ(0, fresh)
 	{
 		TH_LOG("kmemleak: %d new unreferenced objects", fresh);
@@ -137,44 +176,74 @@ struct failslab {
 	int mif_fd; /* /proc/thread-self/make-it-fail, kept open */
 };
 
+/* Returns 0, or -1 with errno set (and the knob named on stderr). */
 static int knob_set(const char *knob, const char *val)
 {
 	char path[128];
+	int ret;
 
 	snprintf(path, sizeof(path), "%s/%s", FAILSLAB, knob);
-	return write_file(path, val);
+	ret = write_file(path, val);
+	if (ret)
+		fprintf(stderr, "# %s <- %s: %s\n", path, val, strerror(errno));
+	return ret;
+}
+
+/*
+ * Built with fault injection (CONFIG_FAULT_INJECTION, which brings
+ * fail-nth, and CONFIG_FAILSLAB)?  Any trace of it counts: a kernel that
+ * has it must let the tests use all of it.
+ */
+static bool kernel_has_failslab(void)
+{
+	return !access(FAILSLAB, F_OK) ||
+	       !access("/proc/thread-self/fail-nth", F_OK) ||
+	       kernel_has_symbol("setup_fault_attr") ||
+	       kernel_has_symbol("should_failslab");
 }
 
 /*
  * Fail only this thread's slab allocations, also those that may sleep, and
- * quietly (no stack dump per failure in the kernel log).
+ * quietly (no stack dump per failure in the kernel log).  Every knob must
+ * be there and writable: a knob that cannot be set would leave the test
+ * injecting nothing, or the wrong thing, and passing.
  */
-static bool failslab_setup(struct failslab *f)
+static void failslab_setup(struct __test_metadata *_metadata,
+			   struct failslab *f)
 {
 	char path[128];
 	size_t i;
 
 	f->nth_fd = -1;
 	f->mif_fd = -1;
-	f->present = !access(FAILSLAB "/probability", W_OK) &&
-		     !access("/proc/thread-self/fail-nth", W_OK);
-	if (!f->present)
-		return false;
+	f->present = true;
 	for (i = 0; i < NR_KNOBS; i++) {
 		snprintf(path, sizeof(path), "%s/%s", FAILSLAB,
 			 failslab_knobs[i]);
-		if (read_file(path, f->saved[i], sizeof(f->saved[i])) < 0)
-			f->saved[i][0] = 0;
+		f->saved[i][0] = 0;
+		ASSERT_LT(0, read_file(path, f->saved[i], sizeof(f->saved[i])))
+		{
+			TH_LOG("%s: %m", path);
+		}
 	}
-	if (knob_set("ignore-gfp-wait", "N") || knob_set("verbose", "0") ||
-	    knob_set("probability", "0") || knob_set("task-filter", "Y") ||
-	    knob_set("space", "0") || knob_set("interval", "1") ||
-	    knob_set("times", "-1"))
-		return false;
+	ASSERT_EQ(0, knob_set("ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, knob_set("verbose", "0"));
+	ASSERT_EQ(0, knob_set("probability", "0"));
+	ASSERT_EQ(0, knob_set("task-filter", "Y"));
+	ASSERT_EQ(0, knob_set("space", "0"));
+	ASSERT_EQ(0, knob_set("interval", "1"));
+	ASSERT_EQ(0, knob_set("times", "-1"));
 	/* opened once: opening a file allocates, so not while failing */
 	f->nth_fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, f->nth_fd)
+	{
+		TH_LOG("/proc/thread-self/fail-nth: %m");
+	}
 	f->mif_fd = open("/proc/thread-self/make-it-fail", O_RDWR | O_CLOEXEC);
-	return f->nth_fd >= 0 && f->mif_fd >= 0;
+	ASSERT_LE(0, f->mif_fd)
+	{
+		TH_LOG("/proc/thread-self/make-it-fail: %m");
+	}
 }
 
 /* Let failslab fail this thread's allocations, or stop it. */
@@ -202,24 +271,32 @@ static void failslab_restore(struct failslab *f)
 			knob_set(failslab_knobs[i], f->saved[i]);
 }
 
-/* Arm fail-nth: the @nth slab allocation of this thread from now fails. */
-static void fail_nth_arm(struct failslab *f, int nth)
+/*
+ * Arm fail-nth: the @nth slab allocation of this thread from now fails.
+ * Returns 0, or -1 if fail-nth refused it.
+ */
+static int fail_nth_arm(struct failslab *f, int nth)
 {
 	char buf[16];
 	int len = snprintf(buf, sizeof(buf), "%d", nth);
 
-	pwrite(f->nth_fd, buf, len, 0);
+	return pwrite(f->nth_fd, buf, len, 0) == len ? 0 : -1;
 }
 
-/* Disarm; returns true if the armed failure was injected. */
-static bool fail_nth_disarm(struct failslab *f)
+/*
+ * Disarm; returns 1 if the armed failure was injected, 0 if not, -1 if
+ * fail-nth could not be read or disarmed.
+ */
+static int fail_nth_disarm(struct failslab *f)
 {
 	char buf[16] = { 0 };
-	bool injected;
+	int injected;
 
-	pread(f->nth_fd, buf, sizeof(buf) - 1, 0);
+	if (pread(f->nth_fd, buf, sizeof(buf) - 1, 0) <= 0)
+		return -1;
 	injected = atoi(buf) == 0;
-	pwrite(f->nth_fd, "0", 1, 0);
+	if (pwrite(f->nth_fd, "0", 1, 0) != 1)
+		return -1;
 	return injected;
 }
 
@@ -231,25 +308,21 @@ struct counts {
 
 /**
  * struct env - what the fault tests work on
- * @dev: /dev/statsfd_vm
- * @vm: a VM with vCPU 0
- * @vcpu: that vCPU
- * @vm_stats: stats fd of @vm
+ * @v: a VM with vCPU 0, the stats fds of both
  * @sys_stats: a system stats fd, open throughout
  * @sys: @sys_stats parsed
- * @vms: @vm_stats parsed
+ * @vms: the VM's stats fd parsed
+ * @vcpus: the vCPU's stats fd parsed
  * @fs: failslab state to restore
  * @debugfs_saved: the debugfs parameter, to restore
  * @before: kmemleak suspects before the test
  */
 struct env {
-	int dev;
-	int vm;
-	int vcpu;
-	int vm_stats;
+	struct vm_env v;
 	int sys_stats;
 	struct sfile sys;
 	struct sfile vms;
+	struct sfile vcpus;
 	struct failslab fs;
 	struct leaks *before;
 	bool debugfs_saved;
@@ -267,21 +340,13 @@ FIXTURE_SETUP(fault)
 	memset(e, 0, sizeof(*e));
 	e->fs.nth_fd = -1;
 	e->fs.mif_fd = -1;
-	e->dev = dev_open();
-	ASSERT_GE(e->dev, 0)
-	{
-		TH_LOG("open %s: %m", STATSFD_VM_DEV);
-	}
-	e->vm = vm_create(e->dev);
-	ASSERT_GE(e->vm, 0);
-	e->vcpu = vcpu_create(e->vm, 0);
-	ASSERT_GE(e->vcpu, 0);
-	e->vm_stats = stats_fd(e->vm);
-	ASSERT_GE(e->vm_stats, 0);
-	e->sys_stats = stats_fd(e->dev);
+	e->sys_stats = -1;
+	ASSERT_VM_ENV(&e->v, -1, 1, NULL, VM_ENV_STATS);
+	e->sys_stats = stats_fd(e->v.dev);
 	ASSERT_GE(e->sys_stats, 0);
 	ASSERT_EQ(0, sfile_parse(e->sys_stats, &e->sys));
-	ASSERT_EQ(0, sfile_parse(e->vm_stats, &e->vms));
+	ASSERT_EQ(0, sfile_parse(e->v.vm_stats, &e->vms));
+	ASSERT_EQ(0, sfile_parse(e->v.vcpu_stats[0], &e->vcpus));
 	e->before = calloc(1, sizeof(*e->before));
 	ASSERT_NE(NULL, e->before);
 	e->debugfs_saved = debugfs_param_get();
@@ -296,27 +361,38 @@ FIXTURE_TEARDOWN(fault)
 	free(e->before);
 	sfile_free(&e->sys);
 	sfile_free(&e->vms);
-	close(e->sys_stats);
-	close(e->vm_stats);
-	close(e->vcpu);
-	close(e->vm);
-	close(e->dev);
+	sfile_free(&e->vcpus);
+	close_fd(&e->sys_stats);
+	vm_env_close(&e->v);
 }
 
-/* Two preads: this runs after every injected failure. */
-static void counts_get(struct env *e, struct counts *c)
+/*
+ * Two preads: this runs after every injected failure.  A failed read
+ * ends the test: two failed reads must never compare equal.
+ */
+static void counts_get(struct __test_metadata *_metadata, struct env *e,
+		       struct counts *c)
 {
-	memset(c, 0xff, sizeof(*c));
-	if (!sfile_read_data(e->sys_stats, &e->sys)) {
-		c->vms_alive = sfile_val(&e->sys, "vms_alive");
-		c->vcpus_alive = sfile_val(&e->sys, "vcpus_alive");
-		c->stats_fds_open = sfile_val(&e->sys, "stats_fds_open");
+	ASSERT_EQ(0, sfile_read_data(e->sys_stats, &e->sys))
+	{
+		TH_LOG("system stats: %m");
 	}
-	if (!sfile_read_data(e->vm_stats, &e->vms)) {
-		c->vm_vcpus = sfile_val(&e->vms, "vcpus_created");
-		c->vm_fds = sfile_val(&e->vms, "stats_fds_open");
+	ASSERT_EQ(0, sfile_read_data(e->v.vm_stats, &e->vms))
+	{
+		TH_LOG("VM stats: %m");
 	}
+	c->vms_alive = sfile_val(&e->sys, "vms_alive");
+	c->vcpus_alive = sfile_val(&e->sys, "vcpus_alive");
+	c->stats_fds_open = sfile_val(&e->sys, "stats_fds_open");
+	c->vm_vcpus = sfile_val(&e->vms, "vcpus_created");
+	c->vm_fds = sfile_val(&e->vms, "stats_fds_open");
+	ASSERT_NE(STAT_MISSING, c->vms_alive);
+	ASSERT_NE(STAT_MISSING, c->vcpus_alive);
+	ASSERT_NE(STAT_MISSING, c->stats_fds_open);
+	ASSERT_NE(STAT_MISSING, c->vm_vcpus);
+	ASSERT_NE(STAT_MISSING, c->vm_fds);
 	c->next_fd = next_fd();
+	ASSERT_LE(0, c->next_fd);
 }
 
 static void expect_counts_eq(struct __test_metadata *_metadata,
@@ -337,17 +413,80 @@ static int do_op(struct env *e, enum create_op op, __u32 vcpu_id)
 {
 	switch (op) {
 	case OP_VM:
-		return vm_create(e->dev);
+		return vm_create(e->v.dev);
 	case OP_VCPU:
-		return vcpu_create(e->vm, vcpu_id);
+		return vcpu_create(e->v.vm, vcpu_id);
 	case OP_VM_STATS:
-		return stats_fd(e->vm);
+		return stats_fd(e->v.vm);
 	case OP_VCPU_STATS:
-		return stats_fd(e->vcpu);
+		return stats_fd(e->v.vcpu[0]);
 	case OP_SYS_STATS:
-		return stats_fd(e->dev);
+		return stats_fd(e->v.dev);
 	}
 	return -1;
+}
+
+/*
+ * A stats fd that an injected failure did not fail must be whole: the
+ * header, size and descriptors of @ref (same schema), an id, and every
+ * byte readable.  An allocation failure ignored on the way shows here as
+ * a short, empty or garbled file.
+ */
+static void expect_stats_like(struct __test_metadata *_metadata, int fd,
+			      const struct sfile *ref)
+{
+	unsigned char *buf;
+	struct sfile s;
+
+	ASSERT_EQ(0, sfile_parse(fd, &s))
+	{
+		TH_LOG("parse: %m");
+	}
+	EXPECT_EQ(0, memcmp(&ref->hdr, &s.hdr, sizeof(s.hdr)));
+	EXPECT_EQ(ref->size, s.size);
+	EXPECT_NE(0, s.id[0]);
+	if (!memcmp(&ref->hdr, &s.hdr, sizeof(s.hdr)))
+		EXPECT_EQ(0, memcmp(ref->descs, s.descs,
+				    s.hdr.num_desc * s.stride));
+	buf = malloc(s.size + 1);
+	ASSERT_NE(NULL, buf);
+	EXPECT_EQ((ssize_t)s.size, pread(fd, buf, s.size + 1, 0));
+	EXPECT_EQ(0, sfile_read_data(fd, &s));
+	free(buf);
+	sfile_free(&s);
+}
+
+/*
+ * What @op created although an allocation on its way failed: a VM or a
+ * vCPU must give a whole stats fd, a stats fd must be one.
+ */
+static void expect_created_whole(struct __test_metadata *_metadata,
+				 struct env *e, enum create_op op, int fd)
+{
+	int sfd;
+
+	switch (op) {
+	case OP_VM:
+	case OP_VCPU:
+		sfd = stats_fd(fd);
+		ASSERT_LE(0, sfd)
+		{
+			TH_LOG("stats fd of what op %d created: %m", op);
+		}
+		expect_stats_like(_metadata, sfd,
+				  op == OP_VM ? &e->vms : &e->vcpus);
+		close(sfd);
+		break;
+	case OP_VM_STATS:
+		expect_stats_like(_metadata, fd, &e->vms);
+		break;
+	case OP_VCPU_STATS:
+		expect_stats_like(_metadata, fd, &e->vcpus);
+		break;
+	case OP_SYS_STATS:
+		expect_stats_like(_metadata, fd, &e->sys);
+		break;
+	}
 }
 
 /*
@@ -363,17 +502,23 @@ static int fail_nth_sweep(struct __test_metadata *_metadata, struct env *e,
 			  enum create_op op, int step, __u32 *vcpu_id)
 {
 	struct counts base, now;
-	int nth, fd, err, enomem = 0, ok = 0;
-	bool injected;
+	int nth, fd, err, injected, enomem = 0, ok = 0;
 
-	counts_get(e, &base);
+	counts_get(_metadata, e, &base);
 	for (nth = 1; nth < 2000; nth += nth < 12 ? 1 : step) {
-		fail_nth_arm(&e->fs, nth);
+		ASSERT_EQ(0, fail_nth_arm(&e->fs, nth));
 		fd = do_op(e, op, *vcpu_id);
 		err = errno;
 		injected = fail_nth_disarm(&e->fs);
+		ASSERT_LE(0, injected)
+		{
+			TH_LOG("fail-nth: %m");
+		}
 
 		if (fd >= 0) {
+			/* a success despite a failure: is it whole? */
+			if (injected)
+				expect_created_whole(_metadata, e, op, fd);
 			close(fd);
 			if (op == OP_VCPU) {
 				(*vcpu_id)++;
@@ -387,10 +532,10 @@ static int fail_nth_sweep(struct __test_metadata *_metadata, struct env *e,
 				TH_LOG("op %d, allocation %d: %s", op, nth,
 				       strerror(err));
 			}
-			EXPECT_TRUE(injected);
+			EXPECT_EQ(1, injected);
 			enomem++;
 		}
-		counts_get(e, &now);
+		counts_get(_metadata, e, &now);
 		expect_counts_eq(_metadata, &base, &now);
 		if (!injected) {
 			/* it needed fewer than @nth allocations: done */
@@ -417,9 +562,10 @@ TEST_F_TIMEOUT(fault, failslab_every_allocation_18, 600)
 	__u32 vcpu_id = 1;
 	int op;
 
-	if (!failslab_setup(&e->fs))
-		SKIP(return, "no failslab or fail-nth in this kernel");
-	kmemleak_before(e->before);
+	if (!kernel_has_failslab())
+		SKIP(return, "kernel built without FAULT_INJECTION/FAILSLAB");
+	failslab_setup(_metadata, &e->fs);
+	kmemleak_before(_metadata, e->before);
 	ASSERT_EQ(0, debugfs_param_set(false));
 	for (op = OP_VM; op <= OP_SYS_STATS; op++)
 		EXPECT_GT(fail_nth_sweep(_metadata, e, op, 1, &vcpu_id), 0);
@@ -445,20 +591,22 @@ TEST_F_TIMEOUT(fault, failslab_random_18, 300)
 	struct counts base, now;
 	__u32 vcpu_id = 1;
 	unsigned int seed = getpid();
+	int rounds = stress_scale(200, 400);
 
-	if (!failslab_setup(&e->fs))
-		SKIP(return, "no failslab in this kernel");
+	if (!kernel_has_failslab())
+		SKIP(return, "kernel built without FAULT_INJECTION/FAILSLAB");
+	failslab_setup(_metadata, &e->fs);
 	/* the debugfs view's failures are sampled above; here it is slow */
 	ASSERT_EQ(0, debugfs_param_set(false));
 	ASSERT_EQ(0, knob_set("probability", "20"));
 	ASSERT_EQ(0, knob_set("interval", "1"));
 	ASSERT_EQ(0, knob_set("times", "-1"));
-	kmemleak_before(e->before);
-	counts_get(e, &base);
+	kmemleak_before(_metadata, e->before);
+	counts_get(_metadata, e, &base);
 	srand(seed);
 	TH_LOG("seed %u", seed);
 
-	for (i = 0; i < 400; i++) {
+	for (i = 0; i < rounds; i++) {
 		enum create_op op = rand() % 5;
 
 		ASSERT_EQ(0, make_it_fail(&e->fs, true));
@@ -474,6 +622,8 @@ TEST_F_TIMEOUT(fault, failslab_random_18, 300)
 			continue;
 		}
 		ok++;
+		/* it may have survived a failure: is it whole? */
+		expect_created_whole(_metadata, e, op, fd);
 		if (op == OP_VCPU) {
 			vcpu_id++;
 			base.vm_vcpus++;
@@ -487,14 +637,14 @@ TEST_F_TIMEOUT(fault, failslab_random_18, 300)
 		if (alive == 64 || i % 50 == 49) {
 			while (alive)
 				close(keep[--alive]);
-			counts_get(e, &now);
+			counts_get(_metadata, e, &now);
 			expect_counts_eq(_metadata, &base, &now);
 		}
 	}
 	while (alive)
 		close(keep[--alive]);
 	ASSERT_EQ(0, knob_set("probability", "0"));
-	counts_get(e, &now);
+	counts_get(_metadata, e, &now);
 	expect_counts_eq(_metadata, &base, &now);
 	TH_LOG("%d -ENOMEM, %d created", enomem, ok);
 	EXPECT_GT(enomem, 0);
@@ -579,58 +729,91 @@ static void churn_one(struct __test_metadata *_metadata, int dev, int i)
 	}
 }
 
-#define CHURN_CYCLES 2000
-/* Enough for the 2000 on a plain kernel; a debug kernel under TCG stops. */
-#define CHURN_BUDGET_NS (150 * 1000000000ULL)
+/*
+ * Without STATSFD_STRESS, enough cycles that a leak of one vCPU per VM is
+ * well over the slab threshold below, in a few seconds on a plain kernel;
+ * with it, the thousands of #26.  A debug kernel under TCG is slower than
+ * either wants, so a time budget ends the loop there.
+ */
+#define CHURN_CYCLES stress_scale(500, 2000)
+#define CHURN_BUDGET_NS (stress_scale(30, 150) * 1000000000ULL)
 
 /*
- * #26: thousands of VMs and vCPUs created and destroyed (2000 VMs with two
- * vCPUs and two stats fds each, or as many as fit in 150 s on a slow debug
- * kernel; a few dozen with the debugfs view, the rest without): vms_alive,
- * vcpus_alive and stats_fds_open return to their baseline, kmemleak finds
- * nothing, and (without KASAN, whose quarantine keeps freed memory) slab
- * memory returns to where it was.
+ * #26: thousands of VMs and vCPUs created and destroyed (with
+ * STATSFD_STRESS 2000 VMs with two vCPUs and two stats fds each, else 500,
+ * or as many as fit in the time budget on a slow debug kernel; a few dozen
+ * with the debugfs view, the rest without): vms_alive, vcpus_alive and
+ * stats_fds_open return to their baseline, and (without KASAN, whose
+ * quarantine keeps freed memory) slab memory returns to where it was.
+ * kmemleak's verdict on the same churn is leak_scan_after_churn_26.
  */
 TEST_F_TIMEOUT(fault, create_destroy_cycles_26, 600)
 {
 	struct env *e = &self->env;
+	int i, cycles = CHURN_CYCLES;
 	struct counts base, now;
 	__u64 created, t_end;
 	long slab0, slab1;
-	int i;
 
-	kmemleak_before(e->before);
 	ASSERT_EQ(0, debugfs_param_set(false));
 	for (i = 0; i < 50; i++)
-		churn_one(_metadata, e->dev, i);
+		churn_one(_metadata, e->v.dev, i);
 	settle_memory();
 	slab0 = slab_kb();
-	counts_get(e, &base);
+	counts_get(_metadata, e, &base);
 	created = sys_stat("vms_created");
 
 	ASSERT_EQ(0, debugfs_param_set(e->debugfs_saved));
 	for (i = 0; i < 30; i++)
-		churn_one(_metadata, e->dev, i);
+		churn_one(_metadata, e->v.dev, i);
 	ASSERT_EQ(0, debugfs_param_set(false));
 	t_end = now_ns() + CHURN_BUDGET_NS;
-	for (; i < CHURN_CYCLES && now_ns() < t_end; i++)
-		churn_one(_metadata, e->dev, i);
+	for (; i < cycles && now_ns() < t_end; i++)
+		churn_one(_metadata, e->v.dev, i);
 
-	counts_get(e, &now);
+	counts_get(_metadata, e, &now);
 	expect_counts_eq(_metadata, &base, &now);
 	EXPECT_EQ(created + i, sys_stat("vms_created"));
 	settle_memory();
 	slab1 = slab_kb();
-	TH_LOG("%d VMs with %d vCPUs: slab %ld kB before, %ld kB after", i,
-	       2 * i, slab0, slab1);
-	EXPECT_GE(i, 500);
+	TH_LOG("%d of %d VMs with %d vCPUs: slab %ld kB before, %ld kB after",
+	       i, cycles, 2 * i, slab0, slab1);
+	EXPECT_GE(i, cycles / 4);
 	if (kernel_has_kasan()) {
 		TH_LOG("KASAN quarantine: slab growth not checked");
-	} else if (slab0 > 0 && slab1 > 0) {
-		/* a leak of one 1.5 kB vCPU per VM would be 3 MB */
-		EXPECT_LT(slab1 - slab0, 1536);
-		EXPECT_EQ(CHURN_CYCLES, i);
+	} else {
+		ASSERT_LT(0, slab0);
+		ASSERT_LT(0, slab1);
+		/*
+		 * A leak of one 1.5 kB vCPU per VM would be 2 * 0.75 kB
+		 * per cycle; 512 kB is what settling leaves as noise.
+		 */
+		EXPECT_LT(slab1 - slab0,
+			  cycles * 3 / 4 > 512 ? cycles * 3 / 4 : 512);
+		EXPECT_EQ(cycles, i);
 	}
+}
+
+/*
+ * #26, kmemleak's side: VMs churned with the debugfs view and without,
+ * then nothing new unreferenced.  Its own test so that a kernel built
+ * without kmemleak (the stock 6.1 kernel) SKIPs exactly this, by name;
+ * a kernel that has it but will not scan FAILs it.
+ */
+TEST_F_TIMEOUT(fault, leak_scan_after_churn_26, 300)
+{
+	struct env *e = &self->env;
+	int i;
+
+	if (!kernel_has_kmemleak())
+		SKIP(return, "kernel built without DEBUG_KMEMLEAK");
+	kmemleak_before(_metadata, e->before);
+	ASSERT_EQ(0, debugfs_param_set(true));
+	for (i = 0; i < 30; i++)
+		churn_one(_metadata, e->v.dev, i);
+	ASSERT_EQ(0, debugfs_param_set(false));
+	for (; i < 100; i++)
+		churn_one(_metadata, e->v.dev, i);
 	kmemleak_expect_clean(_metadata, e->before);
 }
 
@@ -694,24 +877,19 @@ TEST(rmmod_refused_while_stats_fd_open_16)
 {
 	long long vm0 = module_refs("statsfd_vm"),
 		  core0 = module_refs("statsfd");
-	int dev, vm, vcpu, sfd, sys_fd;
+	struct vm_env e;
+	int sfd, sys_fd;
 
-	if (vm0 < 0 || core0 < 0)
-		SKIP(return, "no /sys/module/*/refcnt (CONFIG_MODULE_UNLOAD)");
-	dev = dev_open();
-	ASSERT_GE(dev, 0);
-	vm = vm_create(dev);
-	ASSERT_GE(vm, 0);
-	vcpu = vcpu_create(vm, 0);
-	ASSERT_GE(vcpu, 0);
-	ASSERT_EQ(0, vcpu_run_exits(vcpu, 5, 0, 0));
-	sfd = stats_fd(vcpu);
+	/* both kernels have CONFIG_MODULE_UNLOAD: the guest rmmods them */
+	ASSERT_LE(0, vm0);
+	ASSERT_LE(0, core0);
+	ASSERT_VM_ENV(&e, -1, 1, NULL, 0);
+	ASSERT_EQ(0, vcpu_run_exits(e.vcpu[0], 5, 0, 0));
+	sfd = stats_fd(e.vcpu[0]);
 	ASSERT_GE(sfd, 0);
-	sys_fd = stats_fd(dev);
+	sys_fd = stats_fd(e.dev);
 	ASSERT_GE(sys_fd, 0);
-	close(vcpu);
-	close(vm);
-	close(dev);
+	vm_env_close(&e);
 
 	/* one reference on each module per stats fd, nothing else left */
 	EXPECT_EQ(vm0 + 2, module_refs("statsfd_vm"));
@@ -732,24 +910,19 @@ TEST(rmmod_refused_while_stats_fd_open_16)
 TEST(rmmod_refused_while_vm_fd_open_16)
 {
 	long long vm0 = module_refs("statsfd_vm");
-	int dev, vm, vcpu;
+	struct vm_env e;
 
-	if (vm0 < 0)
-		SKIP(return, "no /sys/module/*/refcnt (CONFIG_MODULE_UNLOAD)");
-	dev = dev_open();
-	ASSERT_GE(dev, 0);
-	vm = vm_create(dev);
-	ASSERT_GE(vm, 0);
-	vcpu = vcpu_create(vm, 0);
-	ASSERT_GE(vcpu, 0);
-	close(dev);
+	ASSERT_LE(0, vm0);
+	ASSERT_VM_ENV(&e, -1, 1, NULL, 0);
+	close_fd(&e.dev);
 	EXPECT_EQ(vm0 + 2, module_refs("statsfd_vm"));
 	expect_rmmod_refused(_metadata);
-	close(vm);
+	close_fd(&e.vm);
 	EXPECT_EQ(vm0 + 1, module_refs("statsfd_vm"));
 	expect_rmmod_refused(_metadata);
-	close(vcpu);
+	close_fd(&e.vcpu[0]);
 	EXPECT_EQ(vm0, module_refs("statsfd_vm"));
+	vm_env_close(&e);
 }
 
 /* The module's load-time parameters, to load it again as it was. */
@@ -805,12 +978,21 @@ TEST(module_reload_with_group)
 	char params[256], with_group[320], uevent[1024];
 	struct stat st;
 
-	if (geteuid() != 0 || access(STATSFD_VM_KO, R_OK))
-		SKIP(return, "needs root and %s", STATSFD_VM_KO);
-	if (module_refs("statsfd_vm") != 0)
-		SKIP(return, "statsfd_vm in use, not reloading it");
-	if (param_get("group") != -1)
-		SKIP(return, "statsfd_vm was loaded with a group");
+	/*
+	 * The guest runs us as root, with the module file installed and
+	 * the module loaded without a group; a reference left at this point
+	 * is a leak (every earlier test has exited and closed its fds).
+	 */
+	ASSERT_EQ(0, geteuid());
+	ASSERT_EQ(0, access(STATSFD_VM_KO, R_OK))
+	{
+		TH_LOG("%s: %m", STATSFD_VM_KO);
+	}
+	ASSERT_EQ(0, module_refs("statsfd_vm"))
+	{
+		TH_LOG("statsfd_vm still referenced with nothing open");
+	}
+	ASSERT_EQ(-1, param_get("group"));
 	module_params(params, sizeof(params));
 	TH_LOG("reloading statsfd_vm, then back to: %s", params);
 

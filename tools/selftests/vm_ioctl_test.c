@@ -56,10 +56,7 @@ static void expect_nothing_changed(struct __test_metadata *_metadata,
 
 FIXTURE(ioc)
 {
-	int dev; /* /dev/statsfd_vm */
-	int vm; /* a VM */
-	int vcpu; /* its vCPU 0 */
-	int vcpu_stats; /* stats fd of @vcpu */
+	struct vm_env e; /* a VM, its vCPU 0 and the vCPU's stats fd */
 	long long max_vms; /* parameters to restore */
 	long long max_vcpus;
 	long long halt_poll_ns_max;
@@ -73,17 +70,10 @@ FIXTURE_SETUP(ioc)
 	self->max_vms = param_get("max_vms");
 	self->max_vcpus = param_get("max_vcpus");
 	self->halt_poll_ns_max = param_get("halt_poll_ns_max");
-	self->dev = dev_open();
-	ASSERT_GE(self->dev, 0)
-	{
-		TH_LOG("open %s: %m", STATSFD_VM_DEV);
-	}
-	self->vm = vm_create(self->dev);
-	ASSERT_GE(self->vm, 0);
-	self->vcpu = vcpu_create(self->vm, 0);
-	ASSERT_GE(self->vcpu, 0);
-	self->vcpu_stats = stats_fd(self->vcpu);
-	ASSERT_GE(self->vcpu_stats, 0);
+	/* the vCPU's stats fd only: the VM's would change the counts */
+	ASSERT_VM_ENV(&self->e, -1, 1, NULL, 0);
+	self->e.vcpu_stats[0] = stats_fd(self->e.vcpu[0]);
+	ASSERT_GE(self->e.vcpu_stats[0], 0);
 	self->guard = mmap(NULL, 2 * self->page, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->guard);
@@ -100,10 +90,7 @@ FIXTURE_TEARDOWN(ioc)
 	if (self->halt_poll_ns_max >= 0)
 		param_set("halt_poll_ns_max", self->halt_poll_ns_max);
 	munmap(self->guard, 2 * self->page);
-	close(self->vcpu_stats);
-	close(self->vcpu);
-	close(self->vm);
-	close(self->dev);
+	vm_env_close(&self->e);
 }
 
 /*
@@ -121,12 +108,12 @@ TEST_F(ioc, device_arg_must_be_zero_24)
 	struct sys_snap before;
 
 	sys_snap(&before);
-	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_GET_API_VERSION, 1));
-	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_GET_STATS_FD, 1));
-	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_GET_STATS_FD, -1L));
+	EXPECT_ERRNO(EINVAL, ioctl(self->e.dev, STATSFD_VM_GET_API_VERSION, 1));
+	EXPECT_ERRNO(EINVAL, ioctl(self->e.dev, STATSFD_VM_GET_STATS_FD, 1));
+	EXPECT_ERRNO(EINVAL, ioctl(self->e.dev, STATSFD_VM_GET_STATS_FD, -1L));
 	expect_nothing_changed(_metadata, &before);
 	EXPECT_EQ(STATSFD_VM_API_VERSION,
-		  ioctl(self->dev, STATSFD_VM_GET_API_VERSION, 0));
+		  ioctl(self->e.dev, STATSFD_VM_GET_API_VERSION, 0));
 }
 
 /* #24: CREATE_VM with a bad pointer is -EFAULT and creates nothing. */
@@ -135,11 +122,11 @@ TEST_F(ioc, create_vm_bad_pointer_24)
 	struct sys_snap before;
 
 	sys_snap(&before);
-	EXPECT_ERRNO(EFAULT, ioctl(self->dev, STATSFD_VM_CREATE_VM, NULL));
-	EXPECT_ERRNO(EFAULT, ioctl(self->dev, STATSFD_VM_CREATE_VM,
+	EXPECT_ERRNO(EFAULT, ioctl(self->e.dev, STATSFD_VM_CREATE_VM, NULL));
+	EXPECT_ERRNO(EFAULT, ioctl(self->e.dev, STATSFD_VM_CREATE_VM,
 				   (char *)self->guard + self->page));
 	EXPECT_ERRNO(EFAULT,
-		     ioctl(self->dev, STATSFD_VM_CREATE_VM,
+		     ioctl(self->e.dev, STATSFD_VM_CREATE_VM,
 			   straddling(self->guard, self->page,
 				      sizeof(struct statsfd_vm_create_vm))));
 	expect_nothing_changed(_metadata, &before);
@@ -152,9 +139,9 @@ TEST_F(ioc, create_vm_flags_24)
 	struct sys_snap before;
 
 	sys_snap(&before);
-	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_CREATE_VM, &args));
+	EXPECT_ERRNO(EINVAL, ioctl(self->e.dev, STATSFD_VM_CREATE_VM, &args));
 	args.flags = 0x80000000u;
-	EXPECT_ERRNO(EINVAL, ioctl(self->dev, STATSFD_VM_CREATE_VM, &args));
+	EXPECT_ERRNO(EINVAL, ioctl(self->e.dev, STATSFD_VM_CREATE_VM, &args));
 	expect_nothing_changed(_metadata, &before);
 }
 
@@ -170,7 +157,7 @@ TEST_F(ioc, create_vm_reserved_24)
 		memset(&args, 0, sizeof(args));
 		args.reserved[i] = 1u << (i * 4);
 		EXPECT_ERRNO(EINVAL,
-			     ioctl(self->dev, STATSFD_VM_CREATE_VM, &args));
+			     ioctl(self->e.dev, STATSFD_VM_CREATE_VM, &args));
 	}
 	expect_nothing_changed(_metadata, &before);
 }
@@ -187,36 +174,36 @@ TEST_F(ioc, create_vm_limit_enospc)
 
 	ASSERT_NE(STAT_MISSING, alive);
 	ASSERT_EQ(0, param_set("max_vms", alive + 1));
-	vm1 = vm_create(self->dev);
+	vm1 = vm_create(self->e.dev);
 	ASSERT_GE(vm1, 0);
 	sys_snap(&before);
-	EXPECT_ERRNO(ENOSPC, vm_create(self->dev));
+	EXPECT_ERRNO(ENOSPC, vm_create(self->e.dev));
 	expect_nothing_changed(_metadata, &before);
 
 	sfd = stats_fd(vm1);
 	ASSERT_GE(sfd, 0);
 	close(vm1);
-	EXPECT_ERRNO(ENOSPC, vm_create(self->dev));
+	EXPECT_ERRNO(ENOSPC, vm_create(self->e.dev));
 	close(sfd);
-	vm2 = vm_create(self->dev);
+	vm2 = vm_create(self->e.dev);
 	EXPECT_GE(vm2, 0);
 	close(vm2);
 
 	ASSERT_EQ(0, param_set("max_vms", 0));
-	EXPECT_ERRNO(ENOSPC, vm_create(self->dev));
+	EXPECT_ERRNO(ENOSPC, vm_create(self->e.dev));
 }
 
 /* #24: CREATE_VCPU with a bad pointer. */
 TEST_F(ioc, create_vcpu_bad_pointer_24)
 {
 	struct sys_snap before;
-	int vm_stats = stats_fd(self->vm);
+	int vm_stats = stats_fd(self->e.vm);
 
 	ASSERT_GE(vm_stats, 0);
 	sys_snap(&before);
-	EXPECT_ERRNO(EFAULT, ioctl(self->vm, STATSFD_VM_CREATE_VCPU, NULL));
+	EXPECT_ERRNO(EFAULT, ioctl(self->e.vm, STATSFD_VM_CREATE_VCPU, NULL));
 	EXPECT_ERRNO(EFAULT,
-		     ioctl(self->vm, STATSFD_VM_CREATE_VCPU,
+		     ioctl(self->e.vm, STATSFD_VM_CREATE_VCPU,
 			   straddling(self->guard, self->page,
 				      sizeof(struct statsfd_vm_create_vcpu))));
 	expect_nothing_changed(_metadata, &before);
@@ -233,19 +220,19 @@ TEST_F(ioc, create_vcpu_flags_and_reserved_24)
 	int v;
 
 	sys_snap(&before);
-	EXPECT_ERRNO(EINVAL, ioctl(self->vm, STATSFD_VM_CREATE_VCPU, &args));
+	EXPECT_ERRNO(EINVAL, ioctl(self->e.vm, STATSFD_VM_CREATE_VCPU, &args));
 	args.flags = 0x80000000u;
-	EXPECT_ERRNO(EINVAL, ioctl(self->vm, STATSFD_VM_CREATE_VCPU, &args));
+	EXPECT_ERRNO(EINVAL, ioctl(self->e.vm, STATSFD_VM_CREATE_VCPU, &args));
 	for (i = 0; i < ARRAY_SIZE(args.reserved); i++) {
 		memset(&args, 0, sizeof(args));
 		args.vcpu_id = 1;
 		args.reserved[i] = 1ULL << 63;
 		EXPECT_ERRNO(EINVAL,
-			     ioctl(self->vm, STATSFD_VM_CREATE_VCPU, &args));
+			     ioctl(self->e.vm, STATSFD_VM_CREATE_VCPU, &args));
 	}
 	expect_nothing_changed(_metadata, &before);
 	/* the id the failed calls asked for is still free */
-	v = vcpu_create(self->vm, 1);
+	v = vcpu_create(self->e.vm, 1);
 	EXPECT_GE(v, 0);
 	close(v);
 }
@@ -261,25 +248,25 @@ TEST_F(ioc, vcpu_id_range_and_duplicate_27)
 	int vm_stats, v;
 
 	ASSERT_GT(max, 0);
-	vm_stats = stats_fd(self->vm);
+	vm_stats = stats_fd(self->e.vm);
 	ASSERT_GE(vm_stats, 0);
 	sys_snap(&before);
-	EXPECT_ERRNO(EINVAL, vcpu_create(self->vm, max));
-	EXPECT_ERRNO(EINVAL, vcpu_create(self->vm, max + 1));
-	EXPECT_ERRNO(EINVAL, vcpu_create(self->vm, UINT32_MAX));
-	EXPECT_ERRNO(EINVAL, vcpu_create(self->vm, 0x80000000u));
-	EXPECT_ERRNO(EEXIST, vcpu_create(self->vm, 0));
+	EXPECT_ERRNO(EINVAL, vcpu_create(self->e.vm, max));
+	EXPECT_ERRNO(EINVAL, vcpu_create(self->e.vm, max + 1));
+	EXPECT_ERRNO(EINVAL, vcpu_create(self->e.vm, UINT32_MAX));
+	EXPECT_ERRNO(EINVAL, vcpu_create(self->e.vm, 0x80000000u));
+	EXPECT_ERRNO(EEXIST, vcpu_create(self->e.vm, 0));
 	expect_nothing_changed(_metadata, &before);
 	EXPECT_EQ(1, stat_get(vm_stats, "vcpus_created"));
 
 	/* the highest id is fine, once */
-	v = vcpu_create(self->vm, max - 1);
+	v = vcpu_create(self->e.vm, max - 1);
 	EXPECT_GE(v, 0);
-	EXPECT_ERRNO(EEXIST, vcpu_create(self->vm, max - 1));
+	EXPECT_ERRNO(EEXIST, vcpu_create(self->e.vm, max - 1));
 	EXPECT_EQ(2, stat_get(vm_stats, "vcpus_created"));
 	/* the first vCPU still runs */
-	EXPECT_EQ(0, vcpu_run_exits(self->vcpu, 1, 0, 0));
-	EXPECT_EQ(1, stat_get(self->vcpu_stats, "runs"));
+	EXPECT_EQ(0, vcpu_run_exits(self->e.vcpu[0], 1, 0, 0));
+	EXPECT_EQ(1, stat_get(self->e.vcpu_stats[0], "runs"));
 	close(v);
 	close(vm_stats);
 }
@@ -290,7 +277,7 @@ TEST_F(ioc, max_vcpus_applies_to_new_vms)
 	int vm2, v;
 
 	ASSERT_EQ(0, param_set("max_vcpus", 2));
-	vm2 = vm_create(self->dev);
+	vm2 = vm_create(self->e.dev);
 	ASSERT_GE(vm2, 0);
 	ASSERT_EQ(0, param_set("max_vcpus", 8));
 	v = vcpu_create(vm2, 1);
@@ -298,11 +285,11 @@ TEST_F(ioc, max_vcpus_applies_to_new_vms)
 	close(v);
 	EXPECT_ERRNO(EINVAL, vcpu_create(vm2, 2));
 	/* the fixture's VM predates both values */
-	v = vcpu_create(self->vm, 7);
+	v = vcpu_create(self->e.vm, 7);
 	EXPECT_GE(v, 0);
 	close(v);
 	close(vm2);
-	vm2 = vm_create(self->dev);
+	vm2 = vm_create(self->e.dev);
 	ASSERT_GE(vm2, 0);
 	v = vcpu_create(vm2, 7);
 	EXPECT_GE(v, 0);
@@ -332,11 +319,11 @@ static void expect_run_einval(struct __test_metadata *_metadata, int vcpu,
 /* #24: RUN with a bad pointer. */
 TEST_F(ioc, run_bad_pointer_24)
 {
-	EXPECT_ERRNO(EFAULT, ioctl(self->vcpu, STATSFD_VM_RUN, NULL));
-	EXPECT_ERRNO(EFAULT, ioctl(self->vcpu, STATSFD_VM_RUN,
+	EXPECT_ERRNO(EFAULT, ioctl(self->e.vcpu[0], STATSFD_VM_RUN, NULL));
+	EXPECT_ERRNO(EFAULT, ioctl(self->e.vcpu[0], STATSFD_VM_RUN,
 				   straddling(self->guard, self->page,
 					      sizeof(struct statsfd_vm_run))));
-	EXPECT_EQ(0, stat_get(self->vcpu_stats, "runs"));
+	EXPECT_EQ(0, stat_get(self->e.vcpu_stats[0], "runs"));
 }
 
 /* #24: RUN with a flag, reserved0 or a reserved word set. */
@@ -345,18 +332,20 @@ TEST_F(ioc, run_flags_and_reserved_24)
 	struct statsfd_vm_run run = { .flags = 1, .io_exits = 1 };
 	size_t i;
 
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.flags = 0;
 	run.reserved0 = 1;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.reserved0 = 0;
 	for (i = 0; i < ARRAY_SIZE(run.reserved); i++) {
 		run.reserved[i] = 1;
-		expect_run_einval(_metadata, self->vcpu, self->vcpu_stats,
-				  &run);
+		expect_run_einval(_metadata, self->e.vcpu[0],
+				  self->e.vcpu_stats[0], &run);
 		run.reserved[i] = 0;
 	}
-	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
 }
 
 /* #24: RUN values out of their documented ranges. */
@@ -365,48 +354,59 @@ TEST_F(ioc, run_values_out_of_range_24)
 	struct statsfd_vm_run run = { 0 };
 
 	run.io_bytes = STATSFD_VM_IO_BYTES_MAX + 1;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.io_bytes = UINT64_MAX;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.io_bytes = 0;
 
 	run.halt_timeout_ns = STATSFD_VM_HALT_TIMEOUT_NS_MAX + 1;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.halt_timeout_ns = 0;
 
 	run.io_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.io_exits = UINT64_MAX;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.io_exits = 0;
 	run.mmio_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.mmio_exits = 0;
 	run.hypercall_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.hypercall_exits = 0;
 	run.halt_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	/* the total too, and without wrapping around */
 	run.halt_exits = 1;
 	run.io_exits = STATSFD_VM_RUN_EXITS_MAX;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.io_exits = STATSFD_VM_RUN_EXITS_MAX / 2;
 	run.mmio_exits = STATSFD_VM_RUN_EXITS_MAX / 2;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.hypercall_exits = UINT64_MAX - STATSFD_VM_RUN_EXITS_MAX / 2;
 	run.io_exits = 0;
 	run.halt_exits = 0;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 
 	/* the limits themselves are fine (validated, then a short run) */
 	memset(&run, 0, sizeof(run));
 	run.io_bytes = STATSFD_VM_IO_BYTES_MAX;
 	run.halt_timeout_ns = STATSFD_VM_HALT_TIMEOUT_NS_MAX;
 	run.io_exits = 1;
-	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
 	EXPECT_EQ(STATSFD_VM_IO_BYTES_MAX,
-		  stat_get(self->vcpu_stats, "io_bytes"));
+		  stat_get(self->e.vcpu_stats[0], "io_bytes"));
 }
 
 /* #24: halt_poll_ns above the halt_poll_ns_max parameter. */
@@ -417,15 +417,18 @@ TEST_F(ioc, run_halt_poll_over_max_24)
 
 	ASSERT_GE(max, 0);
 	run.halt_poll_ns = max + 1;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	run.halt_poll_ns = UINT64_MAX;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	ASSERT_EQ(0, param_set("halt_poll_ns_max", 0));
 	run.halt_poll_ns = 1;
-	expect_run_einval(_metadata, self->vcpu, self->vcpu_stats, &run);
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
 	ASSERT_EQ(0, param_set("halt_poll_ns_max", 5000));
 	run.halt_poll_ns = 5000;
-	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
 }
 
 /*
@@ -440,14 +443,14 @@ TEST_F(ioc, run_exits_done_is_output_only)
 	EXPECT_EQ(104, sizeof(run));
 	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(STATSFD_VM_RUN));
 	EXPECT_EQ(sizeof(run), _IOC_SIZE(STATSFD_VM_RUN));
-	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
 	EXPECT_EQ(5, run.exits_done);
 	run.exits_done = UINT64_MAX;
 	run.io_exits = 0;
-	EXPECT_EQ(0, vcpu_run(self->vcpu, &run));
+	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
 	EXPECT_EQ(0, run.exits_done);
-	EXPECT_EQ(2, stat_get(self->vcpu_stats, "runs"));
-	EXPECT_EQ(5, stat_get(self->vcpu_stats, "exits"));
+	EXPECT_EQ(2, stat_get(self->e.vcpu_stats[0], "runs"));
+	EXPECT_EQ(5, stat_get(self->e.vcpu_stats[0], "exits"));
 }
 
 /*
@@ -464,10 +467,10 @@ TEST_F(ioc, run_read_only_argument_efault_24)
 	ASSERT_NE(MAP_FAILED, ro);
 	memcpy(ro, &run, sizeof(run));
 	ASSERT_EQ(0, mprotect(ro, self->page, PROT_READ));
-	EXPECT_ERRNO(EFAULT, ioctl(self->vcpu, STATSFD_VM_RUN, ro));
-	EXPECT_EQ(1, stat_get(self->vcpu_stats, "runs"));
-	EXPECT_EQ(7, stat_get(self->vcpu_stats, "exits"));
-	EXPECT_EQ(14, stat_get(self->vcpu_stats, "guest_cycles"));
+	EXPECT_ERRNO(EFAULT, ioctl(self->e.vcpu[0], STATSFD_VM_RUN, ro));
+	EXPECT_EQ(1, stat_get(self->e.vcpu_stats[0], "runs"));
+	EXPECT_EQ(7, stat_get(self->e.vcpu_stats[0], "exits"));
+	EXPECT_EQ(14, stat_get(self->e.vcpu_stats[0], "guest_cycles"));
 	munmap(ro, self->page);
 }
 
@@ -475,13 +478,14 @@ TEST_F(ioc, run_read_only_argument_efault_24)
 TEST_F(ioc, vm_and_vcpu_arg_must_be_zero_24)
 {
 	struct sys_snap before;
-	int vm_stats = stats_fd(self->vm);
+	int vm_stats = stats_fd(self->e.vm);
 
 	ASSERT_GE(vm_stats, 0);
 	sys_snap(&before);
-	EXPECT_ERRNO(EINVAL, ioctl(self->vcpu, STATSFD_VM_KICK, 1));
-	EXPECT_ERRNO(EINVAL, ioctl(self->vcpu, STATSFD_VM_GET_STATS_FD, 1));
-	EXPECT_ERRNO(EINVAL, ioctl(self->vm, STATSFD_VM_GET_STATS_FD, 1));
+	EXPECT_ERRNO(EINVAL, ioctl(self->e.vcpu[0], STATSFD_VM_KICK, 1));
+	EXPECT_ERRNO(EINVAL,
+		     ioctl(self->e.vcpu[0], STATSFD_VM_GET_STATS_FD, 1));
+	EXPECT_ERRNO(EINVAL, ioctl(self->e.vm, STATSFD_VM_GET_STATS_FD, 1));
 	expect_nothing_changed(_metadata, &before);
 	/* the refused KICK left no wakeup pending */
 	EXPECT_EQ(0, stat_get(vm_stats, "kicks"));
@@ -532,7 +536,7 @@ TEST_F(ioc, unknown_ioctls_enotty_24)
 	sys_snap(&before);
 	for (i = 0; i < ARRAY_SIZE(dev_bad); i++) {
 		errno = 0;
-		EXPECT_EQ(-1, ioctl(self->dev, dev_bad[i], buf));
+		EXPECT_EQ(-1, ioctl(self->e.dev, dev_bad[i], buf));
 		EXPECT_EQ(ENOTTY, errno)
 		{
 			TH_LOG("dev cmd %#lx", dev_bad[i]);
@@ -540,7 +544,7 @@ TEST_F(ioc, unknown_ioctls_enotty_24)
 	}
 	for (i = 0; i < ARRAY_SIZE(vm_bad); i++) {
 		errno = 0;
-		EXPECT_EQ(-1, ioctl(self->vm, vm_bad[i], buf));
+		EXPECT_EQ(-1, ioctl(self->e.vm, vm_bad[i], buf));
 		EXPECT_EQ(ENOTTY, errno)
 		{
 			TH_LOG("vm cmd %#lx", vm_bad[i]);
@@ -548,21 +552,21 @@ TEST_F(ioc, unknown_ioctls_enotty_24)
 	}
 	for (i = 0; i < ARRAY_SIZE(vcpu_bad); i++) {
 		errno = 0;
-		EXPECT_EQ(-1, ioctl(self->vcpu, vcpu_bad[i], buf));
+		EXPECT_EQ(-1, ioctl(self->e.vcpu[0], vcpu_bad[i], buf));
 		EXPECT_EQ(ENOTTY, errno)
 		{
 			TH_LOG("vcpu cmd %#lx", vcpu_bad[i]);
 		}
 	}
 	expect_nothing_changed(_metadata, &before);
-	EXPECT_EQ(0, stat_get(self->vcpu_stats, "runs"));
+	EXPECT_EQ(0, stat_get(self->e.vcpu_stats[0], "runs"));
 }
 
 /* VM and vCPU fds are ioctl-only: no read, write or mmap. */
 TEST_F(ioc, vm_and_vcpu_fds_are_ioctl_only)
 {
 	char buf[8] = { 0 };
-	int fds[2] = { self->vm, self->vcpu }, i;
+	int fds[2] = { self->e.vm, self->e.vcpu[0] }, i;
 
 	for (i = 0; i < 2; i++) {
 		EXPECT_ERRNO(EINVAL, read(fds[i], buf, sizeof(buf)));
@@ -586,7 +590,7 @@ TEST_F(ioc, stats_fds_until_emfile_17)
 	int fds[256], n = 0, vm_stats, i, v;
 
 	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
-	vm_stats = stats_fd(self->vm);
+	vm_stats = stats_fd(self->e.vm);
 	ASSERT_GE(vm_stats, 0);
 	sys_snap(&before);
 	lim = old;
@@ -594,7 +598,7 @@ TEST_F(ioc, stats_fds_until_emfile_17)
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &lim));
 
 	for (;;) {
-		int fd = stats_fd(n % 2 ? self->vcpu : self->vm);
+		int fd = stats_fd(n % 2 ? self->e.vcpu[0] : self->e.vm);
 
 		if (fd < 0) {
 			EXPECT_EQ(EMFILE, errno);
@@ -607,10 +611,10 @@ TEST_F(ioc, stats_fds_until_emfile_17)
 	EXPECT_GE(n, 90);
 	EXPECT_LE(n, 100);
 
-	EXPECT_ERRNO(EMFILE, stats_fd(self->dev));
-	EXPECT_ERRNO(EMFILE, vm_create(self->dev));
-	EXPECT_ERRNO(EMFILE, vcpu_create(self->vm, 1));
-	EXPECT_ERRNO(EMFILE, stats_fd(self->vcpu));
+	EXPECT_ERRNO(EMFILE, stats_fd(self->e.dev));
+	EXPECT_ERRNO(EMFILE, vm_create(self->e.dev));
+	EXPECT_ERRNO(EMFILE, vcpu_create(self->e.vm, 1));
+	EXPECT_ERRNO(EMFILE, stats_fd(self->e.vcpu[0]));
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
 	sys_snap(&full);
 	EXPECT_EQ(before.vms_created, full.vms_created);
@@ -627,7 +631,7 @@ TEST_F(ioc, stats_fds_until_emfile_17)
 	expect_nothing_changed(_metadata, &before);
 	EXPECT_EQ(2, stat_get(vm_stats, "stats_fds_open"));
 	/* and vCPU 1 was never created */
-	v = vcpu_create(self->vm, 1);
+	v = vcpu_create(self->e.vm, 1);
 	EXPECT_GE(v, 0);
 	close(v);
 	close(vm_stats);
@@ -643,8 +647,11 @@ TEST(device_uevent_has_mode)
 	char buf[1024];
 	struct stat st;
 
-	if (param_get("group") >= 0)
-		SKIP(return, "statsfd_vm loaded with a group");
+	/*
+	 * The guest loads statsfd_vm without a group, and
+	 * vm_fault_test's module_reload_with_group puts it back so.
+	 */
+	ASSERT_EQ(-1, param_get("group"));
 	ASSERT_GT(read_file("/sys/class/statsfd_vm/statsfd_vm/uevent", buf,
 			    sizeof(buf)),
 		  0);

@@ -5,14 +5,18 @@
 #
 # Environment (the Makefile exports these):
 #   BUILD          build folder (default: <repo>/build)
-#   LEGS           kernel legs to run: "6.12 6.1" (default)
+#   LEGS           kernel legs to run: "6.12 6.1" (default); "kcsan" is the
+#                  data-race leg of make check-kcsan
 #   KUNIT          KUnit filter glob ("suite" or "suite.case"); alone, it
 #                  also turns selftests (and so the 6.1 leg) off
 #   SELFTESTS      selftest names to run; alone, it also turns KUnit off
 #   SELFTEST_ARGS  extra arguments for each selftest (e.g. "-t api_version")
 #   GUEST_TIMEOUT  seconds before a guest is killed (default 900)
 #   HOST_TESTS     0 to skip host-side tests (make -C tools check)
-#   HARNESS        harness-proof probe: kunit, selftest or warn (check-harness)
+#   STRESS         1: full stress counts in the selftests (CI); default 0
+#   TEST_TIMEOUT   seconds each selftest program may run in the guest (600)
+#   HARNESS        harness-proof probe (tools/testing/check-harness.sh)
+#   HARNESS_SELFTESTS  harness selftests (tests/harness) the probe runs
 #   LOAD_MODULES   0 to skip loading statsfd.ko/statsfd_vm.ko (check-harness)
 #   LOGDIR         where logs and results go (default: BUILD/logs)
 #   SERIAL         1 to run host tests and guests one after the other
@@ -28,9 +32,14 @@ SELFTEST_ARGS=${SELFTEST_ARGS:-}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-900}
 HOST_TESTS=${HOST_TESTS:-1}
 HARNESS=${HARNESS:-}
+HARNESS_SELFTESTS=${HARNESS_SELFTESTS:-}
+STRESS=${STRESS:-0}
+TEST_TIMEOUT=${TEST_TIMEOUT:-600}
 LOAD_MODULES=${LOAD_MODULES:-1}
 LOGDIR=$(realpath -m "${LOGDIR:-$BUILD/logs}")
-TEST_KDIR=${TEST_KDIR:-$BUILD/kernel/linux-6.12}
+KCACHE=${KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/statsfd}
+TEST_KDIR=${TEST_KDIR:-$KCACHE/linux-6.12-debug}
+KCSAN_KDIR=${KCSAN_KDIR:-$KCACHE/linux-6.12-kcsan}
 STOCK_KDIR=${STOCK_KDIR:-$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)}
 STOCK_KERNEL=${STOCK_KERNEL:-$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)}
 export BUILD JOBS="${JOBS:-2}"
@@ -86,17 +95,37 @@ if [ -f "$root/tools/Makefile" ]; then
 	fi
 fi
 
+# Per-leg facts: what it boots, what it runs, what its kernel must prove.
+#   6.12   the debug kernel (KASAN, lockdep, kmemleak, ...): KUnit + selftests
+#   6.1    Debian's stock kernel: selftests, plus real upstream KVM (the
+#          stock kvm modules) and the tests that read its stats fds
+#   kcsan  6.12 with KCSAN instead of KASAN (make check-kcsan): KUnit and
+#          the race selftests; a data race in statsfd code fails it
 legs=()
 for leg in $LEGS; do
+	leg_kunit=$run_kunit leg_selftests=$SELFTESTS kvm=0 kmemleak=0
 	case "$leg" in
 	6.12)
 		say "6.12 test kernel"
-		if ! "$T/kernel.sh" "$BUILD"; then
-			fail 6.12/build "test kernel build failed, see $LOGDIR/kernel-build.log"
+		if ! "$T/kernel.sh" debug "$TEST_KDIR" "$BUILD/logs"; then
+			fail 6.12/build "test kernel build failed, see $BUILD/logs/kernel-build-debug.log"
 			continue
 		fi
 		kdir=$TEST_KDIR
 		kernel=$TEST_KDIR/arch/x86/boot/bzImage
+		proofs="panic_on_warn kasan kmemleak lockdep hung_task softlockup hardened_usercopy fail_usercopy taint"
+		kmemleak=1
+		;;
+	kcsan)
+		say "6.12 KCSAN test kernel"
+		if ! "$T/kernel.sh" kcsan "$KCSAN_KDIR" "$BUILD/logs"; then
+			fail kcsan/build "KCSAN kernel build failed, see $BUILD/logs/kernel-build-kcsan.log"
+			continue
+		fi
+		kdir=$KCSAN_KDIR
+		kernel=$KCSAN_KDIR/arch/x86/boot/bzImage
+		proofs="panic_on_warn kcsan hung_task softlockup taint"
+		[ -n "$leg_selftests$HARNESS" ] || leg_selftests="vm_race_test vm_stats_test"
 		;;
 	6.1)
 		if [ "$run_selftests" != 1 ]; then
@@ -109,37 +138,101 @@ for leg in $LEGS; do
 		fi
 		kdir=$STOCK_KDIR
 		kernel=$STOCK_KERNEL
+		leg_kunit=0
+		proofs="panic_on_warn hung_task softlockup hardened_usercopy taint"
+		# Whole runs and filters naming a KVM test get real KVM.
+		[ -z "$SELFTESTS$SELFTEST_ARGS$HARNESS" ] && kvm=1
 		;;
 	*)
-		fail "$leg/build" "unknown leg (known: 6.12 6.1)"
+		fail "$leg/build" "unknown leg (known: 6.12 6.1 kcsan)"
 		continue
 		;;
 	esac
 	say "$leg modules (KDIR=$kdir)"
 	if ! moddir=$("$T/modules.sh" "$kdir" "$BUILD"); then
-		fail "$leg/build" "module build failed, see $BUILD/logs/modules-$leg.log"
+		fail "$leg/build" "module build failed, see $BUILD/logs/modules-*.log"
 		continue
 	fi
-	legs+=("$leg:$kernel:$moddir")
+
+	# The exact results this leg owes (tools/testing/manifest.py).
+	d=$LOGDIR/$leg
+	mkdir -p "$d"
+	margs=(--leg "$leg" --kernel-proofs "$proofs")
+	[ "$LOAD_MODULES" = 1 ] && margs+=(--load-modules)
+	[ "$kmemleak" = 1 ] && margs+=(--kmemleak)
+	if [ "$leg_kunit" = 1 ]; then
+		case "$HARNESS" in
+		"") margs+=(--kunit-src "$root/tests/kunit" --kunit-glob "$KUNIT") ;;
+		kunit | kunit-missing) margs+=(--kunit-src "$root/tests/harness" --kunit-glob "$KUNIT") ;;
+		esac
+	fi
+	if [ "$run_selftests" = 1 ]; then
+		margs+=(--selftests-dir "$BUILD/selftests" --selftests "$leg_selftests"
+			--selftest-args "$SELFTEST_ARGS")
+	fi
+	if [ -n "$HARNESS_SELFTESTS" ]; then
+		margs+=(--selftests-dir "$BUILD/selftests-harness" --selftests "$HARNESS_SELFTESTS")
+	fi
+	case "$HARNESS" in
+	warn | oob) margs+=(--expect load/statsfd_harness.ko) ;;
+	leak | abba) margs+=(--expect load/statsfd_harness.ko --expect unload/statsfd_harness.ko) ;;
+	esac
+	kvm_mods=()
+	if [ "$kvm" = 1 ]; then
+		# The stock kernel's own kvm modules, of the release it boots.
+		krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
+		for m in virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd; do
+			f=$(ls /lib/modules/"$krel"/kernel/$m.ko* 2>/dev/null | head -n 1)
+			[ -n "$f" ] || { fail 6.1/kvm "no $m.ko for $krel under /lib/modules"; continue 2; }
+			kvm_mods+=(--kmods "$f")
+			margs+=(--expect "load/$(basename "$m").ko")
+		done
+		margs+=(--tap-dir "$BUILD/tools/guest-tests")
+	fi
+	if ! python3 "$T/manifest.py" "${margs[@]}" >"$d/expected.txt" 2>"$d/manifest.err"; then
+		fail "$leg/filter" "$(cat "$d/manifest.err")"
+		cat "$d/manifest.err" >&2
+		continue
+	fi
+	sumargs+=(--expected "$leg" "$d/expected.txt")
+	printf '%s\n' "${kvm_mods[@]}" >"$d/kvm-mods.txt"
+	legs+=("$leg|$kernel|$moddir|$leg_kunit|$leg_selftests|$proofs|$kmemleak|$kvm")
 done
 
 # Boots one leg's guest; its run-guest exit status lands in $d/run-guest.rc.
 run_leg() {
-	local leg=$1 kernel=$2 moddir=$3 smp=$4
+	local leg=$1 kernel=$2 moddir=$3 leg_kunit=$4 leg_selftests=$5 proofs=$6
+	local kmemleak=$7 kvm=$8 smp=$9
 	local d=$LOGDIR/$leg
 	mkdir -p "$d"
 	{
-		echo "RUN_KUNIT=$run_kunit"
+		echo "RUN_KUNIT=$leg_kunit"
 		echo "RUN_SELFTESTS=$run_selftests"
 		printf 'KUNIT_GLOB=%q\n' "$KUNIT"
-		printf 'SELFTESTS=%q\n' "$(echo "$SELFTESTS" | tr ',' ' ')"
+		printf 'SELFTESTS=%q\n' "$(echo "$leg_selftests" | tr ',' ' ')"
 		printf 'SELFTEST_ARGS=%q\n' "$SELFTEST_ARGS"
 		printf 'HARNESS=%q\n' "$HARNESS"
+		printf 'HARNESS_SELFTESTS=%q\n' "$HARNESS_SELFTESTS"
 		echo "LOAD_MODULES=$LOAD_MODULES"
+		echo "STRESS=$STRESS"
+		echo "TEST_TIMEOUT=$TEST_TIMEOUT"
+		printf 'KERNEL_PROOFS=%q\n' "$proofs"
+		echo "KMEMLEAK=$kmemleak"
+		[ "$kvm" = 1 ] && echo "KVM_MODULES='irqbypass ccp kvm kvm-amd'"
 	} >"$d/check.conf"
 	local extra=(--file "$d/check.conf:/etc/statsfd-check.conf")
-	if [ "$HARNESS" = selftest ]; then
+	if [ -n "$HARNESS_SELFTESTS" ] && [ "$HARNESS" != selftest-missing ]; then
 		extra+=(--file "$BUILD/selftests-harness:/usr/libexec/statsfd-harness")
+	fi
+	if [ "$kvm" = 1 ]; then
+		mapfile -t kv <"$d/kvm-mods.txt"
+		extra+=("${kv[@]}" --file "$BUILD/tools/guest-tests:/usr/libexec/statsfd-kvm"
+			--bin /bin/bash:/bin/bash --bin "$(command -v jq)" --bin "$(command -v promtool)"
+			--bin "$(command -v setpriv)")
+		# The KVM tests' programs need their shared libraries too.
+		for b in "$BUILD"/tools/guest-tests/*; do
+			file -L "$b" | grep -q ELF && extra+=(--bin "$b:/usr/lib/statsfd-kvm/$(basename "$b")")
+		done
 	fi
 	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
 	"$T/qemu/run-guest" --kernel "$kernel" --modules-dir "$moddir" \
@@ -152,8 +245,7 @@ run_leg() {
 	say "$leg guest finished"
 }
 
-# The 6.12 guest is the long one and gets both CPUs; the host tests and the
-# other legs run beside it (SERIAL=1: one thing at a time).
+# The host tests and the legs run side by side (SERIAL=1: one at a time).
 pids=()
 if [ "$run_host_tests" = 1 ]; then
 	say "host tests started (make -C tools check, log: $LOGDIR/host-tests.log)"
@@ -165,28 +257,25 @@ if [ "$run_host_tests" = 1 ]; then
 	pids+=($!)
 	[ "${SERIAL:-0}" = 1 ] && wait "${pids[@]}"
 fi
+# Every guest gets 2 CPUs so race tests can race; they run side by side.
 for spec in "${legs[@]}"; do
-	IFS=: read -r leg kernel moddir <<<"$spec"
+	IFS='|' read -r leg rest <<<"$spec"
+	IFS='|' read -ra a <<<"$spec"
 	if [ "${SERIAL:-0}" = 1 ]; then
-		run_leg "$leg" "$kernel" "$moddir" 2
-	elif [ "$leg" != 6.12 ]; then
-		run_leg "$leg" "$kernel" "$moddir" 1 &
+		run_leg "${a[@]}" 2
+	else
+		run_leg "${a[@]}" 2 &
 		pids+=($!)
-	fi
-done
-for spec in "${legs[@]}"; do
-	IFS=: read -r leg kernel moddir <<<"$spec"
-	if [ "${SERIAL:-0}" != 1 ] && [ "$leg" = 6.12 ]; then
-		run_leg "$leg" "$kernel" "$moddir" 2
 	fi
 done
 [ ${#pids[@]} -eq 0 ] || wait "${pids[@]}"
 
+sumargs+=(--allow "$T/skips.txt")
 if [ "$run_host_tests" = 1 ]; then
 	sumargs+=(--tap host "$LOGDIR/host-tests.log" "$(cat "$LOGDIR/host-tests.rc" 2>/dev/null || echo 1)")
 fi
 for spec in "${legs[@]}"; do
-	IFS=: read -r leg kernel moddir <<<"$spec"
+	IFS='|' read -r leg rest <<<"$spec"
 	d=$LOGDIR/$leg
 	sumargs+=(--leg "$leg" "$d/results.txt" "$d/console.log" "$(cat "$d/run-guest.rc" 2>/dev/null || echo 1)")
 done

@@ -2,9 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0
 # deps.sh - install the Debian packages statsfd's build and tests need.
 #
+# Usage: deps.sh             install whatever is missing (apt-get), else no-op
+#        deps.sh --missing [PKG...]
+#                            print the missing ones of PKG... (default: the
+#                            list below), one per line; install nothing
+#
 # Idempotent: asks dpkg first and runs apt-get (update + install) only when a
-# package is missing, so a warm run costs one dpkg-query.  Other helpers append
-# their packages to the PACKAGES list below.
+# package is missing, so a warm run costs one dpkg-query.  A package dpkg has
+# never heard of (every package on a fresh machine) makes dpkg-query exit 1;
+# that is the normal case here, never a reason to stop before apt-get runs.
+# tools/tests/deps_test.sh drives --missing with such a package.
 set -euo pipefail
 
 PACKAGES=(
@@ -22,24 +29,55 @@ PACKAGES=(
 	python3-matplotlib
 )
 
-# One dpkg-query for the whole list: a package it does not know at all is
-# reported on stderr and simply absent from the installed set.
-installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${PACKAGES[@]}" 2>/dev/null |
-	awk '$2 == "installed" { print $1 }')
-missing=()
-for p in "${PACKAGES[@]}"; do
-	grep -qxF "$p" <<<"$installed" || missing+=("$p")
-done
+# DEPS_PACKAGES replaces the list (tools/tests/deps_test.sh drives the
+# install path with it, against a fake apt-get).
+if [ -n "${DEPS_PACKAGES:-}" ]; then
+	read -ra PACKAGES <<<"$DEPS_PACKAGES"
+fi
 
-if [ ${#missing[@]} -eq 0 ]; then
+# missing PKG... - print the packages of PKG... that are not installed.
+missing() {
+	local installed
+	# dpkg-query exits 1 when any name is unknown to it; its output for the
+	# known ones is still complete, so its status is deliberately ignored.
+	installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "$@" 2>/dev/null || true)
+	installed=$(awk '$2 == "installed" { print $1 }' <<<"$installed")
+	local p
+	for p in "$@"; do
+		grep -qxF "$p" <<<"$installed" || echo "$p"
+	done
+}
+
+if [ "${1:-}" = "--missing" ]; then
+	shift
+	if [ $# -eq 0 ]; then
+		set -- "${PACKAGES[@]}"
+	fi
+	missing "$@"
+	exit 0
+fi
+if [ $# -ne 0 ]; then
+	echo "usage: deps.sh [--missing [PKG...]]" >&2
+	exit 2
+fi
+
+mapfile -t need < <(missing "${PACKAGES[@]}")
+if [ ${#need[@]} -eq 0 ]; then
 	exit 0
 fi
 
-echo "deps.sh: installing: ${missing[*]}"
+echo "deps.sh: installing: ${need[*]}"
 SUDO=
 if [ "$(id -u)" -ne 0 ]; then
 	SUDO=sudo
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+
+# Prove it: anything still missing is a failure here, not later.
+mapfile -t still < <(missing "${PACKAGES[@]}")
+if [ ${#still[@]} -ne 0 ]; then
+	echo "deps.sh: still missing after apt-get: ${still[*]}" >&2
+	exit 1
+fi

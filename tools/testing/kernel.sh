@@ -1,31 +1,43 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# kernel.sh - configure, verify and build the statsfd 6.12 debug test kernel.
+# kernel.sh - configure, verify and build a statsfd 6.12 test kernel.
 #
-# Usage: kernel.sh BUILD_DIR
+# Usage: kernel.sh VARIANT KDIR LOGDIR
 #
-# The tree lands in BUILD_DIR/kernel/linux-6.12, configured from tinyconfig
-# plus tools/testing/config/{base,debug}.config, built in place (so it is a
-# valid KDIR for `make M=...`).  A stamp keyed on the linux-source package
-# version, the fragments and RECIPE below makes a warm run a no-op.
+#   VARIANT  debug (KASAN, lockdep, kmemleak, ...: make check) or kcsan
+#            (the data-race detector instead of KASAN: make check-kcsan)
+#   KDIR     where the tree lives, configured from tinyconfig plus
+#            tools/testing/config/base.config and VARIANT.config and built
+#            in place (so it is a valid KDIR for `make M=...`).  The
+#            Makefile puts it in the per-user cache (KCACHE, default
+#            ${XDG_CACHE_HOME:-$HOME/.cache}/statsfd), outside any work
+#            tree, so a fresh clone on a machine that built it once is warm.
+#   LOGDIR   receives kernel-build-VARIANT.log
+#
+# A stamp keyed on the linux-source package version, the fragments and
+# RECIPE below makes a warm run a no-op.
 set -euo pipefail
 
 # Bump when the steps below change in a way that needs a rebuild.
-RECIPE=1
+RECIPE=2
 
+usage="usage: kernel.sh VARIANT KDIR LOGDIR"
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(realpath -m "${1:?usage: kernel.sh BUILD_DIR}")
+variant=${1:?$usage}
+kdir=$(realpath -m "${2:?$usage}")
+logdir=$(realpath -m "${3:?$usage}")
 tarball=${KERNEL_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 pkg=${KERNEL_PACKAGE:-linux-source-6.12}
 jobs=${JOBS:-$(nproc)}
-kdir=$build/kernel/linux-6.12
-frags=("$here/config/base.config" "$here/config/debug.config")
-log=$build/logs/kernel-build.log
+frags=("$here/config/base.config" "$here/config/$variant.config")
+log=$logdir/kernel-build-$variant.log
+[ -f "$here/config/$variant.config" ] || { echo "kernel.sh: unknown variant '$variant'" >&2; exit 2; }
 
-mkdir -p "$build/kernel" "$build/logs"
-# Several make invocations may want the kernel at once: one builds, the
-# others wait and then find the stamp.
-exec 9>"$build/kernel/.lock"
+parent=$(dirname "$kdir")
+mkdir -p "$parent" "$logdir"
+# Several make invocations (or clones) may want the kernel at once: one
+# builds, the others wait and then find the stamp.
+exec 9>"$kdir.lock"
 flock 9
 
 pkgver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
@@ -37,17 +49,18 @@ if [ -f "$kdir/.statsfd-stamp" ] && [ "$(cat "$kdir/.statsfd-stamp")" = "$key" ]
 	exit 0
 fi
 
-mkdir -p "$build/kernel" "$build/logs"
-echo "kernel: building 6.12 debug test kernel ($key), log: $log"
+echo "kernel: building 6.12 $variant test kernel in $kdir ($key), log: $log"
 start=$SECONDS
 
 # A different source version needs a fresh tree; anything else rebuilds
 # incrementally in the existing one.
 if [ ! -f "$kdir/.statsfd-source" ] || [ "$(cat "$kdir/.statsfd-source")" != "$pkgver" ]; then
-	rm -rf "$kdir" "$build/kernel/linux-source-6.12"
+	rm -rf "$kdir" "$kdir.extract"
+	mkdir -p "$kdir.extract"
 	echo "kernel: extracting $tarball"
-	tar -xf "$tarball" -C "$build/kernel"
-	mv "$build/kernel/linux-source-6.12" "$kdir"
+	tar -xf "$tarball" -C "$kdir.extract"
+	mv "$kdir.extract/linux-source-6.12" "$kdir"
+	rmdir "$kdir.extract"
 	echo "$pkgver" >"$kdir/.statsfd-source"
 fi
 rm -f "$kdir/.statsfd-stamp"
@@ -94,4 +107,4 @@ if ! make -C "$kdir" ARCH=x86_64 -j"$jobs" bzImage modules >>"$log" 2>&1; then
 fi
 
 echo "$key" >"$kdir/.statsfd-stamp"
-echo "kernel: built in $((SECONDS - start))s: $kdir/arch/x86/boot/bzImage"
+echo "kernel: $variant built in $((SECONDS - start))s: $kdir/arch/x86/boot/bzImage"

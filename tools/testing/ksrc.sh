@@ -12,7 +12,7 @@ set -euo pipefail
 build=$(realpath -m "${1:?usage: ksrc.sh BUILD_DIR}")
 tarball=${KERNEL_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 pkg=${KERNEL_PACKAGE:-linux-source-6.12}
-kdir=$build/kernel/linux-6.12
+kdir=${TEST_KDIR:-${KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/statsfd}/linux-6.12-debug}
 out=$build/ksrc
 files=(
 	.clang-format

@@ -81,7 +81,7 @@ fi
 sparse_kdirs=()
 stock=${STOCK_KDIR:-$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)}
 [ -n "$stock" ] && sparse_kdirs+=("$stock")
-test_kdir=$build/kernel/linux-6.12
+test_kdir=${TEST_KDIR:-${KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/statsfd}/linux-6.12-debug}
 [ -f "$test_kdir/.statsfd-stamp" ] && sparse_kdirs+=("$test_kdir")
 for kdir in "${sparse_kdirs[@]}"; do
 	echo "lint: sparse C=2 against $kdir"

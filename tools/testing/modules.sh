@@ -22,7 +22,9 @@ if [ ! -f "$kdir/include/config/kernel.release" ]; then
 	exit 1
 fi
 krel=$(cat "$kdir/include/config/kernel.release")
-short=$(echo "$krel" | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')
+# 6.12 debug and 6.12 KCSAN share a version: the KCSAN kernel's LOCALVERSION
+# (-kcsan, tools/testing/config/kcsan.config) keeps their objects apart.
+short=$(echo "$krel" | sed -E 's/^([0-9]+\.[0-9]+)[^-]*(-kcsan)?.*/\1\2/')
 out=$build/modules-$short
 mkdir -p "$out" "$build/logs"
 # Concurrent builds of one tree would trample each other's objects.

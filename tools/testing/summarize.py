@@ -3,19 +3,28 @@
 """summarize.py - turn guest results and host TAP into one verdict.
 
 Usage:
-  summarize.py [--leg NAME RESULTS CONSOLE RUNRC]... [--tap NAME FILE RC]...
-               [--require-kunit LEG]... [--summary FILE]
+  summarize.py [--allow FILE] [--expected LEG FILE]...
+               [--leg NAME RESULTS CONSOLE RUNRC]... [--tap NAME FILE RC]...
+               [--fail NAME REASON]... [--summary FILE] [--logs DIR]
 
 A leg is one guest boot: RESULTS is what tools/testing/qemu/check-guest.sh
 wrote on the results channel (ttyS1), CONSOLE the kernel console (ttyS0),
 RUNRC run-guest's exit status (124: timeout).  A --tap source is the output
 of a host-side test command and its exit status.
 
+--expected gives a leg's manifest (tools/testing/manifest.py): every name in
+it must be reported (a name ending in "/*": at least one result under that
+prefix), and a result it does not name is a failure too.  --allow is the
+skip allow-list (tools/testing/skips.txt): "LEG NAME-GLOB REASON" per line;
+a SKIP that no line names is a failure.  Options are read in order, so
+--allow and --expected come before the --leg they apply to.
+
 Prints "PASS|FAIL|SKIP name [reason]" per test and ends with exactly one
 line "N passed, N failed, N skipped".  Exits 1 when anything failed.
 The console is only ever used to find failures (kernel reports), never to
 find a pass, so console noise cannot fake a green run.
 """
+import fnmatch
 import re
 import sys
 
@@ -33,6 +42,12 @@ REPORT_RE = re.compile(
     r"blocked for more than \d+ seconds|sleeping function called from invalid context)"
 )
 
+KCSAN_RE = re.compile(r"BUG: KCSAN: ")
+KCSAN_END_RE = re.compile(r"^(\[\s*[\d.]+\]\s*)?={20,}")
+# A stack frame in one of our modules ("func+0x1c/0x30 [statsfd_vm]") or a
+# race named after one of our functions; task names (statsfd-vmm) don't count.
+STATSFD_FRAME_RE = re.compile(r"\[statsfd\w*\]|\bstatsfd_\w+\+0x|data-race in .*\bstatsfd_")
+
 TAP_RE = re.compile(r"^(ok|not ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$")
 CASE_RE = re.compile(r"^    (ok|not ok)\s+(\d+)\s+([^#]*?)\s*(?:#\s*(.*))?$")
 PLAN_RE = re.compile(r"^1\.\.(\d+)")
@@ -43,6 +58,10 @@ class Verdict:
     def __init__(self):
         self.results = []
         self.times = []
+        self.expected = {}
+        self.allow = []
+        self.notes = []
+        self.kcsan_seen = set()
 
     def add(self, status, name, reason=""):
         self.results.append((status, name, reason))
@@ -176,6 +195,9 @@ class Verdict:
         else:
             self.add("PASS", f"{leg}/guest")
 
+        # KCSAN (the check-kcsan leg) reports races anywhere in the kernel;
+        # ours fail the run, the rest are listed but are not our bugs.
+        console, dmesg = self.kcsan(leg, console), self.kcsan(leg, dmesg)
         reports = [line for line in console + dmesg if REPORT_RE.search(line)]
         if reports:
             uniq = list(dict.fromkeys(re.sub(r"^\[\s*[\d.]+\]\s*", "", r) for r in reports))
@@ -184,6 +206,74 @@ class Verdict:
             self.add("FAIL", f"{leg}/kernel-log", "console log is empty")
         else:
             self.add("PASS", f"{leg}/kernel-log")
+
+    def kcsan(self, leg, lines):
+        """Drops KCSAN report blocks from lines; fails those on statsfd code."""
+        out = []
+        block = None
+        for line in lines:
+            if block is None and KCSAN_RE.search(line):
+                block = [line]
+                continue
+            if block is not None:
+                block.append(line)
+                if KCSAN_END_RE.search(line):
+                    self.kcsan_block(leg, block)
+                    block = None
+                continue
+            out.append(line)
+        if block is not None:
+            self.kcsan_block(leg, block)
+        return out
+
+    def kcsan_block(self, leg, block):
+        title = re.sub(r"^\[\s*[\d.]+\]\s*", "", block[0]).strip()
+        if (leg, title) in self.kcsan_seen:
+            return
+        self.kcsan_seen.add((leg, title))
+        if any(STATSFD_FRAME_RE.search(line) for line in block):
+            self.add("FAIL", f"{leg}/kcsan", f"data race in statsfd code: {title}")
+        else:
+            self.notes.append(f"NOTE {leg}/kcsan: not statsfd code, not counted: {title}")
+
+    def apply_manifest(self, leg, start):
+        """Checks results[start:] of leg against its manifest and allow-list."""
+        expected = self.expected.get(leg)
+        got = self.results[start:]
+        fixed = []
+        for status, name, reason in got:
+            short = name[len(leg) + 1:]
+            if status == "SKIP":
+                why = self.allowed(leg, short)
+                if why is None:
+                    status, reason = "FAIL", f"skipped ({reason or 'no reason'}) and no allow-list entry names it"
+                else:
+                    reason = f"{reason}; allowed: {why}" if reason else f"allowed: {why}"
+            elif expected is not None and status == "PASS" and not self.named(expected, short):
+                status, reason = "FAIL", "unexpected result: not in the expected-results manifest"
+            fixed.append((status, name, reason))
+        if expected is not None:
+            names = {n[len(leg) + 1:] for _, n, _ in got}
+            for e in expected:
+                if e.endswith("/*"):
+                    hit = any(n.startswith(e[:-1]) for n in names)
+                else:
+                    hit = e in names
+                if not hit:
+                    fixed.append(("FAIL", f"{leg}/{e}", "expected result missing: it never ran or never reported"))
+        self.results[start:] = fixed
+
+    @staticmethod
+    def named(expected, short):
+        if short in expected:
+            return True
+        return any(e.endswith("/*") and short.startswith(e[:-1]) for e in expected)
+
+    def allowed(self, leg, short):
+        for aleg, glob, reason in self.allow:
+            if aleg == leg and fnmatch.fnmatchcase(short, glob):
+                return reason
+        return None
 
     def print(self, out):
         counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
@@ -211,11 +301,27 @@ def main(argv):
         a = argv[i]
         if a == "--leg":
             name, res, con, rc = argv[i + 1:i + 5]
+            start = len(v.results)
             v.leg(name, res, con, int(rc))
+            v.apply_manifest(name, start)
             i += 5
+        elif a == "--expected":
+            v.expected[argv[i + 1]] = set(read_lines(argv[i + 2])) - {""}
+            i += 3
+        elif a == "--allow":
+            for line in read_lines(argv[i + 1]):
+                if line.strip() and not line.startswith("#"):
+                    parts = line.split(None, 2)
+                    if len(parts) < 3:
+                        print(f"summarize.py: bad allow-list line {line!r}", file=sys.stderr)
+                        return 2
+                    v.allow.append(tuple(parts))
+            i += 2
         elif a == "--tap":
             name, path, rc = argv[i + 1:i + 4]
+            start = len(v.results)
             v.tap(name, read_lines(path), int(rc), "host test command exit status")
+            v.apply_manifest(name, start)
             i += 4
         elif a == "--fail":
             # A step that failed before producing results (build, ...).
@@ -233,6 +339,8 @@ def main(argv):
     for secs, name in sorted(v.times, reverse=True):
         if secs >= 10:
             print(f"==> guest time {secs:4d}s {name}", file=sys.stderr)
+    for note in v.notes:
+        print(note, file=sys.stderr)
     counts = v.print(sys.stdout)
     if summary:
         with open(summary, "w") as f:

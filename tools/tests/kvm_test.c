@@ -2,8 +2,9 @@
 /*
  * libstatsfd against real KVM: create a VM and a vCPU on /dev/kvm, get
  * their KVM_GET_STATS_FD fds and parse them with the library, checking the
- * stats every KVM has since 5.14.  Skips when /dev/kvm is absent or
- * refuses (no virtualization, no permission).
+ * stats every KVM has since 5.14.  It runs in `make check`'s 6.1 guest
+ * with the stock kvm modules loaded (tools/testing/check.sh), where /dev/kvm
+ * is promised: a missing or refusing /dev/kvm is a failure, not a skip.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@ static void check_fd(int fd, const char *what, const char *want_stat,
 	struct statsfd *sf;
 	uint64_t *a, *b;
 	unsigned int i, nhist = 0;
+	int ret;
 
 	sf = statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD, &err);
 	if (!tap_ok(sf != NULL, "%s stats fd parsed (%s)", what, sf ? "ok" : err.msg))
@@ -47,8 +49,10 @@ static void check_fd(int fd, const char *what, const char *want_stat,
 	tap_ok(!statsfd_read(sf, a, &err) && !statsfd_read(sf, b, &err),
 	       "%s data read twice with one pread each", what);
 	ser = (struct statsfd_prom_series){ sf, a, "kvm", "", NULL };
-	tap_ok(!statsfd_prom_write(&out, &ser, 1, NULL) && out.len > 0,
-	       "%s exposed as Prometheus text (%zu bytes)", what, out.len);
+	/* Written first: the length in the message must be the one tested. */
+	ret = statsfd_prom_write(&out, &ser, 1, NULL);
+	tap_ok(!ret && out.len > 0, "%s exposed as Prometheus text (%zu bytes)",
+	       what, out.len);
 	statsfd_buf_free(&out);
 	free(a);
 	free(b);
@@ -61,21 +65,21 @@ int main(void)
 
 	kvm = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	if (kvm < 0) {
-		tap_skip("real KVM stats fds", "/dev/kvm: %s", strerror(errno));
+		tap_ok(0, "real KVM stats fds: /dev/kvm: %s", strerror(errno));
 		return tap_done();
 	}
 	if (ioctl(kvm, KVM_CHECK_EXTENSION, KVM_CAP_BINARY_STATS_FD) <= 0) {
-		tap_skip("real KVM stats fds", "KVM_CAP_BINARY_STATS_FD not supported");
+		tap_ok(0, "real KVM stats fds: KVM_CAP_BINARY_STATS_FD not supported");
 		return tap_done();
 	}
 	vm = ioctl(kvm, KVM_CREATE_VM, 0);
 	if (vm < 0) {
-		tap_skip("real KVM stats fds", "KVM_CREATE_VM: %s", strerror(errno));
+		tap_ok(0, "real KVM stats fds: KVM_CREATE_VM: %s", strerror(errno));
 		return tap_done();
 	}
 	vcpu = ioctl(vm, KVM_CREATE_VCPU, 0);
 	if (vcpu < 0) {
-		tap_skip("real KVM vCPU stats fd", "KVM_CREATE_VCPU: %s", strerror(errno));
+		tap_ok(0, "real KVM vCPU stats fd: KVM_CREATE_VCPU: %s", strerror(errno));
 	}
 	fd = ioctl(vm, KVM_GET_STATS_FD, NULL);
 	if (tap_ok(fd >= 0, "KVM_GET_STATS_FD on the VM"))
@@ -83,7 +87,7 @@ int main(void)
 	if (vcpu >= 0) {
 		fd = ioctl(vcpu, KVM_GET_STATS_FD, NULL);
 		if (tap_ok(fd >= 0, "KVM_GET_STATS_FD on the vCPU"))
-			check_fd(fd, "vCPU", "halt_wait_hist_ns", KVM_STATS_TYPE_LOG_HIST);
+			check_fd(fd, "vCPU", "halt_wait_hist", KVM_STATS_TYPE_LOG_HIST);
 		close(vcpu);
 	}
 	close(vm);

@@ -56,12 +56,14 @@ run() {
 run lib_test "$san/tests/lib_test"
 run fuzz_test "$san/tests/fuzz_test" 30000
 run abi_test "$san/tests/abi_test"
-run kvm_test "$san/tests/kvm_test"
 run collector_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/collector_test" \
 	"$san/bin/statsfd-collector"
 run cli_test "$here/cli_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
-run pid_test "$here/pid_test.sh" "$out"
+# kvm_test and pid_test.sh need real KVM: they run in make check's 6.1
+# guest with the stock kvm modules (build/tools/guest-tests), on every
+# machine, instead of skipping wherever the host has no usable /dev/kvm.
+run deps_test "$here/deps_test.sh"
 run dkms_test "$here/dkms_test.sh"
 
 echo "1..$n"

@@ -12,16 +12,29 @@
 #   SELFTESTS      space-separated selftest names, empty: all
 #   RUN_SELFTESTS  0 to skip selftests
 #   SELFTEST_ARGS  extra arguments for every selftest binary
-#   HARNESS        "kunit", "selftest" or "warn": a harness-proof probe
+#   HARNESS        a harness-proof probe (tools/testing/check-harness.sh):
+#                  kunit, kunit-missing, warn, leak, oob, abba; empty in
+#                  a normal run
 #   LOAD_MODULES   0 to leave statsfd.ko and statsfd_vm.ko out (harness probes)
 #   TEST_TIMEOUT   seconds per selftest binary
+#   STRESS         1: export STATSFD_STRESS=1 (full stress counts, CI)
+#   KERNEL_PROOFS  what this kernel must prove it has (see prove() below)
+#   KMEMLEAK       1: kmemleak must be present, scanning, and find nothing
+#   KVM_MODULES    stock modules to insmod from /lib/kmods (the 6.1 leg's
+#                  real KVM), then /usr/libexec/statsfd-kvm/* run as selftests
+#   HARNESS_SELFTESTS  harness-proof selftests to run from
+#                  /usr/libexec/statsfd-harness (names)
+# Every result this run must report is listed by tools/testing/manifest.py
+# on the host; anything missing from the output is a failure there.
 
 RUN_KUNIT=1 RUN_SELFTESTS=1 KUNIT_GLOB= SELFTESTS= SELFTEST_ARGS= HARNESS=
-LOAD_MODULES=1 TEST_TIMEOUT=600
+LOAD_MODULES=1 TEST_TIMEOUT=600 STRESS=0 KERNEL_PROOFS= KMEMLEAK=0 KVM_MODULES=
+HARNESS_SELFTESTS=
 [ -r /etc/statsfd-check.conf ] && . /etc/statsfd-check.conf
+[ "$STRESS" = 1 ] && export STATSFD_STRESS=1
 
 MODDIR=/lib/statsfd
-KMEMLEAK=/sys/kernel/debug/kmemleak
+KMEMLEAK_FILE=/sys/kernel/debug/kmemleak
 
 result() {
 	echo "# statsfd-result $*"
@@ -29,10 +42,86 @@ result() {
 
 # Boot-time objects kmemleak cannot account for are not ours: scan once and
 # mark everything reported so far as known before any of our code runs.
-if [ -w "$KMEMLEAK" ]; then
-	echo scan >"$KMEMLEAK"
-	echo clear >"$KMEMLEAK"
+# A write of "scan" fails with EPERM once kmemleak is disabled, so success
+# here is also the proof that it is on and scanning.
+kmemleak_on=0
+if [ "$KMEMLEAK" = 1 ] && echo scan 2>/dev/null >"$KMEMLEAK_FILE"; then
+	echo clear >"$KMEMLEAK_FILE"
+	kmemleak_on=1
 fi
+
+# prove NAME: one result kernel/NAME saying whether the booted kernel really
+# has what its config promised.  The host decides which proofs a leg owes.
+prove() {
+	name=$1
+	why=
+	case "$name" in
+	panic_on_warn)
+		[ "$(cat /proc/sys/kernel/panic_on_warn 2>/dev/null)" = 1 ] ||
+			why="/proc/sys/kernel/panic_on_warn is not 1" ;;
+	kmemleak)
+		[ "$kmemleak_on" = 1 ] ||
+			why="$KMEMLEAK_FILE missing or refuses 'scan' (kmemleak off or failed)" ;;
+	kasan)
+		dmesg | grep -q 'KernelAddressSanitizer initialized' ||
+			why="no 'KernelAddressSanitizer initialized' in the kernel log" ;;
+	kcsan)
+		grep -q '^enabled: 1' /sys/kernel/debug/kcsan 2>/dev/null ||
+			why="/sys/kernel/debug/kcsan missing or not enabled" ;;
+	lockdep)
+		# Still on after every test: lockdep switches itself off (and
+		# says so once) at its first report.
+		grep -qE '^ *debug_locks: +1$' /proc/lockdep_stats 2>/dev/null ||
+			why="debug_locks is not 1 in /proc/lockdep_stats: $(grep debug_locks /proc/lockdep_stats 2>&1)" ;;
+	hung_task)
+		[ "$(cat /proc/sys/kernel/hung_task_panic 2>/dev/null)" = 1 ] &&
+			[ "$(cat /proc/sys/kernel/hung_task_timeout_secs 2>/dev/null)" -gt 0 ] ||
+			why="hung task detector off or not set to panic" ;;
+	softlockup)
+		[ "$(cat /proc/sys/kernel/softlockup_panic 2>/dev/null)" = 1 ] &&
+			[ "$(cat /proc/sys/kernel/soft_watchdog 2>/dev/null)" = 1 ] ||
+			why="soft-lockup detector off or not set to panic" ;;
+	hardened_usercopy)
+		grep -q ' __check_object_size$' /proc/kallsyms ||
+			why="__check_object_size not in the kernel (HARDENED_USERCOPY off)" ;;
+	fail_usercopy)
+		[ -d /sys/kernel/debug/fail_usercopy ] ||
+			why="/sys/kernel/debug/fail_usercopy missing (FAULT_INJECTION_USERCOPY off)" ;;
+	taint)
+		# Allowed: O (out-of-tree module, 4096), E (unsigned module,
+		# 8192) and, where a KUnit module was loaded (KUnit runs, harness probes),
+		# N (test module, 262144).
+		t=$(cat /proc/sys/kernel/tainted)
+		allowed=$((4096 | 8192))
+		{ [ "$RUN_KUNIT" = 1 ] || [ -n "$HARNESS" ]; } && allowed=$((allowed | 262144))
+		bad=$((t & ~allowed))
+		[ "$bad" -eq 0 ] || why="kernel tainted $t: flags $(taint_letters "$bad") beyond the allowed O/E/N" ;;
+	*)
+		why="unknown proof" ;;
+	esac
+	if [ -z "$why" ]; then
+		result PASS "kernel/$name"
+	else
+		result FAIL "kernel/$name" "$why"
+	fi
+}
+
+taint_letters() {
+	letters="P F S R M B U D A W C I O E L K X T N"
+	out= bit=0
+	for l in $letters; do
+		[ $(($1 >> bit & 1)) -eq 1 ] && out="$out$l"
+		bit=$((bit + 1))
+	done
+	[ $(($1 >> bit)) -ne 0 ] && out="$out+bits>=$bit"
+	echo "$out"
+}
+
+# Proofs that must hold before anything runs; lockdep and taint are proven
+# at the end, after every test had its chance to turn them off.
+for p in $KERNEL_PROOFS; do
+	case "$p" in lockdep | taint) ;; *) prove "$p" ;; esac
+done
 
 # Loads module $1 with parameters $2...; records the outcome as load/<name>.
 load() {
@@ -82,15 +171,16 @@ run_kunit_module() {
 	unload "$ko"
 }
 
+# run_selftest PATH [ARGS...]: scripts run through their #! line (bash for
+# the KVM tests, whose bash comes with them), binaries directly.  busybox
+# timeout: SIGTERM at TEST_TIMEOUT, exit 143 (reported as a timeout).
 run_selftest() {
 	path=$1
+	shift
 	name=$(basename "$path")
 	echo "# statsfd-selftest-begin $name"
 	t0=$(date +%s)
-	case "$name" in
-	*.sh) (cd /tmp && timeout "$TEST_TIMEOUT" sh "$path" $SELFTEST_ARGS) 2>&1 ;;
-	*) (cd /tmp && timeout "$TEST_TIMEOUT" "$path" $SELFTEST_ARGS) 2>&1 ;;
-	esac
+	(cd /tmp && timeout "$TEST_TIMEOUT" "$path" "$@") 2>&1
 	rc=$?
 	echo "# statsfd-selftest-end $name rc=$rc secs=$(($(date +%s) - t0))"
 }
@@ -111,12 +201,16 @@ if [ "$LOAD_MODULES" = 1 ] && load statsfd.ko; then
 	fi
 fi
 
-if [ "$HARNESS" = warn ]; then
-	# Expected to panic (panic_on_warn=1): nothing after this line runs.
-	load statsfd_harness.ko warn=1
-fi
+# Harness probes that break the kernel on purpose from statsfd_harness.ko's
+# init: warn and oob panic (panic_on_warn), leak and abba do not and unload.
+case "$HARNESS" in
+warn | oob | leak | abba)
+	load statsfd_harness.ko "$HARNESS=1" && unload statsfd_harness.ko ;;
+esac
 
-if [ "$RUN_KUNIT" = 1 ] && [ -d /sys/kernel/debug/kunit ]; then
+if [ "$RUN_KUNIT" = 1 ] && [ ! -d /sys/kernel/debug/kunit ]; then
+	result FAIL kunit "KUnit expected but /sys/kernel/debug/kunit is missing"
+elif [ "$RUN_KUNIT" = 1 ]; then
 	if [ -n "$KUNIT_GLOB" ]; then
 		printf "%s" "$KUNIT_GLOB" >/sys/module/kunit/parameters/filter_glob
 	fi
@@ -124,12 +218,15 @@ if [ "$RUN_KUNIT" = 1 ] && [ -d /sys/kernel/debug/kunit ]; then
 		result FAIL kunit "no KUnit test module in the guest (tests/kunit built?)"
 	fi
 	for ko in $(cat "$MODDIR/kunit.list" 2>/dev/null); do
-		# The harness probe runs its own module alone: the others
-		# need statsfd.ko, which the probe leaves out.
+		# A normal run never loads the harness module; the kunit
+		# probe runs it alone (the others need statsfd.ko, which
+		# probes leave out); any other probe runs none, which the
+		# kunit-missing probe's manifest turns into missing results.
 		case "$HARNESS:$ko" in
 		kunit:statsfd_harness*) run_kunit_module "$ko" fail_kunit=1 ;;
-		kunit:* | *:statsfd_harness*) ;;
-		*) run_kunit_module "$ko" ;;
+		:statsfd_harness*) ;;
+		:*) run_kunit_module "$ko" ;;
+		*) ;;
 		esac
 	done
 fi
@@ -137,13 +234,35 @@ fi
 if [ "$RUN_SELFTESTS" = 1 ]; then
 	for t in /usr/libexec/statsfd/*; do
 		[ -f "$t" ] || continue
-		selected "$(basename "$t")" && run_selftest "$t"
+		# shellcheck disable=SC2086 # SELFTEST_ARGS is a word list
+		selected "$(basename "$t")" && run_selftest "$t" $SELFTEST_ARGS
 	done
 fi
-if [ "$HARNESS" = selftest ]; then
-	for t in /usr/libexec/statsfd-harness/*; do
-		[ -f "$t" ] && run_selftest "$t"
+for t in $HARNESS_SELFTESTS; do
+	# A name the guest lacks simply reports nothing: the manifest on the
+	# host turns that into a failure (the missing-binary probe).
+	[ -f "/usr/libexec/statsfd-harness/$t" ] && run_selftest "/usr/libexec/statsfd-harness/$t"
+done
+
+# Real upstream KVM (the 6.1 leg): its stats fds are what our library and
+# CLI must read; the tests that use them run only here, on every machine.
+if [ -n "$KVM_MODULES" ]; then
+	kvm_ok=1
+	for m in $KVM_MODULES; do
+		if out=$(insmod "/lib/kmods/$m.ko" 2>&1); then
+			result PASS "load/$m.ko"
+		else
+			result FAIL "load/$m.ko" "insmod: $out"
+			kvm_ok=0
+		fi
 	done
+	if [ "$kvm_ok" = 1 ] && [ -c /dev/kvm ]; then
+		for t in /usr/libexec/statsfd-kvm/*; do
+			[ -f "$t" ] && run_selftest "$t"
+		done
+	else
+		result FAIL kvm "no /dev/kvm after loading $KVM_MODULES"
+	fi
 fi
 
 for ko in $loaded; do
@@ -152,11 +271,13 @@ done
 
 # kmemleak reports only objects older than 5 s and wants two scans to be
 # sure; unloading first lets it see what module exit paths forgot to free.
-if [ -w "$KMEMLEAK" ]; then
-	echo scan >"$KMEMLEAK"
+if [ "$KMEMLEAK" = 1 ] && [ "$kmemleak_on" = 0 ]; then
+	result FAIL kmemleak "kmemleak expected but not available (see kernel/kmemleak)"
+elif [ "$KMEMLEAK" = 1 ]; then
+	echo scan >"$KMEMLEAK_FILE"
 	sleep 5
-	echo scan >"$KMEMLEAK"
-	leaks=$(cat "$KMEMLEAK")
+	echo scan >"$KMEMLEAK_FILE"
+	leaks=$(cat "$KMEMLEAK_FILE")
 	if [ -n "$leaks" ]; then
 		echo "$leaks"
 		result FAIL kmemleak "unreferenced objects reported (see above)"
@@ -164,6 +285,10 @@ if [ -w "$KMEMLEAK" ]; then
 		result PASS kmemleak
 	fi
 fi
+
+for p in $KERNEL_PROOFS; do
+	case "$p" in lockdep | taint) prove "$p" ;; esac
+done
 
 echo "# statsfd-dmesg-begin"
 dmesg
