@@ -28,8 +28,14 @@ TEST_KERNEL := $(TEST_KDIR)/arch/x86/boot/bzImage
 KCSAN_KDIR := $(KCACHE)/linux-6.12-kcsan
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(TEST_KDIR))
-STOCK_KDIR ?= $(shell ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
-STOCK_KERNEL ?= $(shell ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
+# Found again by every make: `make demo` installs them first and then looks
+# in a sub-make, where an empty value inherited from its parent must not stick.
+ifeq ($(strip $(STOCK_KDIR)),)
+STOCK_KDIR := $(shell ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
+endif
+ifeq ($(strip $(STOCK_KERNEL)),)
+STOCK_KERNEL := $(shell ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
+endif
 KSFT_DIR := $(BUILD)/ksrc/tools/testing/selftests
 
 KUNIT ?=
@@ -47,6 +53,10 @@ all: modules
 
 deps:
 	@$(T)/deps.sh
+
+# Only what make demo needs (no kernel source, no test-only packages).
+deps-demo:
+	@$(T)/deps.sh --demo
 
 # The 6.12 debug test kernel (cached: a no-op when the stamp matches).
 kernel: deps
@@ -132,7 +142,7 @@ install: modules tools-install
 	done && \
 	if [ -z "$(DESTDIR)" ]; then depmod -a $$krel; fi
 
-.PHONY: all deps kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \
+.PHONY: all deps deps-demo kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \
 	check check-harness check-kcsan lint format clean distclean install
 
 # Hooks for the rest of the project (make demo, make bench, ...).

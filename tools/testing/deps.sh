@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # deps.sh - install the Debian packages statsfd's build and tests need.
 #
-# Usage: deps.sh             install whatever is missing (apt-get), else no-op
+# Usage: deps.sh [--demo]    install whatever is missing (apt-get), else no-op;
+#                            --demo: only what `make demo` needs
 #        deps.sh --missing [PKG...]
 #                            print the missing ones of PKG... (default: the
-#                            list below), one per line; install nothing
+#                            full list below), one per line; install nothing
 #
 # Idempotent: asks dpkg first and runs apt-get (update + install) only when a
 # package is missing, so a warm run costs one dpkg-query.  A package dpkg has
@@ -14,19 +15,27 @@
 # tools/tests/deps_test.sh drives --missing with such a package.
 set -euo pipefail
 
-PACKAGES=(
-	# kernel and module builds
-	build-essential gcc make flex bison bc libelf-dev libssl-dev dwarves
-	rsync xz-utils zstd file binutils kmod python3 perl
-	# the 6.12 test kernel source and the stock 6.1 kernel leg
-	linux-source-6.12 linux-image-amd64 linux-headers-amd64
-	# guest
+# What `make demo` needs: the stock kernel and its headers, QEMU, the
+# guest's busybox, a compiler and the tools' libraries.  No kernel source:
+# a newcomer's first command must not wait for a kernel build or for the
+# test-only packages.
+DEMO_PACKAGES=(
+	build-essential gcc make rsync kmod file binutils xz-utils zstd
+	linux-image-amd64 linux-headers-amd64
 	qemu-system-x86 busybox-static cpio
+	pkg-config libmicrohttpd-dev libjson-c-dev util-linux
+)
+# Everything else make check, make lint and make bench need.
+PACKAGES=(
+	"${DEMO_PACKAGES[@]}"
+	# kernel builds
+	flex bison bc libelf-dev libssl-dev dwarves python3 perl
+	# the 6.12 test kernel source
+	linux-source-6.12
 	# lint
 	sparse clang-format
-	# userspace (tools/)
-	pkg-config libmicrohttpd-dev libjson-c-dev dkms prometheus jq curl util-linux
-	python3-matplotlib
+	# tests and packaging
+	dkms prometheus jq curl python3-matplotlib
 )
 
 # DEPS_PACKAGES replaces the list (tools/tests/deps_test.sh drives the
@@ -56,8 +65,12 @@ if [ "${1:-}" = "--missing" ]; then
 	missing "$@"
 	exit 0
 fi
+if [ "${1:-}" = "--demo" ]; then
+	shift
+	PACKAGES=("${DEMO_PACKAGES[@]}")
+fi
 if [ $# -ne 0 ]; then
-	echo "usage: deps.sh [--missing [PKG...]]" >&2
+	echo "usage: deps.sh [--demo] | deps.sh --missing [PKG...]" >&2
 	exit 2
 fi
 
