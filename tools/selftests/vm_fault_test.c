@@ -196,10 +196,17 @@ static int knob_set(const char *knob, const char *val)
  */
 static bool kernel_has_failslab(void)
 {
-	return !access(FAILSLAB, F_OK) ||
-	       !access("/proc/thread-self/fail-nth", F_OK) ||
-	       kernel_has_symbol("setup_fault_attr") ||
-	       kernel_has_symbol("should_failslab");
+	const char *trace = NULL;
+
+	if (!access(FAILSLAB, F_OK))
+		trace = FAILSLAB;
+	else if (!access("/proc/thread-self/fail-nth", F_OK))
+		trace = "/proc/thread-self/fail-nth";
+	else if (kernel_has_symbol("setup_fault_attr"))
+		trace = "setup_fault_attr()";
+	if (trace)
+		fprintf(stderr, "# fault injection found: %s\n", trace);
+	return trace;
 }
 
 /*

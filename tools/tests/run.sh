@@ -64,6 +64,7 @@ run prometheus_test "$here/prometheus_test.sh" "$out"
 # guest with the stock kvm modules (build/tools/guest-tests), on every
 # machine, instead of skipping wherever the host has no usable /dev/kvm.
 run deps_test "$here/deps_test.sh"
+run harness_test python3 "$here/harness_test.py"
 run dkms_test "$here/dkms_test.sh"
 
 echo "1..$n"
