@@ -34,7 +34,7 @@ MODULE_PARM_DESC(warn, "Trigger a kernel WARNING at module load");
 
 static bool leak;
 module_param(leak, bool, 0444);
-MODULE_PARM_DESC(leak, "Leak a kmalloc() object at load, for kmemleak");
+MODULE_PARM_DESC(leak, "Leak kmalloc() objects at load, for kmemleak");
 
 static bool oob;
 module_param(oob, bool, 0444);
