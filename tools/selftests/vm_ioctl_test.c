@@ -271,6 +271,44 @@ TEST_F(ioc, vcpu_id_range_and_duplicate_27)
 	close(vm_stats);
 }
 
+/*
+ * #27: ids are looked up by value, whatever order they come in: sparse
+ * ids created highest first are each taken once, and every one of them
+ * is a duplicate afterwards.
+ */
+TEST_F(ioc, vcpu_ids_sparse_any_order_27)
+{
+	long long max = param_get("max_vcpus");
+	__u32 ids[4];
+	int fds[4], vm_stats, i;
+
+	ASSERT_GE(max, 8);
+	ids[0] = max - 1;
+	ids[1] = max / 2;
+	ids[2] = 3;
+	ids[3] = 1;
+	vm_stats = stats_fd(self->e.vm);
+	ASSERT_GE(vm_stats, 0);
+	for (i = 0; i < 4; i++) {
+		fds[i] = vcpu_create(self->e.vm, ids[i]);
+		ASSERT_GE(fds[i], 0);
+	}
+	for (i = 0; i < 4; i++)
+		EXPECT_ERRNO(EEXIST, vcpu_create(self->e.vm, ids[i]));
+	EXPECT_ERRNO(EEXIST, vcpu_create(self->e.vm, 0));
+	EXPECT_EQ(5, stat_get(vm_stats, "vcpus_created"));
+	/* a vCPU lives as long as its VM: its id stays taken without an fd */
+	close(fds[0]);
+	EXPECT_ERRNO(EEXIST, vcpu_create(self->e.vm, ids[0]));
+	/* and the ids between taken ones are still free */
+	fds[0] = vcpu_create(self->e.vm, 2);
+	EXPECT_GE(fds[0], 0);
+	EXPECT_EQ(6, stat_get(vm_stats, "vcpus_created"));
+	for (i = 0; i < 4; i++)
+		close(fds[i]);
+	close(vm_stats);
+}
+
 /* max_vcpus is read when a VM is created: changing it leaves old VMs be. */
 TEST_F(ioc, max_vcpus_applies_to_new_vms)
 {
@@ -407,6 +445,35 @@ TEST_F(ioc, run_values_out_of_range_24)
 	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
 	EXPECT_EQ(STATSFD_VM_IO_BYTES_MAX,
 		  stat_get(self->e.vcpu_stats[0], "io_bytes"));
+}
+
+/*
+ * #24: cycles_per_exit is bounded so that one run cannot wrap
+ * guest_cycles: STATSFD_VM_CYCLES_PER_EXIT_MAX is accepted and charged in
+ * full, one more is EINVAL.
+ */
+TEST_F(ioc, run_cycles_per_exit_bound_24)
+{
+	struct statsfd_vm_run run = { .hypercall_exits = 3 };
+
+	/* the documented guarantee: a whole run stays below 2^62 */
+	EXPECT_EQ(1ULL << 30, STATSFD_VM_CYCLES_PER_EXIT_MAX);
+	EXPECT_LE(STATSFD_VM_CYCLES_PER_EXIT_MAX,
+		  (1ULL << 62) / STATSFD_VM_RUN_EXITS_MAX);
+
+	run.cycles_per_exit = STATSFD_VM_CYCLES_PER_EXIT_MAX + 1;
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
+	run.cycles_per_exit = UINT64_MAX;
+	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
+			  &run);
+
+	run.cycles_per_exit = STATSFD_VM_CYCLES_PER_EXIT_MAX;
+	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
+	EXPECT_EQ(3, run.exits_done);
+	EXPECT_EQ(3 * STATSFD_VM_CYCLES_PER_EXIT_MAX,
+		  stat_get(self->e.vcpu_stats[0], "guest_cycles"));
+	EXPECT_EQ(1, stat_get(self->e.vcpu_stats[0], "runs"));
 }
 
 /* #24: halt_poll_ns above the halt_poll_ns_max parameter. */

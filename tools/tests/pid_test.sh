@@ -51,6 +51,7 @@ check "vCPU stats read through KVM_GET_STATS_FD: io_exits counting" \
 check "histograms of real KVM decoded (halt_wait_hist)" \
 	jq -e '[.[] | select(.target == "vcpu") | .stats[] | select(.name == "halt_wait_hist")] | length == 2' "$tmp/show.json"
 timeout 20 "$bindir/statsfd" watch --pid "$vmm" --count 2 --interval 0.3 >"$tmp/watch.txt" 2>&1
+grep -q '^  io_exits ' "$tmp/watch.txt" || sed 's/^/# watch: /' "$tmp/watch.txt" | head -n 60
 check "watch --pid shows io_exits rates" grep -q '^  io_exits ' "$tmp/watch.txt"
 "$bindir/statsfd" show --prometheus --pid "$vmm" >"$tmp/prom.txt"
 check "real KVM exposition passes promtool" bash -c "promtool check metrics <'$tmp/prom.txt' >/dev/null 2>&1"
