@@ -33,8 +33,12 @@ KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(TEST_KDIR))
 ifeq ($(strip $(STOCK_KDIR)),)
 STOCK_KDIR := $(shell ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
 endif
+# The stock kernel image, its modules and busybox are unpacked into the
+# cache by tools/testing/stock.sh (make stock), never installed on the host.
+STOCK_REL := $(if $(STOCK_KDIR),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' $(STOCK_KDIR)/include/generated/utsrelease.h 2>/dev/null))
+STOCK_ROOT := $(KCACHE)/stock-$(STOCK_REL)
 ifeq ($(strip $(STOCK_KERNEL)),)
-STOCK_KERNEL := $(shell ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
+STOCK_KERNEL := $(STOCK_ROOT)/boot/vmlinuz-$(STOCK_REL)
 endif
 KSFT_DIR := $(BUILD)/ksrc/tools/testing/selftests
 
@@ -45,7 +49,7 @@ LEGS ?= 6.12 6.1
 GUEST_TIMEOUT ?= 900
 STRESS ?= 0
 export STRESS
-export BUILD KCACHE TEST_KDIR KCSAN_KDIR STOCK_KDIR STOCK_KERNEL KUNIT SELFTESTS SELFTEST_ARGS LEGS GUEST_TIMEOUT
+export BUILD KCACHE TEST_KDIR KCSAN_KDIR STOCK_KDIR STOCK_ROOT STOCK_KERNEL KUNIT SELFTESTS SELFTEST_ARGS LEGS GUEST_TIMEOUT
 
 T := $(ROOT)/tools/testing
 
@@ -57,6 +61,11 @@ deps:
 # Only what make demo needs (no kernel source, no test-only packages).
 deps-demo:
 	@$(T)/deps.sh --demo
+
+# Debian's stock 6.1 kernel image, modules and busybox for the guests,
+# unpacked into $(KCACHE) (tools/testing/stock.sh).
+stock:
+	@$(T)/stock.sh $(KCACHE) $(STOCK_KDIR) >/dev/null
 
 # The 6.12 debug test kernel (cached: a no-op when the stamp matches).
 kernel: deps
@@ -142,7 +151,7 @@ install: modules tools-install
 	done && \
 	if [ -z "$(DESTDIR)" ]; then depmod -a $$krel; fi
 
-.PHONY: all deps deps-demo kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \
+.PHONY: all deps deps-demo stock kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \
 	check check-harness check-kcsan lint format clean distclean install
 
 # Hooks for the rest of the project (make demo, make bench, ...).

@@ -13,11 +13,11 @@ DEMO_TIMEOUT ?= 600
 # must not wait for a kernel build (make check has the debug kernel).
 # Sub-makes: the stock kernel's paths are only known once deps-demo ran.
 demo: deps-demo
-	@$(MAKE) -s modules-6.1 tools
+	@$(MAKE) -s stock modules-6.1 tools
 	@$(MAKE) -s demo-run
 
 demo-run:
-	@$(ROOT)/tools/demo/run-demo.sh --kernel $(STOCK_KERNEL) \
+	@$(ROOT)/tools/demo/run-demo.sh --kernel $(STOCK_KERNEL) --busybox $(STOCK_ROOT)/bin/busybox \
 		--modules-dir $(BUILD)/modules-6.1 --tools $(BUILD)/tools/bin \
 		--out $(BUILD)/demo --timeout $(DEMO_TIMEOUT)
 

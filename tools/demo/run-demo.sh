@@ -4,10 +4,10 @@
 # through tools/testing/qemu/run-guest and streams the guest's output
 # (its results channel) to the terminal while QEMU runs.
 # Usage: run-demo.sh --kernel BZIMAGE --modules-dir DIR --tools DIR
-#                    --out DIR [--timeout SECONDS]
+#                    --out DIR [--timeout SECONDS] [--busybox PATH]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-kernel= mods= tools= out= timeout=600
+kernel= mods= tools= out= timeout=600 busybox=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
@@ -15,6 +15,7 @@ while [ $# -gt 0 ]; do
 	--tools) tools=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
+	--busybox) busybox=$2; shift 2 ;;
 	*) echo "run-demo: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
@@ -29,7 +30,7 @@ echo "  console log: $out/console.log"
 "$root/tools/testing/qemu/run-guest" --kernel "$kernel" --modules-dir "$mods" \
 	--tools "$tools" --script "$root/tools/demo/guest-demo.sh" \
 	--results "$results" --log "$out/console.log" --timeout "$timeout" \
-	--mem 1024 --smp 2 ${append:+--append "$append"} &
+	--mem 1024 --smp 2 ${append:+--append "$append"} ${busybox:+--busybox "$busybox"} &
 qemu=$!
 tail -n +1 -f "$results" --pid "$qemu" 2>/dev/null
 rc=0

@@ -41,7 +41,6 @@ KCACHE=${KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/statsfd}
 TEST_KDIR=${TEST_KDIR:-$KCACHE/linux-6.12-debug}
 KCSAN_KDIR=${KCSAN_KDIR:-$KCACHE/linux-6.12-kcsan}
 STOCK_KDIR=${STOCK_KDIR:-$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)}
-STOCK_KERNEL=${STOCK_KERNEL:-$(ls /boot/vmlinuz-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)}
 export BUILD JOBS="${JOBS:-2}"
 
 run_kunit=${RUN_KUNIT:-1}
@@ -101,6 +100,17 @@ fi
 #          stock kvm modules) and the tests that read its stats fds
 #   kcsan  6.12 with KCSAN instead of KASAN (make check-kcsan): KUnit and
 #          the race selftests; a data race in statsfd code fails it
+# Debian's stock kernel, its modules and busybox, unpacked in the cache
+# (every guest uses that busybox).
+say "stock 6.1 kernel and busybox"
+stock_root=
+if [ -n "$STOCK_KDIR" ] && ! stock_root=$("$T/stock.sh" "$KCACHE" "$STOCK_KDIR"); then
+	fail stock "tools/testing/stock.sh could not unpack the stock kernel and busybox"
+	stock_root=
+fi
+busybox=${stock_root:+$stock_root/bin/busybox}
+[ -n "$busybox" ] || busybox=$(command -v busybox || true)
+
 legs=()
 for leg in $LEGS; do
 	leg_kunit=$run_kunit leg_selftests=$SELFTESTS kvm=0 kmemleak=0
@@ -132,12 +142,12 @@ for leg in $LEGS; do
 			say "6.1 leg skipped: it has no KUnit and no selftest was selected"
 			continue
 		fi
-		if [ -z "$STOCK_KDIR" ] || [ -z "$STOCK_KERNEL" ]; then
-			fail 6.1/build "no stock 6.1 kernel or headers (linux-image-amd64, linux-headers-amd64)"
+		if [ -z "$STOCK_KDIR" ] || [ -z "$stock_root" ]; then
+			fail 6.1/build "no stock 6.1 headers (linux-headers-amd64) or unpacked kernel (tools/testing/stock.sh)"
 			continue
 		fi
 		kdir=$STOCK_KDIR
-		kernel=$STOCK_KERNEL
+		kernel=$(ls "$stock_root"/boot/vmlinuz-* | head -n 1)
 		leg_kunit=0
 		proofs="panic_on_warn hung_task softlockup hardened_usercopy taint"
 		# Whole runs and filters naming a KVM test get real KVM.
@@ -182,8 +192,8 @@ for leg in $LEGS; do
 		# The stock kernel's own kvm modules, of the release it boots.
 		krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
 		for m in virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd; do
-			f=$(ls /lib/modules/"$krel"/kernel/$m.ko* 2>/dev/null | head -n 1)
-			[ -n "$f" ] || { fail 6.1/kvm "no $m.ko for $krel under /lib/modules"; continue 2; }
+			f=$(ls "$stock_root/lib/modules/$krel/kernel/$m".ko* 2>/dev/null | head -n 1)
+			[ -n "$f" ] || { fail 6.1/kvm "no $m.ko for $krel in $stock_root"; continue 2; }
 			kvm_mods+=(--kmods "$f")
 			margs+=(--expect "load/$(basename "$m").ko")
 		done
@@ -235,11 +245,18 @@ run_leg() {
 		done
 	fi
 	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
-	"$T/qemu/run-guest" --kernel "$kernel" --modules-dir "$moddir" \
-		--script "$T/qemu/check-guest.sh" --selftests "$BUILD/selftests" \
-		--tools "$BUILD/tools/bin" \
-		--results "$d/results.txt" --log "$d/console.log" --smp "$smp" \
-		--timeout "$GUEST_TIMEOUT" "${extra[@]}" 2>"$d/run-guest.err"
+	# A shared hold on the modules' lock: a concurrent modules.sh (another
+	# clone's make, a developer's rebuild) must not rewrite a .ko while
+	# run-guest copies it.
+	(
+		flock -s 9
+		"$T/qemu/run-guest" --kernel "$kernel" --modules-dir "$moddir" \
+			--script "$T/qemu/check-guest.sh" --selftests "$BUILD/selftests" \
+			--tools "$BUILD/tools/bin" \
+			--results "$d/results.txt" --log "$d/console.log" --smp "$smp" \
+			--busybox "$busybox" \
+			--timeout "$GUEST_TIMEOUT" "${extra[@]}" 2>"$d/run-guest.err"
+	) 9>"$moddir.lock"
 	echo $? >"$d/run-guest.rc"
 	cat "$d/run-guest.err" >&2
 	say "$leg guest finished"

@@ -15,14 +15,16 @@
 # tools/tests/deps_test.sh drives --missing with such a package.
 set -euo pipefail
 
-# What `make demo` needs: the stock kernel and its headers, QEMU, the
-# guest's busybox, a compiler and the tools' libraries.  No kernel source:
+# What `make demo` needs: the stock kernel's headers, QEMU, a compiler and
+# the tools' libraries.  The stock kernel image and the guest's busybox are
+# not installed: tools/testing/stock.sh unpacks them into the cache (an
+# installed kernel package rebuilds the host's initrd for minutes).  No kernel source:
 # a newcomer's first command must not wait for a kernel build or for the
 # test-only packages.
 DEMO_PACKAGES=(
 	build-essential gcc make rsync kmod file binutils xz-utils zstd
-	linux-image-amd64 linux-headers-amd64
-	qemu-system-x86 busybox-static cpio
+	linux-headers-amd64
+	qemu-system-x86 cpio
 	pkg-config libmicrohttpd-dev libjson-c-dev util-linux
 )
 # Everything else make check, make lint and make bench need.
