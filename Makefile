@@ -8,7 +8,7 @@
 #   make lint             checkpatch --strict, sparse C=2, clang-format
 #
 # Variables: KDIR (kernel build tree; default the running kernel's when it
-# exists, else the 6.12 test kernel), STOCK_KDIR/STOCK_KERNEL (the 6.1 leg),
+# exists, else the 6.12 test kernel), STOCK_KDIR (the 6.1 leg's headers),
 # KUNIT (a KUnit filter glob: suite or suite.case), SELFTESTS (names of
 # selftests), SELFTEST_ARGS, LEGS ("6.12 6.1"), STRESS (1: full stress
 # counts), GUEST_TIMEOUT, JOBS, BUILD, KCACHE (where test kernels are cached).
@@ -37,9 +37,9 @@ endif
 # cache by tools/testing/stock.sh (make stock), never installed on the host.
 STOCK_REL := $(if $(STOCK_KDIR),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' $(STOCK_KDIR)/include/generated/utsrelease.h 2>/dev/null))
 STOCK_ROOT := $(KCACHE)/stock-$(STOCK_REL)
-ifeq ($(strip $(STOCK_KERNEL)),)
+# Derived, never inherited: a parent make that ran before the headers were
+# installed exports empty or wrong values (make STOCK_KERNEL=... overrides).
 STOCK_KERNEL := $(STOCK_ROOT)/boot/vmlinuz-$(STOCK_REL)
-endif
 KSFT_DIR := $(BUILD)/ksrc/tools/testing/selftests
 
 KUNIT ?=
@@ -49,7 +49,7 @@ LEGS ?= 6.12 6.1
 GUEST_TIMEOUT ?= 900
 STRESS ?= 0
 export STRESS
-export BUILD KCACHE TEST_KDIR KCSAN_KDIR STOCK_KDIR STOCK_ROOT STOCK_KERNEL KUNIT SELFTESTS SELFTEST_ARGS LEGS GUEST_TIMEOUT
+export BUILD KCACHE TEST_KDIR KCSAN_KDIR STOCK_KDIR KUNIT SELFTESTS SELFTEST_ARGS LEGS GUEST_TIMEOUT
 
 T := $(ROOT)/tools/testing
 

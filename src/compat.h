@@ -17,7 +17,6 @@
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/version.h>
-#include <kunit/visibility.h>
 
 /*
  * anon_inode_getfile_fmode() (6.12) sets f_mode bits before the file is
@@ -60,12 +59,40 @@ statsfd_compat_anon_inode_getfile(const char *name,
 }
 
 /*
+ * __counted_by() (6.6, <linux/compiler_attributes.h>) tells the compiler,
+ * and so FORTIFY_SOURCE and UBSAN_BOUNDS, which member bounds a flexible
+ * array.  It is an annotation only: without it the array is just unbounded,
+ * so an empty fallback keeps plain 6.1 building with the same code.
+ */
+#ifndef __counted_by
+#define __counted_by(...)
+#endif
+
+/*
  * KUnit visibility: internal helpers are static unless the kernel has
  * KUnit, then exported in the EXPORTED_FOR_KUNIT_TESTING namespace
- * (VISIBLE_IF_KUNIT, EXPORT_SYMBOL_IF_KUNIT from <kunit/visibility.h>,
- * present in every kernel statsfd supports, 6.1+).  Only the namespace
- * import spelling differs: 6.13 turned namespaces into string literals.
+ * (VISIBLE_IF_KUNIT, EXPORT_SYMBOL_IF_KUNIT).  <kunit/visibility.h> came
+ * with 6.3; Debian's 6.1 carries it as a backport, upstream 6.1 does not,
+ * so its absence is probed rather than assumed from the version.  The
+ * fallback is upstream's definition, spelled through an alias so that
+ * checkpatch does not take the macro for a misplaced export.  Only the
+ * namespace import spelling differs: 6.13 turned namespaces into string
+ * literals.
  */
+#if __has_include("kunit/visibility.h")
+#include <kunit/visibility.h>
+#else
+#if IS_ENABLED(CONFIG_KUNIT)
+#define VISIBLE_IF_KUNIT
+#define STATSFD_EXPORT_IF_KUNIT(symbol) \
+	EXPORT_SYMBOL_NS(symbol, EXPORTED_FOR_KUNIT_TESTING)
+#else
+#define VISIBLE_IF_KUNIT static
+#define STATSFD_EXPORT_IF_KUNIT(...)
+#endif
+#define EXPORT_SYMBOL_IF_KUNIT STATSFD_EXPORT_IF_KUNIT
+#endif
+
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
 #define STATSFD_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
 #else

@@ -119,7 +119,9 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 	if (src->debugfs)
 		return -EBUSY;
 
-	view = kzalloc(struct_size(view, files, schema->num_descs), GFP_KERNEL);
+	/* Per source, like its id and values: charged to the creator's memcg. */
+	view = kzalloc(struct_size(view, files, schema->num_descs),
+		       GFP_KERNEL_ACCOUNT);
 	if (!view)
 		return -ENOMEM;
 	view->num = schema->num_descs;

@@ -235,6 +235,7 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 {
 	u32 stride = sizeof(struct statsfd_desc) + name_size;
 	u32 stats_words = schema->stats_size / sizeof(u64);
+	u32 plain_end = 0;
 	u64 agg_words = 0;
 	unsigned long *used;
 	u32 i, j;
@@ -271,6 +272,19 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 			ret = statsfd_check_plain(schema, def, used);
 			if (ret)
 				goto out;
+			/*
+			 * KVM's ABI says the data block holds the values "in
+			 * the same order as the descriptors", and parsers that
+			 * walk it rather than follow each offset rely on that:
+			 * the data block is the stats struct, so the struct
+			 * must follow descriptor order.
+			 */
+			if (def->offset < plain_end) {
+				ret = statsfd_reject(schema, def,
+						     "offset below the previous stat's: plain stats must be in offset order");
+				goto out;
+			}
+			plain_end = def->offset + def->size * sizeof(u64);
 			desc->flags = def->flags;
 			desc->exponent = def->exponent;
 			desc->size = def->size;
@@ -330,7 +344,9 @@ out:
  * @schema: the schema; the public fields are filled by the caller
  *
  * Checks every definition (flag masks, exponent signs, sizes, 8-byte
- * aligned offsets, plain stats covering stats_size exactly, names that fit
+ * aligned offsets, plain stats covering stats_size exactly and in
+ * descriptor order, so the data block lists the values in the order of
+ * the descriptors as KVM's ABI promises, names that fit
  * name_size and are unique, aggregates that name an existing stat of the
  * child schema, at the offset they give, as "<child stat>_<kind suffix>")
  * and builds the file header and the descriptor block.  This

@@ -51,13 +51,18 @@ int statsfd_source_init(struct statsfd_source *src,
 		return -EINVAL;
 
 	va_start(args, id_fmt);
-	full = kvasprintf(GFP_KERNEL, id_fmt, args);
+	full = kvasprintf(GFP_KERNEL_ACCOUNT, id_fmt, args);
 	va_end(args);
 	if (!full)
 		return -ENOMEM;
 
-	/* Zero-padded to name_size: the id block is copied out as is. */
-	src->id = kzalloc(name_size, GFP_KERNEL);
+	/*
+	 * Zero-padded to name_size: the id block is copied out as is.  This
+	 * and the aggregate buffers below exist per object a user created (a
+	 * VM, a vCPU), so they are charged to that user's memory cgroup, as
+	 * the object itself is; only schemas, built once per module, are not.
+	 */
+	src->id = kzalloc(name_size, GFP_KERNEL_ACCOUNT);
 	if (!src->id) {
 		kfree(full);
 		return -ENOMEM;
@@ -77,7 +82,7 @@ int statsfd_source_init(struct statsfd_source *src,
 		bool retires = statsfd_schema_retires(schema);
 
 		src->agg_buf = kcalloc(retires ? 2 * words : words,
-				       sizeof(u64), GFP_KERNEL);
+				       sizeof(u64), GFP_KERNEL_ACCOUNT);
 		if (!src->agg_buf) {
 			kfree(src->id);
 			src->id = NULL;
@@ -100,15 +105,43 @@ int statsfd_source_init(struct statsfd_source *src,
 }
 EXPORT_SYMBOL_GPL(statsfd_source_init);
 
+/*
+ * Detach every child still attached to @parent, each as
+ * statsfd_source_del_child() would, so that none is left pointing at a
+ * parent about to be freed.  The retired totals they feed die with the
+ * parent, but going through statsfd_agg_retire() keeps one way of
+ * removing a child rather than two that could drift apart.
+ */
+static void statsfd_source_detach_children(struct statsfd_source *parent)
+{
+	struct statsfd_source *child, *tmp;
+
+	spin_lock(&parent->children_lock);
+	list_for_each_entry_safe(child, tmp, &parent->children, child_node) {
+		statsfd_agg_retire(parent, child);
+		list_del_init(&child->child_node);
+		parent->num_children--;
+		child->parent = NULL;
+	}
+	spin_unlock(&parent->children_lock);
+}
+
 /**
  * statsfd_source_destroy() - release what statsfd_source_init() allocated
  * @src: the source; no stats fd may be open on it any more
  *
  * Removes the debugfs view and detaches @src from its parent if the owner
- * has not done so.  All children must have been detached first.  Calling it
- * again, or after a failed statsfd_source_init(), does nothing.
+ * has not done so.  Children still attached to @src are detached, as by
+ * statsfd_source_del_child(): they become sources without a parent, which
+ * may still be read and destroyed.  This is a supported order, not a bug
+ * to warn about: an owner tearing down a whole tree need not detach the
+ * leaves first.  Calling it again, or after a failed statsfd_source_init(),
+ * does nothing.
  *
- * Context: process context; may sleep.
+ * Context: process context; may sleep.  Must not race with
+ * statsfd_source_del_child() or statsfd_source_destroy() on one of
+ * @src's children: those read the child's parent pointer before they take
+ * the parent's lock, so the owner serializes the teardown of a tree.
  */
 void statsfd_source_destroy(struct statsfd_source *src)
 {
@@ -116,7 +149,7 @@ void statsfd_source_destroy(struct statsfd_source *src)
 		return;
 	statsfd_source_debugfs_remove(src);
 	statsfd_source_del_child(src);
-	WARN_ON_ONCE(!list_empty(&src->children));
+	statsfd_source_detach_children(src);
 	kfree(src->agg_buf);
 	src->agg_buf = NULL;
 	src->retired = NULL;

@@ -13,6 +13,7 @@
 #include <linux/statsfd.h>
 #include <linux/types.h>
 #include <linux/wait.h>
+#include <linux/xarray.h>
 #include <uapi/linux/statsfd_vm.h>
 
 struct dentry;
@@ -128,7 +129,12 @@ struct statsfd_vm_sys_stats {
  * @users: references: the VM fd, every vCPU fd and every stats fd of the VM
  *	or of one of its vCPUs; the VM and its vCPUs are freed at zero
  * @lock: serializes vCPU creation; protects @vcpus and @vcpus_created
- * @vcpus: the vCPUs, in creation order; they live as long as the VM
+ * @vcpus: the vCPUs, indexed by vcpu_id, so that the duplicate check of
+ *	STATSFD_VM_CREATE_VCPU is one lookup, not a walk over every vCPU.
+ *	Changed only under @lock (the xarray's own lock nests inside it):
+ *	@lock makes "is the id free" and the insertion one step.  Read only
+ *	under @lock, or by the final put, when no one else can reach the VM.
+ *	The vCPUs live as long as the VM
  * @max_vcpus: the max_vcpus parameter when the VM was created
  * @stats: the VM's own stats
  * @src: the VM's stats source, a child of the system source
@@ -136,7 +142,7 @@ struct statsfd_vm_sys_stats {
 struct statsfd_vm_vm {
 	refcount_t users;
 	struct mutex lock; /* vCPU creation, @vcpus, @vcpus_created */
-	struct list_head vcpus;
+	struct xarray vcpus;
 	u32 max_vcpus;
 	struct statsfd_vm_vm_stats stats;
 	struct statsfd_source src;
@@ -145,8 +151,7 @@ struct statsfd_vm_vm {
 /**
  * struct statsfd_vm_vcpu - a vCPU of a VM
  * @vm: the VM; a vCPU holds no reference of its own, its fds hold the VM's
- * @id: the vcpu_id it was created with
- * @node: entry in &statsfd_vm_vm.vcpus
+ * @id: the vcpu_id it was created with, its index in &statsfd_vm_vm.vcpus
  * @mutex: serializes STATSFD_VM_RUN, so that one thread writes the stats
  * @kick: a wakeup is pending (set by KICK, consumed by a halt)
  * @wq: where a halted vCPU sleeps until kicked
@@ -164,7 +169,6 @@ struct statsfd_vm_vm {
 struct statsfd_vm_vcpu {
 	struct statsfd_vm_vm *vm;
 	u32 id;
-	struct list_head node;
 	struct mutex mutex; /* held by STATSFD_VM_RUN */
 	atomic_t kick;
 	wait_queue_head_t wq;

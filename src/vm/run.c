@@ -38,7 +38,13 @@ int statsfd_vm_run_check(const struct statsfd_vm_run *run)
 	for (i = 0; i < ARRAY_SIZE(run->reserved); i++)
 		if (run->reserved[i])
 			return -EINVAL;
+	/*
+	 * Per-exit amounts are bounded so that one run of at most
+	 * STATSFD_VM_RUN_EXITS_MAX (2^32) exits adds at most 2^44 to io_bytes
+	 * and 2^62 to guest_cycles: no single RUN can wrap a counter.
+	 */
 	if (run->io_bytes > STATSFD_VM_IO_BYTES_MAX ||
+	    run->cycles_per_exit > STATSFD_VM_CYCLES_PER_EXIT_MAX ||
 	    run->halt_poll_ns > READ_ONCE(statsfd_vm_halt_poll_ns_max) ||
 	    run->halt_timeout_ns > STATSFD_VM_HALT_TIMEOUT_NS_MAX)
 		return -EINVAL;

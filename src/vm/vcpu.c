@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <linux/statsfd.h>
 #include <linux/uaccess.h>
+#include <linux/xarray.h>
 
 #include "internal.h"
 
@@ -147,17 +148,6 @@ static const struct file_operations statsfd_vm_vcpu_fops = {
 	.llseek = noop_llseek,
 };
 
-/* Called with vm->lock held. */
-static bool statsfd_vm_vcpu_id_taken(struct statsfd_vm_vm *vm, u32 id)
-{
-	struct statsfd_vm_vcpu *vcpu;
-
-	list_for_each_entry(vcpu, &vm->vcpus, node)
-		if (vcpu->id == id)
-			return true;
-	return false;
-}
-
 static bool
 statsfd_vm_create_vcpu_valid(const struct statsfd_vm_create_vcpu *args)
 {
@@ -193,7 +183,9 @@ static void statsfd_vm_vcpu_debugfs_create(struct statsfd_vm_vcpu *vcpu)
  *
  * Creation is serialized per VM by @vm->lock, which makes the duplicate
  * check and the insertion one step; as for VMs, the vCPU becomes visible
- * only once nothing can fail, and its fd is installed last.
+ * only once nothing can fail, and its fd is installed last.  The id's slot
+ * in @vm->vcpus is reserved up front (the only step of the insertion that
+ * allocates), so the final store cannot fail.
  *
  * Return: the new vCPU fd, or -EFAULT, -EINVAL (flags, reserved fields, or
  * vcpu_id not below the VM's max_vcpus), -EEXIST (vcpu_id already used),
@@ -215,15 +207,20 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 
 	if (mutex_lock_interruptible(&vm->lock))
 		return -EINTR;
-	if (statsfd_vm_vcpu_id_taken(vm, args.vcpu_id)) {
+	/* A reserved slot also reads as NULL, but only we reserve, under @lock. */
+	if (xa_load(&vm->vcpus, args.vcpu_id)) {
 		ret = -EEXIST;
 		goto out_unlock;
 	}
+	ret = xa_reserve(&vm->vcpus, args.vcpu_id, GFP_KERNEL_ACCOUNT);
+	if (ret)
+		goto out_unlock;
 
+	/* The cache is SLAB_ACCOUNT: charged to the creator's memory cgroup. */
 	vcpu = kmem_cache_zalloc(statsfd_vm_vcpu_cache, GFP_KERNEL);
 	if (!vcpu) {
 		ret = -ENOMEM;
-		goto out_unlock;
+		goto out_release;
 	}
 	vcpu->vm = vm;
 	vcpu->id = args.vcpu_id;
@@ -251,7 +248,8 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 
 	/* Nothing fails from here on.  The vCPU fd's reference: */
 	statsfd_vm_vm_get(vm);
-	list_add_tail(&vcpu->node, &vm->vcpus);
+	/* Into the reserved slot: allocates nothing, cannot fail. */
+	xa_store(&vm->vcpus, vcpu->id, vcpu, GFP_KERNEL_ACCOUNT);
 	statsfd_source_add_child(&vm->src, &vcpu->src);
 	statsfd_vm_vcpu_debugfs_create(vcpu);
 	/* One writer (vm->lock) but lockless readers: see statsfd_stat_add(). */
@@ -270,6 +268,8 @@ out_destroy:
 out_free:
 	mutex_destroy(&vcpu->mutex);
 	kmem_cache_free(statsfd_vm_vcpu_cache, vcpu);
+out_release:
+	xa_release(&vm->vcpus, args.vcpu_id);
 out_unlock:
 	mutex_unlock(&vm->lock);
 	return ret;
@@ -277,7 +277,7 @@ out_unlock:
 
 /**
  * statsfd_vm_vcpu_free() - free a vCPU, when its VM is freed
- * @vcpu: the vCPU, already off the VM's list; no fd refers to it any more
+ * @vcpu: the vCPU; its VM is being freed and no fd refers to either
  */
 void statsfd_vm_vcpu_free(struct statsfd_vm_vcpu *vcpu)
 {

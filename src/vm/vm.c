@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 #include <linux/statsfd.h>
 #include <linux/uaccess.h>
+#include <linux/xarray.h>
 
 #include "internal.h"
 
@@ -52,14 +53,16 @@ void statsfd_vm_vm_get(struct statsfd_vm_vm *vm)
 
 static void statsfd_vm_vm_free(struct statsfd_vm_vm *vm)
 {
-	struct statsfd_vm_vcpu *vcpu, *tmp;
+	struct statsfd_vm_vcpu *vcpu;
+	unsigned long id;
 	s64 nr_vcpus = 0;
 
-	list_for_each_entry_safe(vcpu, tmp, &vm->vcpus, node) {
-		list_del(&vcpu->node);
+	/* The last reference is gone: nobody else can reach @vm->vcpus. */
+	xa_for_each(&vm->vcpus, id, vcpu) {
 		statsfd_vm_vcpu_free(vcpu);
 		nr_vcpus++;
 	}
+	xa_destroy(&vm->vcpus);
 	/* Also removes the text view and detaches @vm from the system. */
 	statsfd_source_destroy(&vm->src);
 	mutex_destroy(&vm->lock);
@@ -200,7 +203,7 @@ int statsfd_vm_create_vm(const void __user *uarg)
 	}
 	refcount_set(&vm->users, 1);
 	mutex_init(&vm->lock);
-	INIT_LIST_HEAD(&vm->vcpus);
+	xa_init(&vm->vcpus);
 	vm->max_vcpus = READ_ONCE(statsfd_vm_max_vcpus);
 
 	ret = statsfd_source_init(&vm->src, &statsfd_vm_vm_schema, &vm->stats,

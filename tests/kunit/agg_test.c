@@ -8,6 +8,8 @@
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/limits.h>
+#include <linux/list.h>
+#include <linux/mman.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
@@ -453,6 +455,67 @@ static void statsfd_agg_compute_is_consistent_while_children_churn(struct kunit 
 	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 0);
 }
 
+/*
+ * Destroying a parent that still has children detaches them, as
+ * statsfd_source_del_child() would: afterwards the children are plain
+ * sources that can be read, attached elsewhere and destroyed.  The parent
+ * is kmalloc'ed and freed here, not test-managed, so that any pointer to
+ * it left in a child turns the accesses below into KASAN reports.
+ */
+static void statsfd_source_destroy_parent_detaches_its_children(struct kunit *test)
+{
+	struct agg_ctx *ctx = test->priv;
+	struct statsfd_kunit_child *c = ctx->cstats;
+	struct statsfd_source *parent;
+	char __user *ubuf;
+	struct file *file;
+	u64 v = 0;
+
+	parent = kzalloc(sizeof(*parent), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, parent);
+	KUNIT_ASSERT_EQ(test, statsfd_source_init(parent,
+						  ctx->parent->src.schema,
+						  &ctx->pstats,
+						  &statsfd_kunit_ops, "doomed"),
+			0);
+	statsfd_source_add_child(parent, &ctx->child[0]->src);
+	statsfd_source_add_child(parent, &ctx->child[1]->src);
+	c[0].exits = 3;
+	c[1].exits = 4;
+
+	/* Before: both attached.  After: none, and no link left either way. */
+	KUNIT_EXPECT_EQ(test, parent->num_children, 2);
+	statsfd_source_destroy(parent);
+	KUNIT_EXPECT_EQ(test, parent->num_children, 0);
+	KUNIT_EXPECT_TRUE(test, list_empty(&parent->children));
+	kfree(parent);
+	KUNIT_EXPECT_NULL(test, ctx->child[0]->src.parent);
+	KUNIT_EXPECT_NULL(test, ctx->child[1]->src.parent);
+	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->child[0]->src.child_node));
+	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->child[1]->src.child_node));
+
+	/* A detached child still reads through its own stats file. */
+	ubuf = statsfd_kunit_ubuf(test, PAGE_SIZE, PROT_READ | PROT_WRITE);
+	file = statsfd_kunit_file(test, ctx->child[0]);
+	KUNIT_EXPECT_EQ(test, statsfd_kunit_read(test, file, ubuf, &v,
+						 sizeof(v), SFK_DATA_OFFSET),
+			(ssize_t)sizeof(v));
+	KUNIT_EXPECT_EQ(test, v, 3);
+
+	/* It can join another parent: nothing of the old one is left. */
+	statsfd_source_add_child(&ctx->parent->src, &ctx->child[0]->src);
+	statsfd_agg_compute(&ctx->parent->src, ctx->out);
+	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 3);
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 1);
+
+	/*
+	 * A detached child destroys cleanly.  child[0] is destroyed when the
+	 * test ends, after its file is closed, attached to the new parent.
+	 */
+	statsfd_source_destroy(&ctx->child[1]->src);
+	KUNIT_EXPECT_NULL(test, ctx->child[1]->src.id);
+}
+
 static struct kunit_case statsfd_agg_cases[] = {
 	KUNIT_CASE(statsfd_agg_compute_never_added_set_is_all_zero),
 	KUNIT_CASE(statsfd_agg_compute_emptied_set_keeps_only_retired_sums),
@@ -468,6 +531,7 @@ static struct kunit_case statsfd_agg_cases[] = {
 	KUNIT_CASE(statsfd_agg_compute_min_max_of_equal_extremes),
 	KUNIT_CASE(statsfd_agg_compute_follows_add_and_del),
 	KUNIT_CASE(statsfd_agg_compute_is_consistent_while_children_churn),
+	KUNIT_CASE(statsfd_source_destroy_parent_detaches_its_children),
 	{}
 };
 

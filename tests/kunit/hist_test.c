@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd KUnit suite statsfd_hist: bucket math of linear and log
- * histograms at every edge, including the open-ended last bucket.
+ * histograms at every edge, including the open-ended last bucket, and the
+ * single-writer helpers the histogram updates are built on.
  */
 #include <kunit/test.h>
 #include <linux/limits.h>
@@ -124,6 +125,53 @@ static void statsfd_loghist_update_counts_one_bucket(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, h[3], 2);
 }
 
+/*
+ * The writer helpers are WRITE_ONCE() stores, which KUnit cannot observe
+ * as such (KCSAN checks the marking in make check-kcsan); here: the value
+ * each one leaves behind.
+ */
+static void statsfd_stat_add_adds_and_wraps_modulo_2_64(struct kunit *test)
+{
+	u64 stat = 0;
+
+	statsfd_stat_add(&stat, 5);
+	statsfd_stat_add(&stat, 0);
+	KUNIT_EXPECT_EQ(test, stat, 5);
+	/* Counters wrap like KVM's: no saturation, no trap. */
+	statsfd_stat_add(&stat, U64_MAX - 4);
+	KUNIT_EXPECT_EQ(test, stat, 0);
+	statsfd_stat_add(&stat, U64_MAX);
+	KUNIT_EXPECT_EQ(test, stat, U64_MAX);
+}
+
+static void statsfd_stat_set_overwrites_whatever_was_there(struct kunit *test)
+{
+	u64 stat = 7;
+
+	statsfd_stat_set(&stat, 1);
+	KUNIT_EXPECT_EQ(test, stat, 1);
+	statsfd_stat_set(&stat, 0);
+	KUNIT_EXPECT_EQ(test, stat, 0);
+	statsfd_stat_set(&stat, U64_MAX);
+	KUNIT_EXPECT_EQ(test, stat, U64_MAX);
+}
+
+static void statsfd_stat_max_only_ever_raises(struct kunit *test)
+{
+	u64 stat = 0;
+
+	statsfd_stat_max(&stat, 10);
+	KUNIT_EXPECT_EQ(test, stat, 10);
+	statsfd_stat_max(&stat, 3);
+	KUNIT_EXPECT_EQ(test, stat, 10);
+	statsfd_stat_max(&stat, 10);
+	KUNIT_EXPECT_EQ(test, stat, 10);
+	statsfd_stat_max(&stat, U64_MAX);
+	KUNIT_EXPECT_EQ(test, stat, U64_MAX);
+	statsfd_stat_max(&stat, 0);
+	KUNIT_EXPECT_EQ(test, stat, U64_MAX);
+}
+
 static struct kunit_case statsfd_hist_cases[] = {
 	KUNIT_CASE(statsfd_linhist_bucket_maps_each_edge),
 	KUNIT_CASE(statsfd_linhist_bucket_last_is_open_ended),
@@ -134,6 +182,9 @@ static struct kunit_case statsfd_hist_cases[] = {
 	KUNIT_CASE(statsfd_loghist_bucket_covers_all_64_bits),
 	KUNIT_CASE(statsfd_linhist_update_counts_one_bucket),
 	KUNIT_CASE(statsfd_loghist_update_counts_one_bucket),
+	KUNIT_CASE(statsfd_stat_add_adds_and_wraps_modulo_2_64),
+	KUNIT_CASE(statsfd_stat_set_overwrites_whatever_was_there),
+	KUNIT_CASE(statsfd_stat_max_only_ever_raises),
 	{}
 };
 

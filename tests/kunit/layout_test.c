@@ -2,7 +2,7 @@
 /*
  * statsfd KUnit suite statsfd_layout: header and descriptor layout of
  * several schemas, name_size edge cases, id truncation, and every way a
- * schema definition can be rejected.
+ * schema definition can be rejected (stats out of struct order included).
  */
 #include <kunit/test.h>
 #include <linux/ctype.h>
@@ -133,15 +133,15 @@ static void statsfd_schema_init_accepts_name_of_name_size_minus_one(struct kunit
 static void statsfd_schema_init_handles_name_size_16(struct kunit *test)
 {
 	static const struct statsfd_desc_def descs[] = {
-		{ .flags = STATSFD_TYPE_LOG_HIST, .size = 3, .offset = 8,
-		  .name = "fifteen_chars_x" },
 		{ .flags = STATSFD_TYPE_INSTANT | STATSFD_UNIT_BYTES |
 			   STATSFD_BASE_POW2, .exponent = 10, .size = 1,
 		  .offset = 0, .name = "kib" },
+		{ .flags = STATSFD_TYPE_LOG_HIST, .size = 3, .offset = 8,
+		  .name = "fifteen_chars_x" },
 	};
 	static const struct statsfd_kunit_desc expect[] = {
-		{ 0x004, 0, 3, 8, 0, "fifteen_chars_x" },
 		{ 0x111, 10, 1, 0, 0, "kib" },
+		{ 0x004, 0, 3, 8, 0, "fifteen_chars_x" },
 	};
 	struct statsfd_schema tmpl = {
 		.name = "kunit.ns16", .descs = descs, .num_descs = 2,
@@ -149,9 +149,42 @@ static void statsfd_schema_init_handles_name_size_16(struct kunit *test)
 	};
 	struct statsfd_schema *s = statsfd_kunit_schema(test, &tmpl, NULL);
 
-	/* Descriptors keep definition order, not offset order. */
 	expect_header(test, s, 16, 2, 40, 32, 72, 72 + 2 * 32);
 	expect_descs(test, s, expect, 2);
+}
+
+/*
+ * KVM's ABI: "the Stats Data block contains an array of 64-bit values in
+ * the same order as the descriptors".  The data block is the stats
+ * struct, so definitions that list it out of order (here reversed, but
+ * otherwise valid: no gap, no overlap) cannot be served and are rejected.
+ */
+static void statsfd_schema_init_rejects_stats_out_of_offset_order(struct kunit *test)
+{
+	struct statsfd_desc_def descs[] = {
+		{ .flags = STATSFD_TYPE_LOG_HIST, .size = 3, .offset = 8,
+		  .name = "fifteen_chars_x" },
+		{ .flags = STATSFD_TYPE_INSTANT | STATSFD_UNIT_BYTES |
+			   STATSFD_BASE_POW2, .exponent = 10, .size = 1,
+		  .offset = 0, .name = "kib" },
+	};
+	struct statsfd_schema tmpl = {
+		.name = "kunit.reversed", .descs = descs, .num_descs = 2,
+		.stats_size = 32, .name_size = 16,
+	};
+	struct statsfd_schema *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	*s = tmpl;
+	KUNIT_EXPECT_EQ(test, statsfd_schema_init(s), -EINVAL);
+	/* After: nothing was built. */
+	KUNIT_EXPECT_EQ(test, s->build_count, 0);
+	KUNIT_EXPECT_NULL(test, s->desc_block);
+	KUNIT_EXPECT_NULL(test, s->aggs);
+
+	/* Control: the same two stats in struct order are accepted. */
+	swap(descs[0], descs[1]);
+	statsfd_kunit_schema(test, &tmpl, NULL);
 }
 
 static void statsfd_schema_init_handles_largest_name_size(struct kunit *test)
@@ -265,6 +298,7 @@ enum bad_kind {
 	BOOLEAN_NONZERO_EXPONENT, SIZE_ZERO, SCALAR_SIZE_TWO,
 	LINEAR_HIST_NO_BUCKET_SIZE, LOG_HIST_BUCKET_SIZE, SCALAR_BUCKET_SIZE,
 	UNALIGNED_OFFSET, OFFSET_BEYOND_STATS, HIST_BEYOND_STATS, OVERLAP, GAP,
+	OUT_OF_ORDER,
 	STATS_SIZE_UNALIGNED, EMPTY_NAME, NULL_NAME, NAME_WITH_SLASH,
 	NAME_TOO_LONG, DUPLICATE_NAME, NAME_SIZE_NOT_MULTIPLE_OF_8,
 	NAME_SIZE_ABOVE_MAX, SCHEMA_WITHOUT_NAME, NO_DESCS, NULL_DESCS,
@@ -364,6 +398,10 @@ static void bad_mutate(enum bad_kind kind, struct statsfd_schema *s,
 	case GAP:
 		s->stats_size += 8;
 		break;
+	case OUT_OF_ORDER:
+		/* Still no gap and no overlap: only the order is wrong. */
+		swap(d[0], d[1]);
+		break;
 	case STATS_SIZE_UNALIGNED:
 		s->stats_size += 4;
 		break;
@@ -459,6 +497,7 @@ static const struct bad_case bad_plain_cases[] = {
 	BAD_CASE(LOG_HIST_BUCKET_SIZE), BAD_CASE(SCALAR_BUCKET_SIZE),
 	BAD_CASE(UNALIGNED_OFFSET), BAD_CASE(OFFSET_BEYOND_STATS),
 	BAD_CASE(HIST_BEYOND_STATS), BAD_CASE(OVERLAP), BAD_CASE(GAP),
+	BAD_CASE(OUT_OF_ORDER),
 	BAD_CASE(STATS_SIZE_UNALIGNED), BAD_CASE(EMPTY_NAME),
 	BAD_CASE(NULL_NAME), BAD_CASE(NAME_WITH_SLASH),
 	BAD_CASE(NAME_TOO_LONG), BAD_CASE(DUPLICATE_NAME),
@@ -600,6 +639,7 @@ static struct kunit_case statsfd_layout_cases[] = {
 	KUNIT_CASE(statsfd_schema_init_accepts_aggregates_only),
 	KUNIT_CASE(statsfd_schema_init_accepts_name_of_name_size_minus_one),
 	KUNIT_CASE(statsfd_schema_init_handles_name_size_16),
+	KUNIT_CASE(statsfd_schema_init_rejects_stats_out_of_offset_order),
 	KUNIT_CASE(statsfd_schema_init_handles_largest_name_size),
 	KUNIT_CASE(statsfd_source_init_truncates_long_id),
 	KUNIT_CASE(statsfd_source_init_keeps_id_of_name_size_minus_one),

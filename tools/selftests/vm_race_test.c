@@ -25,8 +25,13 @@
 
 #define NR_READERS 2
 
-/* Guest cycles per exit: k * C has both u64 halves change with k. */
-#define TORN_C 0xffffffffULL
+/*
+ * Guest cycles per exit, the largest RUN accepts but one: the high half of
+ * k * C changes every few k, and a read mixing the halves of k1 * C and
+ * k2 * C is a multiple of C only if those high halves are equal (2^32 is
+ * 4 mod C, so the mix is -4 * (hi2 - hi1) mod C).
+ */
+#define TORN_C (STATSFD_VM_CYCLES_PER_EXIT_MAX - 1)
 
 /* One run of run_loop_fn(): 21000 exits of TORN_C guest cycles each. */
 #define LOOP_EXITS 21000
@@ -58,7 +63,7 @@ struct reader {
 /*
  * #20, #21: read guest_cycles (and exits) one u64 at a time and in bulk;
  * each value must be k * TORN_C: a torn read mixing the halves of
- * k1 * C and k2 * C is k1 * 2^32 - k2, a multiple of C only if k1 == k2.
+ * k1 * C and k2 * C is no multiple of C (see TORN_C).
  */
 static void *torn_reader_fn(void *arg)
 {

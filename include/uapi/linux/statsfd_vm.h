@@ -47,7 +47,10 @@ struct statsfd_vm_create_vcpu {
  * @hypercall_exits: number of hypercall exits to take
  * @halt_exits: number of HLT exits to take; each one halts the vCPU
  * @io_bytes: bytes transferred by each port I/O exit, 0 to STATSFD_VM_IO_BYTES_MAX
- * @cycles_per_exit: synthetic guest cycles charged to every exit
+ * @cycles_per_exit: synthetic guest cycles charged to every exit, 0 to
+ *	STATSFD_VM_CYCLES_PER_EXIT_MAX, so that one run (at most
+ *	STATSFD_VM_RUN_EXITS_MAX exits) adds at most 2^62 to guest_cycles and
+ *	cannot wrap it on its own
  * @halt_poll_ns: how long each halt polls for a kick before sleeping,
  *	at most the provider's halt_poll_ns_max
  * @halt_timeout_ns: longest sleep of each halt, at most
@@ -81,6 +84,14 @@ struct statsfd_vm_run {
 #define STATSFD_VM_IO_BYTES_MAX		4096ULL
 #define STATSFD_VM_HALT_TIMEOUT_NS_MAX	10000000000ULL
 #define STATSFD_VM_RUN_EXITS_MAX	(1ULL << 32)
+/*
+ * Largest cycles_per_exit; more is EINVAL.  2^30 cycles (about 0.36 s at
+ * 3 GHz) is far beyond what a real exit costs, and 2^30 times
+ * STATSFD_VM_RUN_EXITS_MAX is 2^62: a quarter of the range of
+ * guest_cycles, so one run cannot wrap it (as STATSFD_VM_IO_BYTES_MAX
+ * keeps one run's io_bytes below 2^44).
+ */
+#define STATSFD_VM_CYCLES_PER_EXIT_MAX	(1ULL << 30)
 
 /* On /dev/statsfd_vm: returns STATSFD_VM_API_VERSION. */
 #define STATSFD_VM_GET_API_VERSION	_IO(STATSFD_VM_IO, 0x00)
