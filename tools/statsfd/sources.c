@@ -128,7 +128,15 @@ int cli_add_file(struct cli_sources *s, const char *path)
 	return add_fd(s, fd, STATSFD_OPEN_CLOSE_FD, NULL, -1, origin);
 }
 
-enum vmfd_kind { VMFD_NONE, VMFD_KVM_VM, VMFD_KVM_VCPU, VMFD_SFD_VM, VMFD_SFD_VCPU };
+enum vmfd_kind {
+	VMFD_NONE,
+	VMFD_KVM_VM,
+	VMFD_KVM_VCPU,
+	VMFD_KVM_VM_STATS,	/* a stats fd the VMM already holds */
+	VMFD_KVM_VCPU_STATS,
+	VMFD_SFD_VM,
+	VMFD_SFD_VCPU,
+};
 
 static enum vmfd_kind classify(const char *link, int *vcpu)
 {
@@ -137,6 +145,10 @@ static enum vmfd_kind classify(const char *link, int *vcpu)
 		return VMFD_KVM_VM;
 	if (sscanf(link, "anon_inode:kvm-vcpu:%d", vcpu) == 1)
 		return VMFD_KVM_VCPU;
+	if (!strcmp(link, "anon_inode:kvm-vm-stats"))
+		return VMFD_KVM_VM_STATS;
+	if (sscanf(link, "anon_inode:kvm-vcpu-stats:%d", vcpu) == 1)
+		return VMFD_KVM_VCPU_STATS;
 	if (!strcmp(link, "anon_inode:statsfd-vm"))
 		return VMFD_SFD_VM;
 	if (sscanf(link, "anon_inode:statsfd-vcpu:%d", vcpu) == 1)
@@ -159,13 +171,21 @@ static bool already_seen(const int *seen, unsigned int n, int fd)
 /*
  * Take every VM/vCPU fd of @pid and ask each for a stats fd.  With
  * @quiet, permission problems are only counted in *@denied (device scan).
+ *
+ * KVM answers ioctls on a VM or vCPU fd only from the process that created
+ * the VM (kvm->mm != current->mm is -EIO), KVM_GET_STATS_FD included, so
+ * for KVM the stats fds the VMM itself holds (QEMU keeps one per vCPU) are
+ * taken as they are; a KVM VM or vCPU without one is reported once the
+ * scan is done.  statsfd_vm has no such rule.
  * Return: number of sources added, or -errno.
  */
 static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 		    bool quiet, unsigned int *denied)
 {
 	int seen[1024], pidfd = -1, added = 0, ret = 0;
-	unsigned int nseen = 0, i;
+	int eio_vcpu[256], nstats_vm = 0, neio_vm = 0;
+	bool stats_vcpu[256] = { false };
+	unsigned int nseen = 0, neio_vcpu = 0, i;
 	char dir[64], path[320], link[128];
 	struct dirent *de;
 	DIR *d;
@@ -200,7 +220,7 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 		link[n] = '\0';
 		kind = classify(link, &vcpu);
 		if (kind == VMFD_NONE ||
-		    (statsfd_only && (kind == VMFD_KVM_VM || kind == VMFD_KVM_VCPU)))
+		    (statsfd_only && kind < VMFD_SFD_VM))
 			continue;
 		if (pidfd < 0) {
 			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -232,12 +252,29 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 			continue;
 		}
 		seen[nseen++] = local;
-		if (kind == VMFD_KVM_VM || kind == VMFD_KVM_VCPU)
+		if (kind == VMFD_KVM_VM_STATS || kind == VMFD_KVM_VCPU_STATS) {
+			/* our own reference: @seen's copy is closed below */
+			sfd = fcntl(local, F_DUPFD_CLOEXEC, 3);
+			if (kind == VMFD_KVM_VM_STATS)
+				nstats_vm++;
+			else if (vcpu >= 0 && vcpu < 256)
+				stats_vcpu[vcpu] = true;
+		} else if (kind == VMFD_KVM_VM || kind == VMFD_KVM_VCPU) {
 			sfd = ioctl(local, KVM_GET_STATS_FD, NULL);
-		else
+		} else {
 			sfd = ioctl(local, STATSFD_VM_GET_STATS_FD, NULL);
+		}
 		snprintf(origin, sizeof(origin), "pid %d fd %.12s (%.48s)", pid,
 			 de->d_name, link + strlen("anon_inode:"));
+		if (sfd < 0 && errno == EIO && kind == VMFD_KVM_VM) {
+			neio_vm++;
+			continue;
+		}
+		if (sfd < 0 && errno == EIO && kind == VMFD_KVM_VCPU) {
+			if (neio_vcpu < 256)
+				eio_vcpu[neio_vcpu++] = vcpu;
+			continue;
+		}
 		if (sfd < 0) {
 			if (!quiet)
 				fprintf(stderr, "statsfd: %s: get stats fd: %s\n",
@@ -245,7 +282,7 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 			continue;
 		}
 		if (!add_fd(s, sfd, STATSFD_OPEN_CLOSE_FD,
-			    kind <= VMFD_KVM_VCPU ? "kvm" : "statsfd_vm", vcpu,
+			    kind < VMFD_SFD_VM ? "kvm" : "statsfd_vm", vcpu,
 			    origin))
 			added++;
 	}
@@ -254,6 +291,15 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 	if (pidfd >= 0)
 		close(pidfd);
 	closedir(d);
+	if (!quiet && neio_vm > nstats_vm)
+		fprintf(stderr, "statsfd: pid %d: %d KVM VM(s) without a stats fd of the VMM's own; "
+			"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO)\n",
+			pid, neio_vm - nstats_vm);
+	for (i = 0; i < neio_vcpu; i++)
+		if (!quiet && (eio_vcpu[i] < 0 || eio_vcpu[i] >= 256 || !stats_vcpu[eio_vcpu[i]]))
+			fprintf(stderr, "statsfd: pid %d: KVM vCPU %d without a stats fd of the VMM's own; "
+				"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO)\n",
+				pid, eio_vcpu[i]);
 	if (added)
 		return added;
 	return ret;

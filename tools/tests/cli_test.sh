@@ -37,9 +37,9 @@ check "show: aggregates marked" grep -q 'io_exits_sum .*(sum over children)' "$t
 
 "$bin" show --json --file "$tmp/v0.img" --file "$tmp/v1.img" >"$tmp/show.json"
 check "show --json: valid JSON, both sources, raw and base-unit values" \
-	bash -c "jq -e 'length == 2 and (.[1].stats[] | select(.name == \"max_halt_ns\") | .value == 4 and .\"value-in-base-unit\" == 4e-09)' '$tmp/show.json' >/dev/null"
+	bash -c "jq -en 'input | length == 2 and (.[1].stats[] | select(.name == \"max_halt_ns\") | .value == 4 and .\"value-in-base-unit\" == 4e-09)' '$tmp/show.json' >/dev/null"
 check "show --json: histogram buckets with bounds in base units" \
-	bash -c "jq -e '.[0].stats[] | select(.name == \"halt_wait_hist_ns\") | (.buckets | length == 32) and .buckets[1].lower == 1e-09 and .buckets[31].upper == null' '$tmp/show.json' >/dev/null"
+	bash -c "jq -en 'input | .[0].stats[] | select(.name == \"halt_wait_hist_ns\") | (.buckets | length == 32) and .buckets[1].lower == 1e-09 and .buckets[31].upper == null' '$tmp/show.json' >/dev/null"
 
 "$bin" show --prometheus --file "$tmp/v0.img" --file "$tmp/v1.img" >"$tmp/prom.txt"
 check "show --prometheus passes promtool check metrics" \
