@@ -772,12 +772,12 @@ static void churn_one(struct __test_metadata *_metadata, int dev, int i)
  * with it, the thousands of #26.  A debug kernel under TCG is slower than
  * either wants, so a time budget ends the loop there.
  */
-#define CHURN_CYCLES stress_scale(500, 2000)
-#define CHURN_BUDGET_NS (stress_scale(30, 150) * 1000000000ULL)
+#define CHURN_CYCLES stress_scale(200, 2000)
+#define CHURN_BUDGET_NS (stress_scale(15, 150) * 1000000000ULL)
 
 /*
  * #26: thousands of VMs and vCPUs created and destroyed (with
- * STATSFD_STRESS 2000 VMs with two vCPUs and two stats fds each, else 500,
+ * STATSFD_STRESS 2000 VMs with two vCPUs and two stats fds each, else 200,
  * or as many as fit in the time budget on a slow debug kernel; a few dozen
  * with the debugfs view, the rest without): vms_alive, vcpus_alive and
  * stats_fds_open return to their baseline, and (without KASAN, whose
