@@ -10,6 +10,8 @@
  *	leak=1		kmalloc() objects whose only pointers are lost: kmemleak
  *	oob=1		a read one byte past a kmalloc() buffer: KASAN
  *	abba=1		two mutexes taken in both orders: lockdep
+ *	race=1		a plain counter written by a kthread while init reads
+ *			it, unmarked on both sides: KCSAN (make check-kcsan)
  *
  * Everything but fail_kunit happens at module init.  With every parameter
  * off, the module loads, its case skips itself, and nothing is reported,
@@ -18,6 +20,9 @@
 #include <kunit/test.h>
 #include <linux/bug.h>
 #include <linux/compiler.h>
+#include <linux/err.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -43,6 +48,10 @@ MODULE_PARM_DESC(oob, "Read one byte past a kmalloc() buffer at load, for KASAN"
 static bool abba;
 module_param(abba, bool, 0444);
 MODULE_PARM_DESC(abba, "Take two mutexes in both orders at load, for lockdep");
+
+static bool race;
+module_param(race, bool, 0444);
+MODULE_PARM_DESC(race, "Race a plain writer against a plain reader at load, for KCSAN");
 
 /*
  * A real expectation on a value the test cannot know at build time, so the
@@ -145,6 +154,42 @@ static noinline void statsfd_harness_abba(void)
 	mutex_unlock(&statsfd_harness_b);
 }
 
+/*
+ * The data race statsfd's own stats must never have: a counter bumped with
+ * a plain read-modify-write by one thread while another reads it plainly.
+ * KCSAN reports it even with its defaults (plain aligned word writes count
+ * as atomic, but "++" is a plain read too, and so is the reader's load).
+ * The guest has two CPUs and both sides loop for two seconds, far more
+ * accesses than KCSAN needs to catch one in a watchpoint.  The function
+ * call in each loop keeps the compiler from hoisting the accesses out.
+ */
+static unsigned long statsfd_harness_racy;
+
+static int statsfd_harness_racer(void *unused)
+{
+	while (!kthread_should_stop()) {
+		statsfd_harness_racy++;
+		cond_resched();
+	}
+	return 0;
+}
+
+static noinline void statsfd_harness_race(void)
+{
+	unsigned long end = jiffies + 2 * HZ, sum = 0;
+	struct task_struct *t;
+
+	t = kthread_run(statsfd_harness_racer, NULL, "statsfd_racer");
+	if (IS_ERR(t))
+		return;
+	while (time_before(jiffies, end)) {
+		sum += statsfd_harness_racy;
+		cond_resched();
+	}
+	kthread_stop(t);
+	pr_info("statsfd_harness: raced a plain counter for 2 s (race=1): %lu\n", sum);
+}
+
 static int __init statsfd_harness_init(void)
 {
 	if (leak)
@@ -153,6 +198,8 @@ static int __init statsfd_harness_init(void)
 		statsfd_harness_oob();
 	if (abba)
 		statsfd_harness_abba();
+	if (race)
+		statsfd_harness_race();
 	WARN(warn, "statsfd_harness: deliberate WARNING requested by warn=1\n");
 	return 0;
 }
@@ -164,5 +211,5 @@ static void __exit statsfd_harness_exit(void)
 module_init(statsfd_harness_init);
 module_exit(statsfd_harness_exit);
 
-MODULE_DESCRIPTION("statsfd harness proof: KUnit failure, WARN, leak, KASAN, lockdep");
+MODULE_DESCRIPTION("statsfd harness proof: KUnit failure, WARN, leak, KASAN, lockdep, KCSAN");
 MODULE_LICENSE("GPL");

@@ -18,6 +18,8 @@
 #   kasan             oob=1: a slab out-of-bounds read (KASAN, then panic)
 #   kmemleak          leak=1: an allocation whose last pointer is lost
 #   lockdep           abba=1: an AB-BA lock order inversion
+#   kcsan             race=1 on the KCSAN kernel (the make check-kcsan leg):
+#                     a plain counter raced by two threads
 # Each run must exit non-zero AND fail exactly the expected results, for
 # the expected reason; the proof passes only when every probe did.
 # PROBES="name ..." runs a subset.
@@ -47,6 +49,7 @@ probes=(
 	"kasan|HARNESS=oob RUN_KUNIT=0 RUN_SELFTESTS=0|^FAIL 6\.12/kernel-log .*KASAN: slab-out-of-bounds;$dead;$missing"
 	"kmemleak|HARNESS=leak RUN_KUNIT=0 RUN_SELFTESTS=0|^FAIL 6\.12/kmemleak \(unreferenced objects"
 	"lockdep|HARNESS=abba RUN_KUNIT=0 RUN_SELFTESTS=0|^FAIL 6\.12/kernel-log .*possible circular locking dependency;^FAIL 6\.12/kernel/lockdep \(debug_locks is not 1"
+	"kcsan|LEGS=kcsan HARNESS=race RUN_KUNIT=0 RUN_SELFTESTS=0|^FAIL kcsan/kcsan \(data race in statsfd code: BUG: KCSAN: data-race in statsfd_harness_race"
 )
 
 passed=0
@@ -59,7 +62,7 @@ for p in "${probes[@]}"; do
 	out=$base/$name.out
 	echo "==> harness probe '$name' (log: $out)" >&2
 	# shellcheck disable=SC2086 # envs is a list of VAR=value words
-	env KUNIT= SELFTESTS= SELFTEST_ARGS= $envs LEGS=6.12 HOST_TESTS=0 LOAD_MODULES=0 \
+	env KUNIT= SELFTESTS= SELFTEST_ARGS= LEGS=6.12 $envs HOST_TESTS=0 LOAD_MODULES=0 \
 		LOGDIR="$base/$name" "$root/tools/testing/check.sh" >"$out" 2>&1
 	rc=$?
 	fails=$(grep '^FAIL ' "$out" | sed 's/  (/ (/')

@@ -13,7 +13,7 @@
 #   RUN_SELFTESTS  0 to skip selftests
 #   SELFTEST_ARGS  extra arguments for every selftest binary
 #   HARNESS        a harness-proof probe (tools/testing/check-harness.sh):
-#                  kunit, kunit-missing, warn, leak, oob, abba; empty in
+#                  kunit, kunit-missing, warn, leak, oob, abba, race; empty in
 #                  a normal run
 #   LOAD_MODULES   0 to leave statsfd.ko and statsfd_vm.ko out (harness probes)
 #   TEST_TIMEOUT   seconds per selftest binary
@@ -202,9 +202,10 @@ if [ "$LOAD_MODULES" = 1 ] && load statsfd.ko; then
 fi
 
 # Harness probes that break the kernel on purpose from statsfd_harness.ko's
-# init: warn and oob panic (panic_on_warn), leak and abba do not and unload.
+# init: warn and oob panic (panic_on_warn), leak, abba and race do not and
+# unload.
 case "$HARNESS" in
-warn | oob | leak | abba)
+warn | oob | leak | abba | race)
 	load statsfd_harness.ko "$HARNESS=1" && unload statsfd_harness.ko ;;
 esac
 
