@@ -92,15 +92,17 @@ class Verdict:
             else:
                 failed += 1
                 self.add("FAIL", f"{prefix}/{name}")
+        timed_out = rc in (124, 137, 143)
         if plan is not None and seen < plan:
             self.add("FAIL", prefix, f"missing results: {seen} of {plan} reported"
-                     + (f", {what} {rc}" if rc else ""))
+                     + (f", {what} {rc}" if rc else "")
+                     + (" (timed out)" if timed_out else ""))
             failed += 1
         # Exit 4 is kselftest's "skipped"; any other non-zero status with no
         # failing TAP line is a crash, a timeout (124) or a broken test.
         if rc not in (None, 0, 4) and failed == 0:
             self.add("FAIL", prefix, f"{what} {rc}"
-                     + (" (timed out)" if rc in (124, 137, 143) else ""))
+                     + (" (timed out)" if timed_out else ""))
         elif seen == 0 and plan is None and rc == 4:
             self.add("SKIP", prefix, "skipped (exit status 4)")
         elif seen == 0 and plan is None and rc == 0:

@@ -107,6 +107,13 @@ ok(got["L/kernel-log"][0] == "PASS" and any("foo / bar" in x for x in v.notes),
 got, _ = verdict([], expected=base, console=["[ 0.0] booted", "[ 1.0] WARNING: CPU: 0 at x"])
 ok(got["L/kernel-log"][0] == "FAIL", "a WARNING in the console fails kernel-log")
 
+hang = ["# statsfd-selftest-begin h", "TAP version 13", "1..1", "#  RUN global.hang_forever ...",
+        "# statsfd-selftest-end h rc=143 secs=20"]
+got, _ = verdict(hang, expected=base + ["selftest/h/global.hang_forever"])
+ok(got.get("L/selftest/h", ("",))[0] == "FAIL" and "timed out" in got["L/selftest/h"][1]
+   and got["L/selftest/h/global.hang_forever"][0] == "FAIL",
+   "a program killed by its timeout fails as timed out, and its unfinished case as missing")
+
 # manifest.py
 ok(manifest.kunit_selected("statsfd_agg.*empt*", "statsfd_agg", "x_emptied_set"),
    "KUnit glob suite.case matches like filter_glob")
