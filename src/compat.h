@@ -73,13 +73,14 @@ statsfd_compat_anon_inode_getfile(const char *name,
  * KUnit, then exported in the EXPORTED_FOR_KUNIT_TESTING namespace
  * (VISIBLE_IF_KUNIT, EXPORT_SYMBOL_IF_KUNIT).  <kunit/visibility.h> came
  * with 6.3; Debian's 6.1 carries it as a backport, upstream 6.1 does not,
- * so its absence is probed rather than assumed from the version.  The
+ * so its absence is probed rather than assumed from the version (by
+Kbuild, which looks for the file: sparse cannot parse __has_include).  The
  * fallback is upstream's definition, spelled through an alias so that
  * checkpatch does not take the macro for a misplaced export.  Only the
  * namespace import spelling differs: 6.13 turned namespaces into string
  * literals.
  */
-#if __has_include("kunit/visibility.h")
+#ifdef STATSFD_HAVE_KUNIT_VISIBILITY
 #include <kunit/visibility.h>
 #else
 #if IS_ENABLED(CONFIG_KUNIT)
