@@ -111,19 +111,31 @@ EXPORT_SYMBOL_GPL(statsfd_source_init);
  * parent about to be freed.  The retired totals they feed die with the
  * parent, but going through statsfd_agg_retire() keeps one way of
  * removing a child rather than two that could drift apart.
+ *
+ * Their debugfs views go too, before the parent's: a provider usually puts
+ * a child's view inside its parent's directory, whose recursive removal
+ * would otherwise leave the child holding a freed dentry.  Removing a view
+ * may sleep, so the children are moved to a local list under the lock and
+ * their views removed after it.
  */
 static void statsfd_source_detach_children(struct statsfd_source *parent)
 {
 	struct statsfd_source *child, *tmp;
+	LIST_HEAD(orphans);
 
 	spin_lock(&parent->children_lock);
-	list_for_each_entry_safe(child, tmp, &parent->children, child_node) {
+	list_for_each_entry(child, &parent->children, child_node) {
 		statsfd_agg_retire(parent, child);
-		list_del_init(&child->child_node);
-		parent->num_children--;
 		child->parent = NULL;
 	}
+	list_splice_init(&parent->children, &orphans);
+	parent->num_children = 0;
 	spin_unlock(&parent->children_lock);
+
+	list_for_each_entry_safe(child, tmp, &orphans, child_node) {
+		list_del_init(&child->child_node);
+		statsfd_source_debugfs_remove(child);
+	}
 }
 
 /**
@@ -132,8 +144,9 @@ static void statsfd_source_detach_children(struct statsfd_source *parent)
  *
  * Removes the debugfs view and detaches @src from its parent if the owner
  * has not done so.  Children still attached to @src are detached, as by
- * statsfd_source_del_child(): they become sources without a parent, which
- * may still be read and destroyed.  This is a supported order, not a bug
+ * statsfd_source_del_child(), and lose their debugfs views (which usually
+ * live inside @src's): they become sources without a parent, which may
+ * still be read and destroyed.  This is a supported order, not a bug
  * to warn about: an owner tearing down a whole tree need not detach the
  * leaves first.  Calling it again, or after a failed statsfd_source_init(),
  * does nothing.
@@ -147,9 +160,9 @@ void statsfd_source_destroy(struct statsfd_source *src)
 {
 	if (!src->id)
 		return;
+	statsfd_source_detach_children(src);
 	statsfd_source_debugfs_remove(src);
 	statsfd_source_del_child(src);
-	statsfd_source_detach_children(src);
 	kfree(src->agg_buf);
 	src->agg_buf = NULL;
 	src->retired = NULL;

@@ -226,6 +226,36 @@ static void statsfd_source_debugfs_dir_follows_the_view(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, statsfd_source_debugfs_dir(c));
 }
 
+/*
+ * Destroying a parent first: children's views usually live inside the
+ * parent's directory, which goes recursively, so they must go (and be
+ * forgotten) before it; the children's own destroy then touches no freed
+ * dentry (KASAN would report a use-after-free).
+ */
+static void statsfd_source_destroy_parent_first_removes_child_views(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *p = &ctx->parent->src;
+	struct statsfd_source *c0 = &ctx->child[0]->src;
+	struct statsfd_source *c1 = &ctx->child[1]->src;
+
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(p, "vm", ctx->dir),
+			0);
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c0, "vcpu-0",
+				statsfd_source_debugfs_dir(p)), 0);
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c1, "vcpu-1",
+				statsfd_source_debugfs_dir(p)), 0);
+
+	statsfd_source_destroy(p);
+	KUNIT_EXPECT_NULL(test, c0->debugfs);
+	KUNIT_EXPECT_NULL(test, c1->debugfs);
+	KUNIT_EXPECT_NULL(test, c0->parent);
+	KUNIT_EXPECT_NULL(test, statsfd_source_debugfs_dir(c0));
+	statsfd_source_destroy(c0);
+	statsfd_source_destroy(c1);
+	KUNIT_EXPECT_NULL(test, c0->id);
+}
+
 static struct kunit_case statsfd_debugfs_cases[] = {
 	KUNIT_CASE(statsfd_debugfs_root_is_named_statsfd),
 	KUNIT_CASE(statsfd_source_debugfs_create_makes_one_file_per_stat),
@@ -236,6 +266,7 @@ static struct kunit_case statsfd_debugfs_cases[] = {
 	KUNIT_CASE(statsfd_source_debugfs_create_existing_name_fails_cleanly),
 	KUNIT_CASE(statsfd_source_debugfs_remove_deletes_directory),
 	KUNIT_CASE(statsfd_source_debugfs_dir_follows_the_view),
+	KUNIT_CASE(statsfd_source_destroy_parent_first_removes_child_views),
 	{}
 };
 

@@ -154,7 +154,8 @@ for leg in $LEGS; do
 		kernel=$(ls "$stock_root"/boot/vmlinuz-* | head -n 1)
 		leg_kunit=0
 		proofs="panic_on_warn hung_task softlockup hardened_usercopy taint"
-		# Whole runs and filters naming a KVM test get real KVM.
+		# Whole runs get real KVM and its tests; filtered runs leave
+		# them out (their programs are not selftests a filter can name).
 		[ -z "$SELFTESTS$SELFTEST_ARGS$HARNESS" ] && kvm=1
 		;;
 	*)

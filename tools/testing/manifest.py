@@ -152,9 +152,10 @@ def harness_enabled(opts, fixture, variant, test):
         if lo == "v" and (variant or "") == val:
             return o.islower()
         if lo == "r":
-            f, _, rest = val.partition(":")
-            v, _, t = rest.partition(":")
-            if (f, v, t) == (fixture, variant or "", test):
+            # "fixture:variant:test", or "fixture:test" without a variant
+            parts = val.split(":")
+            want = (parts[0], "", parts[1]) if len(parts) == 2 else tuple(parts)
+            if want == (fixture, variant or "", test):
                 return True
     return not has_positive
 

@@ -218,6 +218,15 @@ class Verdict:
                 block = [line]
                 continue
             if block is not None:
+                # A report ends at its ===== line; a truncated one at the
+                # next report or after a bound, so the rest of the log is
+                # still scanned.
+                if REPORT_RE.search(line) or KCSAN_RE.search(line) or len(block) > 100:
+                    self.kcsan_block(leg, block)
+                    block = [line] if KCSAN_RE.search(line) else None
+                    if block is None:
+                        out.append(line)
+                    continue
                 block.append(line)
                 if KCSAN_END_RE.search(line):
                     self.kcsan_block(leg, block)

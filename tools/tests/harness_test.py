@@ -104,6 +104,10 @@ ok(got.get("L/kcsan", ("",))[0] == "FAIL" and "statsfd_copy" in got["L/kcsan"][1
 ok(got["L/kernel-log"][0] == "PASS" and any("foo / bar" in x for x in v.notes),
    "a KCSAN report elsewhere (even from a statsfd-named task) is a NOTE, not a failure")
 
+cut = ["[ 3.0] BUG: KCSAN: data-race in foo / bar", "[ 3.0]  foo+0x1/0x2", "[ 3.0] WARNING: CPU: 1 at y"]
+got, _ = verdict([], expected=base, console=["[ 0.0] booted"] + cut)
+ok(got["L/kernel-log"][0] == "FAIL", "a KCSAN report cut short does not hide the WARNING after it")
+
 got, _ = verdict([], expected=base, console=["[ 0.0] booted", "[ 1.0] WARNING: CPU: 0 at x"])
 ok(got["L/kernel-log"][0] == "FAIL", "a WARNING in the console fails kernel-log")
 
@@ -129,6 +133,9 @@ ok(manifest.harness_enabled(f, "g", None, "a") and not manifest.harness_enabled(
 f = manifest.harness_filter("-r fx:v1:t")
 ok(manifest.harness_enabled(f, "fx", "v1", "t") and not manifest.harness_enabled(f, "fx", "v2", "t"),
    "-r selects one fixture:variant:test")
+f = manifest.harness_filter("-r global:t")
+ok(manifest.harness_enabled(f, "global", None, "t") and not manifest.harness_enabled(f, "global", None, "u"),
+   "-r fixture:test selects a test of a fixture without variants")
 try:
     manifest.harness_filter("--bogus")
     ok(False, "SELFTEST_ARGS that are not kselftest filters are refused")

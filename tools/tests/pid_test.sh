@@ -26,7 +26,8 @@ cleanup() {
 }
 trap cleanup EXIT
 n=0
-check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
+# Each check's own output is dropped: stdout is the TAP stream.
+check() { local d=$1; shift; n=$((n + 1)); if "$@" >/dev/null; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
 
 if ! [ -c /dev/kvm ] || ! exec 9<>/dev/kvm 2>/dev/null; then
 	echo "not ok 1 - statsfd --pid on a KVM VMM: /dev/kvm absent or not openable"
@@ -52,7 +53,7 @@ check "--pid reads KVM's stats fds without an error (KVM refuses KVM_GET_STATS_F
 	test ! -s "$tmp/show.err"
 check "--pid finds the VM and both vCPUs (provider kvm)" \
 	jq -en 'input | length == 3 and all(.[]; .provider == "kvm")' "$tmp/show.json"
-check "vCPU stats read through KVM_GET_STATS_FD: io_exits counting" \
+check "vCPU stats read from the VMM's KVM stats fds: io_exits counting" \
 	jq -en 'input | [.[] | select(.target == "vcpu") | .stats[] | select(.name == "io_exits") | .value] | length == 2 and all(. > 0)' "$tmp/show.json"
 check "histograms of real KVM decoded (halt_wait_hist)" \
 	jq -en 'input | [.[] | select(.target == "vcpu") | .stats[] | select(.name == "halt_wait_hist")] | length == 2' "$tmp/show.json"

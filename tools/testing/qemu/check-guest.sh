@@ -82,8 +82,11 @@ prove() {
 			[ "$(cat /proc/sys/kernel/soft_watchdog 2>/dev/null)" = 1 ] ||
 			why="soft-lockup detector off or not set to panic" ;;
 	hardened_usercopy)
-		grep -q ' __check_object_size$' /proc/kallsyms ||
-			why="__check_object_size not in the kernel (HARDENED_USERCOPY off)" ;;
+		if ! grep -q ' __check_object_size$' /proc/kallsyms; then
+			why="__check_object_size not in the kernel (HARDENED_USERCOPY off)"
+		elif grep -q 'hardened_usercopy=off' /proc/cmdline; then
+			why="booted with hardened_usercopy=off"
+		fi ;;
 	fail_usercopy)
 		[ -d /sys/kernel/debug/fail_usercopy ] ||
 			why="/sys/kernel/debug/fail_usercopy missing (FAULT_INJECTION_USERCOPY off)" ;;
