@@ -238,13 +238,15 @@ static void statsfd_source_destroy_parent_first_removes_child_views(struct kunit
 	struct statsfd_source *p = &ctx->parent->src;
 	struct statsfd_source *c0 = &ctx->child[0]->src;
 	struct statsfd_source *c1 = &ctx->child[1]->src;
+	struct dentry *vm_dir;
 
 	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(p, "vm", ctx->dir),
 			0);
+	vm_dir = statsfd_source_debugfs_dir(p);
 	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c0, "vcpu-0",
-				statsfd_source_debugfs_dir(p)), 0);
+							    vm_dir), 0);
 	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c1, "vcpu-1",
-				statsfd_source_debugfs_dir(p)), 0);
+							    vm_dir), 0);
 
 	statsfd_source_destroy(p);
 	KUNIT_EXPECT_NULL(test, c0->debugfs);
