@@ -12,6 +12,7 @@
 # package is missing, so a warm run costs one dpkg-query.  A package dpkg has
 # never heard of (every package on a fresh machine) makes dpkg-query exit 1;
 # that is the normal case here, never a reason to stop before apt-get runs.
+# apt-get's own exit status decides whether the install worked.
 # tools/tests/deps_test.sh drives --missing with such a package.
 set -euo pipefail
 
@@ -90,9 +91,13 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
 
-# Prove it: anything still missing is a failure here, not later.
+
+# apt-get's exit status is the verdict (a failed install stops here, set
+# -e).  What dpkg still does not list as installed afterwards is named, not
+# fatal: apt-get may satisfy a name another way (a virtual or renamed
+# package), and the step that needs a missing tool fails with its own
+# message.
 mapfile -t still < <(missing "${PACKAGES[@]}")
 if [ ${#still[@]} -ne 0 ]; then
-	echo "deps.sh: still missing after apt-get: ${still[*]}" >&2
-	exit 1
+	echo "deps.sh: warning: dpkg does not list as installed after apt-get: ${still[*]}" >&2
 fi
