@@ -110,6 +110,13 @@ if [ -n "$STOCK_KDIR" ] && ! stock_root=$("$T/stock.sh" "$KCACHE" "$STOCK_KDIR")
 fi
 busybox=${stock_root:+$stock_root/bin/busybox}
 [ -n "$busybox" ] || busybox=$(command -v busybox || true)
+stock_rel=${stock_root##*/stock-}
+# Upstream KVM in the 6.1 guest: these stock modules, loaded in this order.
+kvm_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd)
+# kvm_module_path M: the unpacked stock module M (any compression), or "".
+kvm_module_path() {
+	ls "$stock_root/lib/modules/$stock_rel/kernel/$1".ko* 2>/dev/null | head -n 1
+}
 
 legs=()
 for leg in $LEGS; do
@@ -151,7 +158,7 @@ for leg in $LEGS; do
 			continue
 		fi
 		kdir=$STOCK_KDIR
-		kernel=$(ls "$stock_root"/boot/vmlinuz-* | head -n 1)
+		kernel=$stock_root/boot/vmlinuz-$stock_rel
 		leg_kunit=0
 		proofs="panic_on_warn hung_task softlockup hardened_usercopy taint"
 		# Whole runs get real KVM and its tests; filtered runs leave
@@ -192,14 +199,10 @@ for leg in $LEGS; do
 	warn | oob) margs+=(--expect load/statsfd_harness.ko) ;;
 	leak | abba | race) margs+=(--expect load/statsfd_harness.ko --expect unload/statsfd_harness.ko) ;;
 	esac
-	kvm_mods=()
 	if [ "$kvm" = 1 ]; then
-		# The stock kernel's own kvm modules, of the release it boots.
-		krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
-		for m in virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd; do
-			f=$(ls "$stock_root/lib/modules/$krel/kernel/$m".ko* 2>/dev/null | head -n 1)
-			[ -n "$f" ] || { fail 6.1/kvm "no $m.ko for $krel in $stock_root"; continue 2; }
-			kvm_mods+=(--kmods "$f")
+		for m in "${kvm_modules[@]}"; do
+			[ -n "$(kvm_module_path "$m")" ] ||
+				{ fail 6.1/kvm "no $m.ko for $stock_rel in $stock_root"; continue 2; }
 			margs+=(--expect "load/$(basename "$m").ko")
 		done
 		margs+=(--tap-dir "$BUILD/tools/guest-tests")
@@ -210,7 +213,6 @@ for leg in $LEGS; do
 		continue
 	fi
 	sumargs+=(--expected "$leg" "$d/expected.txt")
-	printf '%s\n' "${kvm_mods[@]}" >"$d/kvm-mods.txt"
 	legs+=("$leg|$kernel|$moddir|$leg_kunit|$leg_selftests|$proofs|$kmemleak|$kvm")
 done
 
@@ -233,7 +235,7 @@ run_leg() {
 		echo "TEST_TIMEOUT=$TEST_TIMEOUT"
 		printf 'KERNEL_PROOFS=%q\n' "$proofs"
 		echo "KMEMLEAK=$kmemleak"
-		[ "$kvm" = 1 ] && echo "KVM_MODULES='irqbypass ccp kvm kvm-amd'"
+		[ "$kvm" = 1 ] && printf 'KVM_MODULES=%q\n' "$(printf '%s ' "${kvm_modules[@]##*/}")"
 	} >"$d/check.conf"
 	local extra=(--file "$d/check.conf:/etc/statsfd-check.conf")
 	[ "$leg" = kcsan ] && extra+=(--append panic_on_warn=0)
@@ -241,13 +243,15 @@ run_leg() {
 		extra+=(--file "$BUILD/selftests-harness:/usr/libexec/statsfd-harness")
 	fi
 	if [ "$kvm" = 1 ]; then
-		mapfile -t kv <"$d/kvm-mods.txt"
-		extra+=("${kv[@]}" --file "$BUILD/tools/guest-tests:/usr/libexec/statsfd-kvm"
-			--bin /bin/bash:/bin/bash --bin "$(command -v jq)" --bin "$(command -v promtool)"
-			--bin "$(command -v setpriv)")
-		# The KVM tests' programs need their shared libraries too.
-		for b in "$BUILD"/tools/guest-tests/*; do
-			file -L "$b" | grep -q ELF && extra+=(--bin "$b:/usr/lib/statsfd-kvm/$(basename "$b")")
+		local m t
+		# The stock kernel's own kvm modules, of the release it boots.
+		for m in "${kvm_modules[@]}"; do
+			extra+=(--kmods "$(kvm_module_path "$m")")
+		done
+		extra+=(--bin /bin/bash:/bin/bash --bin "$(command -v jq)"
+			--bin "$(command -v promtool)" --bin "$(command -v setpriv)")
+		for t in "$BUILD"/tools/guest-tests/*; do
+			extra+=(--bin "$t:/usr/libexec/statsfd-kvm/$(basename "$t")")
 		done
 	fi
 	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"

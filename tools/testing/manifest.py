@@ -186,8 +186,10 @@ def main(argv):
                 "unload/statsfd_vm.ko", "unload/statsfd.ko"]
 
     ncases = 0
+    all_suites = []
     for d in a.kunit_src:
         suites, modules = kunit_suites(d)
+        all_suites += suites
         for ko in modules:
             out += [f"load/{ko}", f"unload/{ko}"]
         for suite, cases in suites.items():
@@ -197,7 +199,7 @@ def main(argv):
                     ncases += 1
     if a.kunit_src and ncases == 0:
         raise ManifestError(f"KUNIT='{a.kunit_glob}' selects no KUnit case "
-                            f"(suites: {', '.join(sorted(s for d in a.kunit_src for s in kunit_suites(d)[0]))})")
+                            f"(suites: {', '.join(sorted(all_suites))})")
 
     if a.selftests_dir:
         found = {}
