@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd-bench phase "b5": statsfd at fleet scale.  Kernel memory per VM,
+ * vCPU and stats fd of a fleet (1024 VMs x 8 vCPUs by default), the time to
+ * read every stats fd once, the CPU the collector daemon spends reading them
+ * all twice a second, and the core's own per-instance memory with
+ * bench-module sources.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/statsfd.h>
+
+#include "bench.h"
+#include "statsfd_bench.h"
+#include "statsfd_msg.h"
+
+/**
+ * struct mem_snap - kernel memory figures at one moment
+ * @kb: selected /proc/meminfo fields in kB
+ * @slab_bytes: active_objs * objsize of each /proc/slabinfo cache
+ * @slab_name: the caches' names
+ * @nslab: number of caches
+ */
+struct mem_snap {
+	long kb[8];
+	long long slab_bytes[512];
+	char slab_name[512][40];
+	int nslab;
+};
+
+static const char *const mem_fields[] = {
+	"MemFree", "Slab", "SUnreclaim", "SReclaimable", "VmallocUsed",
+	"Percpu", "KernelStack", "PageTables",
+};
+
+static void mem_snap(struct mem_snap *m)
+{
+	char line[512];
+	size_t i;
+	FILE *f;
+
+	/* Let deferred frees (RCU, fput task work) finish first. */
+	sync();
+	usleep(300000);
+	memset(m, 0, sizeof(*m));
+	f = fopen("/proc/meminfo", "r");
+	if (!f)
+		die("open /proc/meminfo");
+	while (fgets(line, sizeof(line), f)) {
+		for (i = 0; i < ARRAY_SIZE(mem_fields); i++) {
+			size_t l = strlen(mem_fields[i]);
+
+			if (!strncmp(line, mem_fields[i], l) && line[l] == ':')
+				m->kb[i] = strtol(line + l + 1, NULL, 10);
+		}
+	}
+	fclose(f);
+	f = fopen("/proc/slabinfo", "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && m->nslab < 512) {
+		char name[64];
+		long active, total, objsize;
+
+		if (line[0] == '#' || !strncmp(line, "slabinfo", 8))
+			continue;
+		if (sscanf(line, "%63s %ld %ld %ld", name, &active, &total,
+			   &objsize) != 4)
+			continue;
+		snprintf(m->slab_name[m->nslab], 40, "%.39s", name);
+		m->slab_bytes[m->nslab++] = (long long)active * objsize;
+	}
+	fclose(f);
+}
+
+struct slab_delta {
+	const char *name;
+	long long bytes;
+};
+
+static int cmp_delta(const void *a, const void *b)
+{
+	long long x = llabs(((const struct slab_delta *)a)->bytes);
+	long long y = llabs(((const struct slab_delta *)b)->bytes);
+
+	return (y > x) - (y < x);
+}
+
+/* JSON of @b - @a: meminfo in bytes per instance and the top slab caches. */
+static void jmem_delta(const char *key, const struct mem_snap *a,
+		       const struct mem_snap *b, long instances)
+{
+	static struct slab_delta d[512];
+	int i, j, nd = 0;
+	size_t k;
+
+	jopen(key, '{');
+	jnum("instances", instances);
+	for (k = 0; k < ARRAY_SIZE(mem_fields); k++) {
+		char name[64];
+		long long delta = (b->kb[k] - a->kb[k]) * 1024LL;
+
+		/* MemFree shrinks as memory is used: report it as used. */
+		if (k == 0)
+			delta = -delta;
+		snprintf(name, sizeof(name), "%s_bytes",
+			 k == 0 ? "MemUsed" : mem_fields[k]);
+		jnum(name, delta);
+		snprintf(name, sizeof(name), "%s_per_instance",
+			 k == 0 ? "MemUsed" : mem_fields[k]);
+		jnum(name, (double)delta / instances);
+	}
+	for (i = 0; i < b->nslab; i++) {
+		long long before = 0;
+
+		for (j = 0; j < a->nslab; j++)
+			if (!strcmp(a->slab_name[j], b->slab_name[i]))
+				before = a->slab_bytes[j];
+		if (b->slab_bytes[i] != before) {
+			d[nd].name = b->slab_name[i];
+			d[nd++].bytes = b->slab_bytes[i] - before;
+		}
+	}
+	qsort(d, nd, sizeof(d[0]), cmp_delta);
+	jopen("slab_caches", '[');
+	for (i = 0; i < nd && i < 10; i++) {
+		jopen(NULL, '{');
+		jstr("cache", d[i].name);
+		jnum("bytes", d[i].bytes);
+		jnum("per_instance", (double)d[i].bytes / instances);
+		jclose('}');
+	}
+	jclose(']');
+	jclose('}');
+}
+
+/*
+ * Per-instance memory of the bench module's sources: a set with 1 source
+ * and one with @count sources; the difference divided by @count - 1 is what
+ * one more instance costs, the rest is the schema (descriptors) and cache.
+ */
+static void b5_bench_sources(int bdev, uint32_t num_desc, uint32_t values,
+			     uint32_t count, struct mem_snap *m)
+{
+	char key[64];
+	int one, many, *fds;
+	uint32_t i;
+	double per, base_one;
+
+	mem_snap(&m[0]);
+	one = bench_set_create(bdev, num_desc, values, 1);
+	mem_snap(&m[1]);
+	many = bench_set_create(bdev, num_desc, values, count);
+	mem_snap(&m[2]);
+	fds = calloc(count, sizeof(*fds));
+	if (!fds)
+		die("calloc");
+	for (i = 0; i < count; i++) {
+		fds[i] = ioctl(many, STATSFD_BENCH_GET_STATS_FD, i);
+		if (fds[i] < 0)
+			die("STATSFD_BENCH_GET_STATS_FD %u", i);
+	}
+	mem_snap(&m[3]);
+
+	snprintf(key, sizeof(key), "bench_%ux%u", num_desc, values);
+	jopen(key, '{');
+	jnum("num_desc", num_desc);
+	jnum("values", values);
+	jnum("data_size", values * 8);
+	jnum("desc_block_size", num_desc * (16 + STATSFD_NAME_SIZE_DEFAULT));
+	jmem_delta("set_of_1", &m[0], &m[1], 1);
+	jmem_delta("set_of_n", &m[1], &m[2], count);
+	jmem_delta("stats_fds", &m[2], &m[3], count);
+	/* Slab (kB) grows by one schema + count instances, then by 1 + 1. */
+	per = (m[2].kb[1] - m[1].kb[1]) * 1024.0 / count;
+	base_one = (m[1].kb[1] - m[0].kb[1]) * 1024.0;
+	jnum("slab_per_instance", per);
+	jnum("slab_schema_and_cache", base_one - per);
+	jclose('}');
+
+	for (i = 0; i < count; i++)
+		close(fds[i]);
+	free(fds);
+	close(many);
+	close(one);
+}
+
+/**
+ * struct fleet - many VMs with vCPUs and a stats fd for each
+ * @nvm: VMs
+ * @nvcpu: vCPUs per VM
+ * @vm: VM fds
+ * @vcpu: vCPU fds, nvm * nvcpu
+ * @vm_stats: stats fds of the VMs
+ * @vcpu_stats: stats fds of the vCPUs
+ */
+struct fleet {
+	int nvm, nvcpu;
+	int *vm, *vcpu, *vm_stats, *vcpu_stats;
+};
+
+static void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
+		     uint32_t vc_off, uint32_t vc_len, double *vm_ns,
+		     double *vcpu_ns)
+{
+	double t0, t1, t2;
+	int i;
+
+	t0 = now_ns();
+	for (i = 0; i < f->nvm; i++)
+		if (pread(f->vm_stats[i], buf, vm_len, vm_off) != vm_len)
+			die("pread VM stats");
+	t1 = now_ns();
+	for (i = 0; i < f->nvm * f->nvcpu; i++)
+		if (pread(f->vcpu_stats[i], buf, vc_len, vc_off) != vc_len)
+			die("pread vCPU stats");
+	t2 = now_ns();
+	*vm_ns = t1 - t0;
+	*vcpu_ns = t2 - t1;
+}
+
+static double cpu_seconds(pid_t pid)
+{
+	char path[64], line[1024], *p;
+	unsigned long utime, stime;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	p = strrchr(line, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			 &utime, &stime) != 2)
+		return -1;
+	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
+/* Sum of every "key": N in a JSON text, and how many there were. */
+static uint64_t json_sum(const char *json, const char *key, unsigned int *n)
+{
+	char pat[64];
+	uint64_t sum = 0;
+	const char *p = json;
+
+	snprintf(pat, sizeof(pat), "\"%s\"", key);
+	*n = 0;
+	while ((p = strstr(p, pat))) {
+		p += strlen(pat);
+		while (*p == ' ' || *p == ':')
+			p++;
+		sum += strtoull(p, NULL, 10);
+		(*n)++;
+	}
+	return sum;
+}
+
+/* One request and its reply on the collector's socket; reply malloc()ed. */
+static char *collector_call(int sock, const char *json, const int *fds,
+			    unsigned int nfds)
+{
+	unsigned int nrecv = 0;
+	char *reply;
+	size_t len;
+	int ret;
+
+	ret = statsfd_msg_send(sock, json, strlen(json), fds, nfds);
+	if (ret) {
+		errno = -ret;
+		die("send to the collector");
+	}
+	ret = statsfd_msg_recv(sock, &reply, &len, NULL, &nrecv, 60000);
+	if (ret) {
+		errno = -ret;
+		die("reply from the collector");
+	}
+	return reply;
+}
+
+/*
+ * The collector daemon (H4's statsfd-collector, command in
+ * $STATSFD_BENCH_COLLECTOR) reading every stats fd of the fleet at 2 reads
+ * per second (--interval 500): the fleet registers each VM's fds as a VMM
+ * would (one add-sources per VM, fds attached), then the daemon's CPU time
+ * is read from /proc over @seconds, and its own read counters are checked.
+ */
+static void b5_collector(const struct fleet *f, int seconds)
+{
+	const char *cmd = getenv("STATSFD_BENCH_COLLECTOR");
+	const char *sock_path = "/tmp/statsfd-bench-collector.sock";
+	char json[4096], *reply;
+	double cpu0, cpu1, t0, t1, treg;
+	uint64_t reads0, reads1, errs;
+	unsigned int nsrc, nerr;
+	int fds[1 + 256];
+	int status, i, j, sock = -1;
+	pid_t pid;
+	size_t len;
+
+	jopen("collector", '{');
+	if (!cmd || !*cmd) {
+		jstr("error", "no collector in the guest (statsfd-collector not built)");
+		jclose('}');
+		return;
+	}
+	jstr("command", cmd);
+	unlink(sock_path);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		/* Our fds are O_CLOEXEC: it gets them only by registration. */
+		execlp(cmd, cmd, "--socket", sock_path, "--listen", "none",
+		       "--interval", "500", "--max-sources", "65536",
+		       (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 300 && sock < 0; i++) {
+		sock = statsfd_msg_connect(sock_path);
+		if (sock < 0)
+			usleep(100000);
+	}
+	if (sock < 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, &status, 0);
+		jstr("error", "collector socket never came up");
+		jclose('}');
+		return;
+	}
+
+	/* Register every VM as a VMM would: its stats fd and its vCPUs'. */
+	t0 = now_ns();
+	for (i = 0; i < f->nvm; i++) {
+		len = snprintf(json, sizeof(json),
+			       "{\"execute\":\"add-sources\",\"id\":%d,"
+			       "\"arguments\":{\"provider\":\"statsfd_vm\","
+			       "\"vm\":\"bench-%d\",\"sources\":"
+			       "[{\"target\":\"vm\"}", i, i);
+		fds[0] = f->vm_stats[i];
+		for (j = 0; j < f->nvcpu && j < 256; j++) {
+			len += snprintf(json + len, sizeof(json) - len,
+					",{\"target\":\"vcpu\",\"vcpu\":%d}", j);
+			fds[1 + j] = f->vcpu_stats[i * f->nvcpu + j];
+		}
+		snprintf(json + len, sizeof(json) - len, "]}}");
+		reply = collector_call(sock, json, fds, 1 + j);
+		if (!strstr(reply, "\"return\"")) {
+			fprintf(stderr, "b5: add-sources refused: %s\n", reply);
+			jstr("error", "add-sources refused");
+			jstr("reply", reply);
+			free(reply);
+			goto out;
+		}
+		free(reply);
+	}
+	treg = now_ns() - t0;
+	jnum("sources", f->nvm * (1 + f->nvcpu));
+	jnum("register_ms", treg / 1e6);
+
+	/* Let it settle into its read cycle, then measure. */
+	sleep(3);
+	reply = collector_call(sock, "{\"execute\":\"query-sources\"}",
+			       NULL, 0);
+	reads0 = json_sum(reply, "reads", &nsrc);
+	free(reply);
+	cpu0 = cpu_seconds(pid);
+	t0 = now_ns();
+	sleep(seconds);
+	cpu1 = cpu_seconds(pid);
+	t1 = now_ns();
+	reply = collector_call(sock, "{\"execute\":\"query-sources\"}",
+			       NULL, 0);
+	reads1 = json_sum(reply, "reads", &nsrc);
+	errs = json_sum(reply, "read-errors", &nerr);
+	free(reply);
+
+	jnum("pid", pid);
+	jnum("window_s", (t1 - t0) / 1e9);
+	jnum("cpu_s", cpu1 - cpu0);
+	jnum("cpu_percent", 100.0 * (cpu1 - cpu0) / ((t1 - t0) / 1e9));
+	jnum("sources_reported", nsrc);
+	jnum("reads_in_window", reads1 - reads0);
+	jnum("reads_per_source_per_s",
+	     nsrc ? (reads1 - reads0) / ((t1 - t0) / 1e9) / nsrc : 0);
+	jnum("read_errors", errs);
+out:
+	close(sock);
+	kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+	jclose('}');
+}
+
+void phase_b5(int nvm, int nvcpu, int collector_seconds)
+{
+	static struct mem_snap m[6];
+	struct sfile vm_s, vc_s;
+	struct fleet f = { .nvm = nvm, .nvcpu = nvcpu };
+	double vm_ns, vcpu_ns;
+	int dev, bdev, i, j, n = nvm * nvcpu;
+	uint32_t vcpu_desc, vcpu_values;
+	struct rlimit rl;
+
+	getrlimit(RLIMIT_NOFILE, &rl);
+	f.vm = calloc(nvm, sizeof(int));
+	f.vm_stats = calloc(nvm, sizeof(int));
+	f.vcpu = calloc(n, sizeof(int));
+	f.vcpu_stats = calloc(n, sizeof(int));
+	if (!f.vm || !f.vm_stats || !f.vcpu || !f.vcpu_stats)
+		die("calloc");
+
+	jbegin("b5");
+	jnum("vms", nvm);
+	jnum("vcpus_per_vm", nvcpu);
+	jnum("rlimit_nofile", rl.rlim_cur);
+
+	/*
+	 * Grow the fd table to its final size first: it never shrinks, and its
+	 * growth is not the cost of a VM, a vCPU or a stats fd.
+	 */
+	i = dup2(2, 2 * (nvm + n) + 64);
+	if (i < 0)
+		die("dup2 to grow the fd table");
+	close(i);
+	dev = vm_dev();
+	mem_snap(&m[0]);
+	for (i = 0; i < nvm; i++) {
+		f.vm[i] = vm_create(dev);
+		for (j = 0; j < nvcpu; j++)
+			f.vcpu[i * nvcpu + j] = vcpu_create(f.vm[i], j);
+	}
+	mem_snap(&m[1]);
+	for (i = 0; i < nvm; i++) {
+		f.vm_stats[i] = stats_fd(f.vm[i]);
+		for (j = 0; j < nvcpu; j++)
+			f.vcpu_stats[i * nvcpu + j] =
+				stats_fd(f.vcpu[i * nvcpu + j]);
+	}
+	mem_snap(&m[2]);
+	fprintf(stderr, "b5: %d VMs x %d vCPUs created\n", nvm, nvcpu);
+
+	/* Every VM and vCPU is alike: one layout each is enough. */
+	sfile_open(&vm_s, dup(f.vm_stats[0]));
+	sfile_open(&vc_s, dup(f.vcpu_stats[0]));
+	jlayout("vm_layout", &vm_s);
+	jlayout("vcpu_layout", &vc_s);
+	jmem_delta("vms_and_vcpus", &m[0], &m[1], nvm + n);
+	jmem_delta("stats_fds", &m[1], &m[2], nvm + n);
+	jmem_delta("total", &m[0], &m[2], nvm + n);
+
+	/* Read every fd once; the first pass faults things in, keep 3. */
+	jopen("read_all", '[');
+	for (i = 0; i < 4; i++) {
+		read_all(&f, vm_s.h.data_offset, vm_s.data_size,
+			 vc_s.h.data_offset, vc_s.data_size, &vm_ns, &vcpu_ns);
+		jopen(NULL, '{');
+		jnum("pass", i);
+		jnum("vm_fds_ms", vm_ns / 1e6);
+		jnum("vcpu_fds_ms", vcpu_ns / 1e6);
+		jnum("total_ms", (vm_ns + vcpu_ns) / 1e6);
+		jnum("ns_per_vm_fd", vm_ns / nvm);
+		jnum("ns_per_vcpu_fd", vcpu_ns / n);
+		jclose('}');
+	}
+	jclose(']');
+	if (collector_seconds > 0)
+		b5_collector(&f, collector_seconds);
+	vcpu_desc = vc_s.h.num_desc;
+	vcpu_values = vc_s.data_size / 8;
+	sfile_close(&vm_s);
+	sfile_close(&vc_s);
+
+	for (i = 0; i < n; i++)
+		close(f.vcpu_stats[i]);
+	for (i = 0; i < nvm; i++)
+		close(f.vm_stats[i]);
+	mem_snap(&m[3]);
+	for (i = 0; i < n; i++)
+		close(f.vcpu[i]);
+	for (i = 0; i < nvm; i++)
+		close(f.vm[i]);
+	mem_snap(&m[4]);
+	jmem_delta("after_closing_stats_fds", &m[0], &m[3], nvm + n);
+	jmem_delta("after_closing_all", &m[0], &m[4], nvm + n);
+	close(dev);
+
+	/* The core's own per-instance cost, without a provider around it. */
+	bdev = open(dev_bench, O_RDWR | O_CLOEXEC);
+	if (bdev < 0)
+		die("open %s", dev_bench);
+	b5_bench_sources(bdev, 10, 1000, 4096, m);
+	b5_bench_sources(bdev, 1000, 1000, 4096, m);
+	b5_bench_sources(bdev, vcpu_desc, vcpu_values, 8192, m);
+	close(bdev);
+	jend();
+	free(f.vm);
+	free(f.vm_stats);
+	free(f.vcpu);
+	free(f.vcpu_stats);
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd-bench phase "check": no timing, a check of the bench module
+ * (statsfd_bench.ko) that B1, B3 and B5 build their figures on.  It refuses
+ * bad arguments, a stats fd outlives its set, and the file of a synthetic
+ * schema has the descriptors and values documented in statsfd_bench.h.
+ * Each failed check is named in the "failed" array.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/statsfd.h>
+
+#include "bench.h"
+#include "statsfd_bench.h"
+
+static int check_count, check_failed;
+
+static void check(bool ok, const char *what)
+{
+	check_count++;
+	if (ok)
+		return;
+	check_failed++;
+	fprintf(stderr, "check: FAILED: %s\n", what);
+	jstr(NULL, what);
+}
+
+static bool create_fails(int dev, struct statsfd_bench_set_args a, int err)
+{
+	int fd = ioctl(dev, STATSFD_BENCH_CREATE_SET, &a);
+
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == err;
+}
+
+/*
+ * Bad arguments get EINVAL/ENOTTY, a stats fd outlives its set fd, and the
+ * file of a synthetic schema is what B1, B3 and B5 take it to be: the
+ * values spread over the descriptors as documented, each value j = j + 1.
+ */
+void phase_check(void)
+{
+	const struct statsfd_bench_set_args ok = {
+		.num_desc = 7, .num_values = 100, .num_sources = 3,
+	};
+	struct statsfd_bench_set_args a;
+	uint64_t *v = (uint64_t *)buf;
+	uint32_t i, total = 0, expect_off = 0;
+	bool values_ok = true, descs_ok = true;
+	struct sfile sf;
+	int dev, set, fd;
+
+	dev = open(dev_bench, O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		die("open %s", dev_bench);
+	jbegin("check");
+	jopen("failed", '[');
+
+	a = ok, a.flags = 1;
+	check(create_fails(dev, a, EINVAL), "flags != 0 refused");
+	a = ok, a.reserved[1] = 1;
+	check(create_fails(dev, a, EINVAL), "reserved != 0 refused");
+	a = ok, a.num_desc = 0;
+	check(create_fails(dev, a, EINVAL), "0 descriptors refused");
+	a = ok, a.num_desc = STATSFD_BENCH_DESC_MAX + 1;
+	check(create_fails(dev, a, EINVAL), "too many descriptors refused");
+	a = ok, a.num_values = a.num_desc - 1;
+	check(create_fails(dev, a, EINVAL), "fewer values than descriptors refused");
+	a = ok, a.num_desc = 1, a.num_values = 65536;
+	check(create_fails(dev, a, EINVAL), "a histogram above 65535 buckets refused");
+	a = ok, a.num_sources = 0;
+	check(create_fails(dev, a, EINVAL), "0 sources refused");
+	a = ok, a.num_sources = STATSFD_BENCH_SOURCES_MAX + 1;
+	check(create_fails(dev, a, EINVAL), "too many sources refused");
+	check(ioctl(dev, _IO(STATSFD_BENCH_IO, 0x7f), 0) < 0 && errno == ENOTTY,
+	      "unknown device ioctl is ENOTTY");
+
+	a = ok;
+	set = ioctl(dev, STATSFD_BENCH_CREATE_SET, &a);
+	if (set < 0)
+		die("STATSFD_BENCH_CREATE_SET");
+	check(ioctl(set, STATSFD_BENCH_GET_STATS_FD, 3) < 0 && errno == EINVAL,
+	      "source index out of range is EINVAL");
+	check(ioctl(set, STATSFD_BENCH_CREATE_SET, &a) < 0 && errno == ENOTTY,
+	      "unknown set ioctl is ENOTTY");
+	fd = ioctl(set, STATSFD_BENCH_GET_STATS_FD, 2);
+	check(fd >= 0, "stats fd of the last source");
+	check(fcntl(fd, F_GETFD) == FD_CLOEXEC, "stats fd is O_CLOEXEC");
+	/* The stats fd must keep the set alive on its own. */
+	close(set);
+	sfile_open(&sf, fd);
+	check(sf.h.num_desc == ok.num_desc, "num_desc as asked");
+	check(sf.data_size == ok.num_values * 8, "data block as asked");
+	for (i = 0; i < sf.h.num_desc; i++) {
+		struct statsfd_desc *d = sfile_desc(&sf, i);
+		uint32_t want = ok.num_values / ok.num_desc +
+				(i < ok.num_values % ok.num_desc);
+		uint32_t type = d->flags & STATSFD_TYPE_MASK;
+
+		descs_ok &= d->size == want && d->offset == expect_off;
+		descs_ok &= type == (want == 1 ? STATSFD_TYPE_CUMULATIVE :
+					     STATSFD_TYPE_LINEAR_HIST);
+		expect_off += d->size * 8;
+		total += d->size;
+	}
+	check(descs_ok && total == ok.num_values,
+	      "descriptors tile the values as documented");
+	check(pread(fd, buf, sf.data_size, sf.h.data_offset) ==
+	      (ssize_t)sf.data_size, "data block readable after the set fd closed");
+	for (i = 0; i < ok.num_values; i++)
+		values_ok &= v[i] == i + 1;
+	check(values_ok, "value j reads j + 1");
+	sfile_close(&sf);
+	close(dev);
+
+	jclose(']');
+	jnum("checks", check_count);
+	jnum("failures", check_failed);
+	jend();
+}
