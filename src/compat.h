@@ -110,6 +110,19 @@ Kbuild, which looks for the file: sparse cannot parse __has_include).  The
 #endif
 
 /*
+ * vm_flags became read-only behind vm_flags_set()/vm_flags_mod() in 6.3
+ * (upstream commit "mm: introduce vma->vm_flags wrapper functions");
+ * before, a ->mmap handler with the mmap lock held wrote it directly.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define statsfd_compat_vm_flags_mod(vma, set, clear) \
+	vm_flags_mod(vma, set, clear)
+#else
+#define statsfd_compat_vm_flags_mod(vma, set, clear) \
+	((vma)->vm_flags = ((vma)->vm_flags | (set)) & ~(clear))
+#endif
+
+/*
  * ----- provider section (H3) -----
  * The VM provider adds its version differences below this line.
  */

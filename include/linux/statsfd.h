@@ -14,6 +14,7 @@
 #include <linux/list.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
+#include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
@@ -235,6 +236,26 @@ struct statsfd_desc_def {
 
 struct statsfd_agg;
 struct statsfd_debugfs;
+struct statsfd_snap_req;
+
+/*
+ * Flags of struct statsfd_schema, both opt-in.
+ *
+ * STATSFD_SCHEMA_SNAPSHOT: the sources' writers group their updates in
+ * update windows (statsfd_update_begin() and statsfd_update_end()), every
+ * read returns the values of one window, and the data block ends with the
+ * "sample_ns" and "generation" stats.  The core then owns the values: the
+ * source is initialized with a NULL stats pointer and the owner writes
+ * through statsfd_source_stats().
+ *
+ * STATSFD_SCHEMA_MMAP: also STATSFD_SCHEMA_SNAPSHOT; the values live in
+ * whole pages that a stats fd maps read-only (struct statsfd_mmap_header,
+ * then the values).  Costs at most one page per source.
+ */
+#define STATSFD_SCHEMA_SNAPSHOT		BIT(0)
+#define STATSFD_SCHEMA_MMAP		BIT(1)
+#define STATSFD_SCHEMA_FLAGS		(STATSFD_SCHEMA_SNAPSHOT | \
+					 STATSFD_SCHEMA_MMAP)
 
 /**
  * struct statsfd_schema - a set of stats shared by many sources
@@ -247,10 +268,18 @@ struct statsfd_debugfs;
  *	STATSFD_NAME_SIZE_DEFAULT; otherwise a multiple of 8
  * @child_schema: schema of the children, required iff @descs has aggregates;
  *	initialized before this one
+ * @flags: STATSFD_SCHEMA_SNAPSHOT, STATSFD_SCHEMA_MMAP or 0
  * @header: private: the file header, identical for every source
  * @desc_block: private: the serialized descriptors, names zero-padded
  * @desc_size: private: bytes in @desc_block
- * @data_size: private: @stats_size plus 8 bytes per aggregate value
+ * @data_size: private: @stats_size, plus 8 bytes per aggregate value,
+ *	plus 16 for sample_ns and generation with STATSFD_SCHEMA_SNAPSHOT
+ * @agg_size: private: bytes of aggregate values, after the stats struct
+ * @meta_offset: private: data block offset of sample_ns (generation
+ *	follows), or 0 without STATSFD_SCHEMA_SNAPSHOT
+ * @area_size: private: bytes the core allocates per source for the
+ *	values and their struct statsfd_mmap_header (whole pages with
+ *	STATSFD_SCHEMA_MMAP), or 0 without STATSFD_SCHEMA_SNAPSHOT
  * @file_size: private: total size of a stats file of this schema
  * @num_aggs: private: number of aggregates, the last entries of @descs
  * @aggs: private: how to compute each aggregate
@@ -260,7 +289,8 @@ struct statsfd_debugfs;
  * The private fields are filled once by statsfd_schema_init(): the
  * serialized header and descriptor block are built there and shared,
  * read-only, by every source of the schema.  A stats file is laid out as
- * header (24 bytes) | id (name_size) | data (data_size) | descriptors.
+ * header (24 bytes) | id (name_size) | data (data_size) | descriptors,
+ * the data block as stats struct | aggregates | sample_ns, generation.
  */
 struct statsfd_schema {
 	const char *name;
@@ -269,12 +299,16 @@ struct statsfd_schema {
 	size_t stats_size;
 	u32 name_size;
 	const struct statsfd_schema *child_schema;
+	u32 flags;
 
 	/* private */
 	struct statsfd_header header;
 	void *desc_block;
 	u32 desc_size;
 	u32 data_size;
+	u32 agg_size;
+	u32 meta_offset;
+	u32 area_size;
 	u32 file_size;
 	u32 num_aggs;
 	struct statsfd_agg *aggs;
@@ -303,12 +337,19 @@ struct statsfd_source_ops {
  * struct statsfd_source - one instance of a schema: an id and live values
  * @schema: the initialized schema
  * @stats: the live stats struct, written by its owner with statsfd_stat_add(),
- *	statsfd_stat_set() and statsfd_stat_max() (one writer per stat)
+ *	statsfd_stat_set() and statsfd_stat_max() (one writer per stat); with
+ *	update windows, inside @area, see statsfd_source_stats()
+ * @area: private: with STATSFD_SCHEMA_SNAPSHOT, the header whose @seq the
+ *	update windows advance, followed by the values; else NULL
+ * @snap_req: private: a reader's request for a copy of the values, served
+ *	by the writer at the end of its next window; see snapshot.c
  * @ops: lifetime callbacks
  * @id: the id string, schema->name_size bytes, NUL-terminated, zero-padded
+ * @snap_lock: private: one request in @snap_req at a time
  * @children_lock: protects @children, @num_children, @agg_buf and
  *	@retired; never taken by writers of the stats, only by readers of
- *	aggregates and by statsfd_source_add_child()/statsfd_source_del_child()
+ *	aggregates and by statsfd_source_add_child()/statsfd_source_del_child();
+ *	a mutex, since reading a child's snapshot may wait for its writer
  * @children: child sources, for aggregates
  * @num_children: length of @children
  * @child_node: entry in the parent's @children
@@ -316,7 +357,11 @@ struct statsfd_source_ops {
  * @debugfs: private: state of the text view, or NULL
  * @agg_buf: private: where readers compute the aggregates, one u64 per
  *	aggregate value, or NULL without aggregates; allocated by
- *	statsfd_source_init() so that reading never allocates
+ *	statsfd_source_init() so that reading never allocates, together with
+ *	@agg_child (a copy of one child's values) and @agg_rems (remainders
+ *	of averages, one per aggregate)
+ * @agg_child: private: where each child's snapshot is copied in turn
+ * @agg_rems: private: see @agg_buf
  * @retired: private: per aggregate value, what the children removed so far
  *	contributed to the sums of cumulative stats and histograms; the same
  *	layout as @agg_buf, or NULL when the schema has no such sum
@@ -329,15 +374,20 @@ struct statsfd_source_ops {
 struct statsfd_source {
 	const struct statsfd_schema *schema;
 	const void *stats;
+	struct statsfd_mmap_header *area;
+	struct statsfd_snap_req *snap_req;
 	const struct statsfd_source_ops *ops;
 	char *id;
-	spinlock_t children_lock;	/* children, num_children */
+	struct mutex snap_lock;		/* snap_req */
+	struct mutex children_lock;	/* children, num_children, agg_* */
 	struct list_head children;
 	u32 num_children;
 	struct list_head child_node;
 	struct statsfd_source *parent;
 	struct statsfd_debugfs *debugfs;
 	u64 *agg_buf;
+	u64 *agg_child;
+	u64 *agg_rems;
 	u64 *retired;
 };
 
@@ -354,6 +404,67 @@ void statsfd_source_add_child(struct statsfd_source *parent,
 			      struct statsfd_source *child);
 void statsfd_source_del_child(struct statsfd_source *child);
 int statsfd_source_get_fd(struct statsfd_source *src);
+
+void statsfd_update_serve(struct statsfd_source *src);
+
+/**
+ * statsfd_source_stats() - the live values of a source, for its writers
+ * @src: an initialized source
+ *
+ * With STATSFD_SCHEMA_SNAPSHOT the core allocates the values (in pages a
+ * stats fd can map, with STATSFD_SCHEMA_MMAP): this is where the owner's
+ * writers store them, zero after statsfd_source_init().  Otherwise it is
+ * the stats pointer the owner passed in.
+ *
+ * Return: the stats struct, schema->stats_size bytes.
+ */
+static inline void *statsfd_source_stats(const struct statsfd_source *src)
+{
+	return (void *)src->stats;
+}
+
+/**
+ * statsfd_update_begin() - open an update window on a source
+ * @src: a source of a schema with STATSFD_SCHEMA_SNAPSHOT
+ *
+ * The writes between this and statsfd_update_end() reach every reader
+ * together or not at all: a read returns the values of the last closed
+ * window.  One window at a time per source, by the source's single
+ * writer (the owner serializes writers, as it does for the stats).
+ * Windows are short and never sleep; they may be preempted.  Costs two
+ * plain stores and a compiler barrier on x86: no lock, no atomic.
+ *
+ * Context: any.
+ */
+static inline void statsfd_update_begin(struct statsfd_source *src)
+{
+	struct statsfd_mmap_header *area = src->area;
+
+	/* Odd: readers retry.  Ordered before the values the window writes. */
+	WRITE_ONCE(area->seq, area->seq + 1);
+	smp_wmb();
+}
+
+/**
+ * statsfd_update_end() - close the update window opened on @src
+ * @src: the source
+ *
+ * Publishes the window's writes as one.  A reader that could not get a
+ * consistent copy while windows followed each other asked for one: it is
+ * served here, once, with a copy of the values (out of line, not on the
+ * common path, which costs one load).
+ *
+ * Context: any.
+ */
+static inline void statsfd_update_end(struct statsfd_source *src)
+{
+	struct statsfd_mmap_header *area = src->area;
+
+	smp_wmb();
+	WRITE_ONCE(area->seq, area->seq + 1);
+	if (unlikely(READ_ONCE(src->snap_req)))
+		statsfd_update_serve(src);
+}
 
 struct dentry *statsfd_debugfs_root(void);
 int statsfd_source_debugfs_create(struct statsfd_source *src,
@@ -382,6 +493,14 @@ struct dentry *statsfd_source_debugfs_dir(const struct statsfd_source *src);
  * A stat that several threads update without a common lock needs an
  * atomic read-modify-write on the u64 instead (e.g. try_cmpxchg64());
  * these helpers would lose updates there.
+ *
+ * Values that must be read together (a count and the counts by reason
+ * that add up to it) go in one update window on a source whose schema has
+ * STATSFD_SCHEMA_SNAPSHOT: statsfd_update_begin(), the helpers, then
+ * statsfd_update_end().  Every read then returns the values of one
+ * window.  Windows have one writer at a time, like the stats; an owner
+ * with several writers serializes them around each window (a spinlock is
+ * fine: windows never sleep).
  */
 
 /**

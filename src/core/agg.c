@@ -9,7 +9,7 @@
 #include <linux/lockdep.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
-#include <linux/spinlock.h>
+#include <linux/mutex.h>
 #include <linux/statsfd.h>
 
 #include "internal.h"
@@ -21,74 +21,80 @@ static const u64 *statsfd_child_values(const struct statsfd_source *child,
 }
 
 /*
- * Mean without overflow: sum the per-child quotients and remainders
- * separately.  The quotients add up to at most the mean (below 2^64), the
- * remainders to less than n^2, so floor(sum / n) is exact.
+ * Every kind starts from 0, the value over an empty set, except a
+ * retiring sum, which starts from what removed children left behind, and
+ * a minimum over a non-empty set, which starts from the top.
  */
-static u64 statsfd_agg_avg(struct statsfd_source *src,
-			   const struct statsfd_agg *agg)
+static void statsfd_agg_start(struct statsfd_source *src, u64 *out)
 {
-	u32 n = src->num_children;
-	struct statsfd_source *child;
-	u64 quot = 0, rems = 0;
-	u64 rem;
+	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_agg *agg;
+	u32 i, j;
 
-	if (!n)
-		return 0;
-	list_for_each_entry(child, &src->children, child_node) {
-		quot += div64_u64_rem(READ_ONCE(*statsfd_child_values(child, agg)),
-				      n, &rem);
-		rems += rem;
+	for (i = 0; i < schema->num_aggs; i++) {
+		agg = &schema->aggs[i];
+		for (j = 0; j < agg->size; j++)
+			out[agg->index + j] = agg->retire ?
+					      src->retired[agg->index + j] : 0;
+		if (agg->kind == STATSFD_AGG_MINIMUM && src->num_children)
+			out[agg->index] = U64_MAX;
+		src->agg_rems[i] = 0;
 	}
-	return quot + div64_u64(rems, n);
 }
 
-static void statsfd_agg_one(struct statsfd_source *src,
-			    const struct statsfd_agg *agg, u64 *out)
+/*
+ * Fold one child's values, a snapshot copied into @vals (indexed like its
+ * stats struct), into every aggregate.  An average adds the child's
+ * quotient and remainder by the number of children separately: the
+ * quotients add up to at most the mean (below 2^64), the remainders to
+ * less than n^2, so statsfd_agg_finish() gets floor(sum / n) exactly.
+ */
+static void statsfd_agg_fold(struct statsfd_source *src, const u64 *vals,
+			     u64 *out)
 {
-	struct statsfd_source *child;
-	const u64 *vals;
-	u64 v;
+	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_agg *agg;
+	const u64 *v;
+	u64 *o, rem;
+	u32 i, j;
+
+	for (i = 0; i < schema->num_aggs; i++) {
+		agg = &schema->aggs[i];
+		v = vals + agg->child_offset / sizeof(u64);
+		o = out + agg->index;
+		switch (agg->kind) {
+		case STATSFD_AGG_SUM:
+			for (j = 0; j < agg->size; j++)
+				o[j] += v[j];
+			break;
+		case STATSFD_AGG_MINIMUM:
+			*o = min(*o, *v);
+			break;
+		case STATSFD_AGG_MAXIMUM:
+			*o = max(*o, *v);
+			break;
+		case STATSFD_AGG_AVERAGE:
+			*o += div64_u64_rem(*v, src->num_children, &rem);
+			src->agg_rems[i] += rem;
+			break;
+		case STATSFD_AGG_COUNT_NONZERO:
+			*o += !!*v;
+			break;
+		}
+	}
+}
+
+static void statsfd_agg_finish(struct statsfd_source *src, u64 *out)
+{
+	const struct statsfd_schema *schema = src->schema;
 	u32 i;
 
-	/*
-	 * Every kind starts from 0, the value over an empty set, except a
-	 * retiring sum: it starts from what removed children left behind.
-	 */
-	for (i = 0; i < agg->size; i++)
-		out[i] = agg->retire ? src->retired[agg->index + i] : 0;
-
-	switch (agg->kind) {
-	case STATSFD_AGG_SUM:
-		list_for_each_entry(child, &src->children, child_node) {
-			vals = statsfd_child_values(child, agg);
-			for (i = 0; i < agg->size; i++)
-				out[i] += READ_ONCE(vals[i]);
-		}
-		break;
-	case STATSFD_AGG_MINIMUM:
-		if (list_empty(&src->children))
-			break;
-		out[0] = U64_MAX;
-		list_for_each_entry(child, &src->children, child_node) {
-			v = READ_ONCE(*statsfd_child_values(child, agg));
-			out[0] = min(out[0], v);
-		}
-		break;
-	case STATSFD_AGG_MAXIMUM:
-		list_for_each_entry(child, &src->children, child_node) {
-			v = READ_ONCE(*statsfd_child_values(child, agg));
-			out[0] = max(out[0], v);
-		}
-		break;
-	case STATSFD_AGG_AVERAGE:
-		out[0] = statsfd_agg_avg(src, agg);
-		break;
-	case STATSFD_AGG_COUNT_NONZERO:
-		list_for_each_entry(child, &src->children, child_node)
-			out[0] += !!READ_ONCE(*statsfd_child_values(child, agg));
-		break;
-	}
+	if (!src->num_children)
+		return;
+	for (i = 0; i < schema->num_aggs; i++)
+		if (schema->aggs[i].kind == STATSFD_AGG_AVERAGE)
+			out[schema->aggs[i].index] +=
+				div64_u64(src->agg_rems[i], src->num_children);
 }
 
 /**
@@ -98,23 +104,34 @@ static void statsfd_agg_one(struct statsfd_source *src,
  *	may be @src->agg_buf, which the lock protects
  *
  * All aggregates are computed under one hold of @src->children_lock, so
- * they describe the same set of children even while children come and go.
- * The children's writers never take that lock: their values are read with
- * READ_ONCE(), one untorn u64 at a time, racing by design with the
- * writers' WRITE_ONCE() (statsfd_stat_add()).  Everything else read here
- * (the list, num_children, the retired total, @out) is under the lock.
+ * they describe the same set of children even while children come and go,
+ * and from one snapshot of each child: a child with update windows is
+ * copied whole with statsfd_snapshot_copy() into @src->agg_child, so
+ * that every aggregate sees the child's values of one window.  The
+ * children's writers never take the lock and never wait.
  *
- * Context: any; the caller holds @src->children_lock.
+ * Context: process context; the caller holds @src->children_lock.
+ * Return: 0, or the error of a child's snapshot (-EINTR, -EAGAIN), with
+ * @out then incomplete.
  */
-void statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out)
+int statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out)
 {
-	const struct statsfd_schema *schema = src->schema;
-	u32 i;
+	const struct statsfd_schema *cschema = src->schema->child_schema;
+	u32 words = cschema->stats_size / sizeof(u64);
+	struct statsfd_source *child;
+	int ret;
 
 	lockdep_assert_held(&src->children_lock);
-	for (i = 0; i < schema->num_aggs; i++)
-		statsfd_agg_one(src, &schema->aggs[i],
-				out + schema->aggs[i].index);
+	statsfd_agg_start(src, out);
+	list_for_each_entry(child, &src->children, child_node) {
+		ret = statsfd_snapshot_copy(child, src->agg_child, 0, words,
+					    NULL);
+		if (ret)
+			return ret;
+		statsfd_agg_fold(src, src->agg_child, out);
+	}
+	statsfd_agg_finish(src, out);
+	return 0;
 }
 
 /**
@@ -126,12 +143,17 @@ void statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out)
  * statsfd_agg_compute_locked() with the lock taken here.
  *
  * Context: process context; takes @src->children_lock.
+ * Return: 0, -EINTR or -EAGAIN as statsfd_agg_compute_locked().
  */
-void statsfd_agg_compute(struct statsfd_source *src, u64 *out)
+int statsfd_agg_compute(struct statsfd_source *src, u64 *out)
 {
-	spin_lock(&src->children_lock);
-	statsfd_agg_compute_locked(src, out);
-	spin_unlock(&src->children_lock);
+	int ret;
+
+	if (mutex_lock_killable(&src->children_lock))
+		return -EINTR;
+	ret = statsfd_agg_compute_locked(src, out);
+	mutex_unlock(&src->children_lock);
+	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(statsfd_agg_compute);
 
@@ -148,7 +170,7 @@ EXPORT_SYMBOL_IF_KUNIT(statsfd_agg_compute);
  * child's values counted twice or not at all.  A value the child's writer
  * stores after this is lost, as it would be after the child is freed.
  *
- * Context: any; the caller holds @parent->children_lock.
+ * Context: process context; the caller holds @parent->children_lock.
  */
 void statsfd_agg_retire(struct statsfd_source *parent,
 			const struct statsfd_source *child)

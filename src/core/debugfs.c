@@ -38,14 +38,15 @@ EXPORT_SYMBOL_GPL(statsfd_debugfs_root);
  * @unused: unused single_open() cursor
  *
  * Scalars print as "%llu\n", histograms as their bucket values separated
- * by spaces on one line.  Values are read like the binary fd reads them:
- * each u64 once with READ_ONCE(), aggregates computed for this read into
- * the source's aggregate buffer, under the children_lock that protects it
- * (seq_printf() only fills the seq_file buffer, it does not sleep).
+ * by spaces on one line.  A plain stat is read value by value, each u64
+ * once with READ_ONCE() (one stat per file: there is nothing to keep
+ * consistent with); aggregates are computed for this read, over one
+ * snapshot of each child, into the source's aggregate buffer, under the
+ * children_lock that protects it.
  * Static unless KUnit is enabled, then exported for the tests.
  *
  * Context: process context.
- * Return: 0.
+ * Return: 0, or -EINTR or -EAGAIN from a child's snapshot.
  */
 VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 {
@@ -55,6 +56,7 @@ VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 	const struct statsfd_desc_def *def = &schema->descs[f->index];
 	const struct statsfd_agg *agg;
 	const u64 *vals;
+	int ret = 0;
 	u32 i;
 
 	if (f->index < statsfd_num_plain(schema)) {
@@ -64,12 +66,15 @@ VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 				   READ_ONCE(vals[i]));
 	} else {
 		agg = &schema->aggs[f->index - statsfd_num_plain(schema)];
-		spin_lock(&src->children_lock);
-		statsfd_agg_compute_locked(src, src->agg_buf);
+		if (mutex_lock_killable(&src->children_lock))
+			return -EINTR;
+		ret = statsfd_agg_compute_locked(src, src->agg_buf);
 		vals = src->agg_buf + agg->index;
-		for (i = 0; i < agg->size; i++)
+		for (i = 0; !ret && i < agg->size; i++)
 			seq_printf(m, "%s%llu", i ? " " : "", vals[i]);
-		spin_unlock(&src->children_lock);
+		mutex_unlock(&src->children_lock);
+		if (ret)
+			return ret;
 	}
 	seq_putc(m, '\n');
 	return 0;

@@ -11,7 +11,10 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/statsfd.h>
 
 #include "internal.h"
@@ -19,7 +22,14 @@
 static ssize_t statsfd_read(struct file *file, char __user *buf, size_t len,
 			    loff_t *ppos)
 {
-	return statsfd_read_source(file->private_data, buf, len, ppos);
+	return statsfd_read_file(file->private_data, buf, len, ppos);
+}
+
+static int statsfd_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct statsfd_file *sf = file->private_data;
+
+	return statsfd_area_mmap(sf->src, vma);
 }
 
 /*
@@ -29,16 +39,26 @@ static ssize_t statsfd_read(struct file *file, char __user *buf, size_t len,
  */
 static loff_t statsfd_llseek(struct file *file, loff_t offset, int whence)
 {
-	struct statsfd_source *src = file->private_data;
+	struct statsfd_file *sf = file->private_data;
 
-	return fixed_size_llseek(file, offset, whence, src->schema->file_size);
+	return fixed_size_llseek(file, offset, whence,
+				 sf->src->schema->file_size);
+}
+
+static void statsfd_file_free(struct statsfd_file *sf)
+{
+	mutex_destroy(&sf->lock);
+	kfree(sf->buf);
+	kfree(sf);
 }
 
 static int statsfd_release(struct inode *inode, struct file *file)
 {
-	struct statsfd_source *src = file->private_data;
+	struct statsfd_file *sf = file->private_data;
+	struct statsfd_source *src = sf->src;
 	const struct statsfd_source_ops *ops = src->ops;
 
+	statsfd_file_free(sf);
 	/* @src may be freed by ->put; @ops lives in the pinned module. */
 	if (ops->put)
 		ops->put(src);
@@ -48,16 +68,22 @@ static int statsfd_release(struct inode *inode, struct file *file)
 
 static void statsfd_show_fdinfo(struct seq_file *m, struct file *file)
 {
-	struct statsfd_source *src = file->private_data;
+	struct statsfd_file *sf = file->private_data;
+	struct statsfd_source *src = sf->src;
 
 	seq_printf(m, "statsfd-id:\t%s\n", src->id);
 	seq_printf(m, "statsfd-schema:\t%s\n", src->schema->name);
 }
 
-/* No write, mmap or ioctl: those fail with EBADF, ENODEV and ENOTTY. */
+/*
+ * No write or ioctl: those fail with EBADF and ENOTTY.  mmap fails with
+ * ENODEV for a schema without STATSFD_SCHEMA_MMAP, as it would without
+ * the method.
+ */
 static const struct file_operations statsfd_fops = {
 	.owner		= THIS_MODULE,
 	.read		= statsfd_read,
+	.mmap		= statsfd_mmap,
 	.llseek		= statsfd_llseek,
 	.release	= statsfd_release,
 	.show_fdinfo	= statsfd_show_fdinfo,
@@ -69,26 +95,43 @@ static const struct file_operations statsfd_fops = {
  *
  * On success the file owns one reference on @src's owner (ops->get) and
  * one on ops->owner's module; the core module is pinned through
- * statsfd_fops.owner.  Static unless KUnit is enabled, then exported so
+ * statsfd_fops.owner.  Its private data is a struct statsfd_file with
+ * the buffer every read of the file assembles its snapshot in, allocated
+ * here so that reads never allocate.  Static unless KUnit is enabled, then exported so
  * the tests can drive the file without an fd table.
  *
  * Context: process context; the caller holds a reference on @src's owner.
  * Return: the file, or ERR_PTR(-ENODEV) if the owner module is going away,
- * or the error of creating the anon inode file.
+ * ERR_PTR(-ENOMEM), or the error of creating the anon inode file.
  */
 VISIBLE_IF_KUNIT struct file *statsfd_source_getfile(struct statsfd_source *src)
 {
 	const struct statsfd_source_ops *ops = src->ops;
+	struct statsfd_file *sf;
 	struct file *file;
 
-	if (!try_module_get(ops->owner))
+	sf = kzalloc(sizeof(*sf), GFP_KERNEL_ACCOUNT);
+	if (!sf)
+		return ERR_PTR(-ENOMEM);
+	sf->buf = kzalloc(src->schema->data_size, GFP_KERNEL_ACCOUNT);
+	if (!sf->buf) {
+		kfree(sf);
+		return ERR_PTR(-ENOMEM);
+	}
+	sf->src = src;
+	mutex_init(&sf->lock);
+
+	if (!try_module_get(ops->owner)) {
+		statsfd_file_free(sf);
 		return ERR_PTR(-ENODEV);
+	}
 	if (ops->get)
 		ops->get(src);
 
-	file = statsfd_compat_anon_inode_getfile("statsfd", &statsfd_fops, src,
+	file = statsfd_compat_anon_inode_getfile("statsfd", &statsfd_fops, sf,
 						 O_RDONLY);
 	if (IS_ERR(file)) {
+		statsfd_file_free(sf);
 		if (ops->put)
 			ops->put(src);
 		module_put(ops->owner);
@@ -101,8 +144,9 @@ EXPORT_SYMBOL_IF_KUNIT(statsfd_source_getfile);
  * statsfd_source_get_fd() - create a read-only binary stats fd for @src
  * @src: an initialized source
  *
- * The new fd is O_RDONLY and O_CLOEXEC, supports read(), pread() and
- * lseek(), and shows "statsfd-id:" and "statsfd-schema:" in its fdinfo.
+ * The new fd is O_RDONLY and O_CLOEXEC, supports read(), pread(),
+ * lseek() and, for a schema with STATSFD_SCHEMA_MMAP, a read-only
+ * mmap() of the values, and shows "statsfd-id:" and "statsfd-schema:" in its fdinfo.
  * Until it is closed it holds a reference on @src's owner (@src->ops->get)
  * and on the module @src->ops->owner, so it stays valid after every other
  * handle on the owner is gone and neither module can be unloaded under it.

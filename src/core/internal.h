@@ -5,7 +5,9 @@
 #ifndef _STATSFD_CORE_INTERNAL_H
 #define _STATSFD_CORE_INTERNAL_H
 
+#include <linux/mutex.h>
 #include <linux/statsfd.h>
+#include <linux/time64.h>
 #include <linux/types.h>
 
 #include "compat.h"
@@ -13,6 +15,7 @@
 struct dentry;
 struct file;
 struct seq_file;
+struct vm_area_struct;
 
 /**
  * struct statsfd_agg - how one aggregate of a schema is computed
@@ -60,8 +63,65 @@ struct statsfd_debugfs {
 /* Bytes of the aggregate area that follows the stats struct in the data. */
 static inline u32 statsfd_agg_size(const struct statsfd_schema *schema)
 {
-	return schema->data_size - schema->stats_size;
+	return schema->agg_size;
 }
+
+/* sample_ns and generation, at the end of a snapshot schema's data block. */
+#define STATSFD_META_STATS	2
+#define STATSFD_META_SIZE	(STATSFD_META_STATS * sizeof(u64))
+
+/*
+ * Optimistic copies a reader makes before it asks the writer for one:
+ * enough for a writer that is between windows or briefly in one, few
+ * enough that a busy writer serves the reader soon.
+ */
+#define STATSFD_SNAPSHOT_TRIES		4
+/*
+ * How long a reader waits for a copy before it gives up with -EAGAIN: a
+ * writer closes its windows within microseconds, so this is only reached
+ * when one stays open (a writer preempted for that long, or a bug).
+ */
+#define STATSFD_SNAPSHOT_WAIT_NS	(100 * NSEC_PER_MSEC)
+
+/**
+ * struct statsfd_snap_req - a reader's request for a copy of the values
+ * @dst: where the writer copies every value of the source, stats_size bytes
+ * @generation: the source's generation the copy belongs to
+ * @sample_ns: CLOCK_BOOTTIME ns at which the copy was made
+ * @done: set, with release, once @dst, @generation and @sample_ns are filled
+ *
+ * Lives on the reader's stack while it waits; published in
+ * &statsfd_source.snap_req, taken by the writer with one xchg().
+ */
+struct statsfd_snap_req {
+	u64 *dst;
+	u64 generation;
+	u64 sample_ns;
+	bool done;
+};
+
+/**
+ * struct statsfd_snap_meta - when a snapshot was taken
+ * @sample_ns: CLOCK_BOOTTIME ns at which the copied values were current
+ * @generation: update windows closed on the source by then
+ */
+struct statsfd_snap_meta {
+	u64 sample_ns;
+	u64 generation;
+};
+
+/**
+ * struct statsfd_file - what a stats file keeps: its source and its buffer
+ * @src: the source
+ * @lock: serializes reads of this file, which share @buf
+ * @buf: one data block (schema data_size bytes), where a read assembles
+ *	its snapshot before copying it to user space with no other lock held
+ */
+struct statsfd_file {
+	struct statsfd_source *src;
+	struct mutex lock; /* buf */
+	u64 *buf;
+};
 
 /* Number of plain (non-aggregate) stats: they come first in descs. */
 static inline u32 statsfd_num_plain(const struct statsfd_schema *schema)
@@ -80,13 +140,19 @@ static inline bool statsfd_schema_retires(const struct statsfd_schema *schema)
 	return false;
 }
 
-void statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out);
-void statsfd_agg_compute(struct statsfd_source *src, u64 *out);
+int statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out);
+int statsfd_agg_compute(struct statsfd_source *src, u64 *out);
 void statsfd_agg_retire(struct statsfd_source *parent,
 			const struct statsfd_source *child);
 
-ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
-			    size_t len, loff_t *ppos);
+int statsfd_snapshot_copy(struct statsfd_source *src, u64 *dst, u32 first,
+			  u32 nr, struct statsfd_snap_meta *meta);
+int statsfd_area_alloc(struct statsfd_source *src);
+void statsfd_area_free(struct statsfd_source *src);
+int statsfd_area_mmap(struct statsfd_source *src, struct vm_area_struct *vma);
+
+ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
+			  size_t len, loff_t *ppos);
 
 int statsfd_debugfs_init(void);
 void statsfd_debugfs_exit(void);

@@ -11,7 +11,8 @@
  *	|  id string  |  name_size bytes, zero-padded, per source
  *	+-------------+  header.data_offset = 24 + name_size
  *	|    data     |  the live stats struct (stats_size bytes),
- *	|             |  then aggregates computed at read time
+ *	|             |  then aggregates computed at read time, then
+ *	|             |  sample_ns and generation (update windows only)
  *	+-------------+  header.desc_offset = data_offset + data_size
  *	| descriptors |  num_desc * (16 + name_size), shared by the schema
  *	+-------------+  file_size
@@ -22,58 +23,12 @@
 #include <linux/compiler.h>
 #include <linux/errno.h>
 #include <linux/minmax.h>
-#include <linux/pagemap.h>
-#include <linux/spinlock.h>
+#include <linux/math.h>
+#include <linux/mutex.h>
 #include <linux/statsfd.h>
 #include <linux/uaccess.h>
 
 #include "internal.h"
-
-/*
- * Copy bytes [@off, @off + @len) of the u64 array @vals to @dst without
- * ever tearing a value: each u64 is loaded once with READ_ONCE(), racing by
- * design with its writer's WRITE_ONCE() (statsfd_stat_add()), so a store
- * is seen entirely or not at all.  Not a memcpy(): that may copy a u64 in
- * pieces.  A head or tail that covers part of a u64 goes through a bounce
- * copy of it, so even a 1-byte read loads the whole u64 once.
- *
- * Return: bytes copied, less than @len only if @dst faulted.
- */
-static size_t statsfd_copy_values(char __user *dst, const u64 *vals,
-				  size_t off, size_t len)
-{
-	const u64 *word = vals + off / sizeof(u64);
-	size_t head = off % sizeof(u64);
-	size_t done = 0;
-	u64 bounce;
-
-	if (!user_write_access_begin(dst, len))
-		return 0;
-	if (head) {
-		size_t n = min(sizeof(u64) - head, len);
-
-		bounce = READ_ONCE(*word);
-		word++;
-		unsafe_copy_to_user(dst, (const char *)&bounce + head, n,
-				    fault);
-		done = n;
-	}
-	while (len - done >= sizeof(u64)) {
-		unsafe_put_user(READ_ONCE(*word), (u64 __user *)(dst + done),
-				fault);
-		word++;
-		done += sizeof(u64);
-	}
-	if (done < len) {
-		bounce = READ_ONCE(*word);
-		unsafe_copy_to_user(dst + done, (const char *)&bounce,
-				    len - done, fault);
-		done = len;
-	}
-fault:
-	user_write_access_end();
-	return done;
-}
 
 /* Copy from an immutable or private kernel block; bytes copied. */
 static size_t statsfd_copy_block(char __user *dst, const void *block,
@@ -83,66 +38,109 @@ static size_t statsfd_copy_block(char __user *dst, const void *block,
 }
 
 /*
- * Copy bytes [@off, @off + @len) of @src's aggregate area to @dst.  The
- * aggregates are computed into @src->agg_buf, allocated once at source
- * init, so a read never allocates and never fails for memory.  The buffer
- * is shared by all readers of @src, so it is copied out under the same
- * hold of children_lock it was filled under, with page faults disabled (a
- * spinlock holder must not sleep on a fault).  When the copy faults, the
- * lock is dropped, the user pages are faulted in, and the aggregates are
- * computed and copied again in full, so every value a read returns still
- * comes from one computation over one set of children.
+ * Assemble bytes [@off, @off + @len) of the data block in @sf->buf: the
+ * plain values they cover as one snapshot of the source (with its time
+ * and generation, when they are asked for), then the aggregates, computed
+ * over one snapshot of each child.  Only what the range covers is
+ * copied or computed.
  *
- * Return: bytes copied, less than @len only if @dst faulted for good.
+ * Return: 0, or -EINTR or -EAGAIN from a snapshot.
  */
-static size_t statsfd_copy_aggs(char __user *dst, struct statsfd_source *src,
-				size_t off, size_t len)
+static int statsfd_fill_data(struct statsfd_file *sf, u32 off, u32 len)
 {
-	const char *block = (const char *)src->agg_buf + off;
-	size_t left;
+	struct statsfd_source *src = sf->src;
+	const struct statsfd_schema *schema = src->schema;
+	u32 stats_end = schema->stats_size;
+	u32 aggs_end = stats_end + schema->agg_size;
+	u32 end = off + len;
+	struct statsfd_snap_meta meta;
+	bool want_meta = schema->meta_offset && end > schema->meta_offset;
+	u32 first, last;
+	int ret;
 
-	for (;;) {
-		spin_lock(&src->children_lock);
-		statsfd_agg_compute_locked(src, src->agg_buf);
-		pagefault_disable();
-		left = copy_to_user(dst, block, len);
-		pagefault_enable();
-		spin_unlock(&src->children_lock);
-		if (!left)
-			return len;
-		/* No progress possible: a bad address or a read-only page. */
-		if (fault_in_writeable(dst + len - left, left) == left)
-			return len - left;
+	if (off < stats_end || want_meta) {
+		/* The u64s the range covers, or none if it starts later. */
+		first = min(off, stats_end) / sizeof(u64);
+		last = DIV_ROUND_UP(min(end, stats_end), sizeof(u64));
+		ret = statsfd_snapshot_copy(src, sf->buf, first,
+					    last > first ? last - first : 0,
+					    want_meta ? &meta : NULL);
+		if (ret)
+			return ret;
 	}
+	if (schema->agg_size && off < aggs_end && end > stats_end) {
+		if (mutex_lock_killable(&src->children_lock))
+			return -EINTR;
+		ret = statsfd_agg_compute_locked(src, src->agg_buf);
+		if (!ret)
+			memcpy(sf->buf + stats_end / sizeof(u64), src->agg_buf,
+			       schema->agg_size);
+		mutex_unlock(&src->children_lock);
+		if (ret)
+			return ret;
+	}
+	if (want_meta) {
+		sf->buf[schema->meta_offset / sizeof(u64)] = meta.sample_ns;
+		sf->buf[schema->meta_offset / sizeof(u64) + 1] =
+			meta.generation;
+	}
+	return 0;
+}
+
+/*
+ * Copy bytes [@off, @off + @len) of the data block to @dst: assembled in
+ * the file's buffer under the file's own lock, then copied out with no
+ * lock a writer, a child or another file could want.  A copy that faults
+ * is simply short: nothing is retried, so a bad buffer cannot make a
+ * read loop.
+ *
+ * Return: bytes copied, or -EINTR or -EAGAIN with nothing copied.
+ */
+static ssize_t statsfd_copy_data(char __user *dst, struct statsfd_file *sf,
+				 u32 off, u32 len)
+{
+	ssize_t ret;
+
+	if (mutex_lock_killable(&sf->lock))
+		return -EINTR;
+	ret = statsfd_fill_data(sf, off, len);
+	if (!ret)
+		ret = statsfd_copy_block(dst, sf->buf, off, len);
+	mutex_unlock(&sf->lock);
+	return ret;
 }
 
 /**
- * statsfd_read_source() - read part of the stats file of @src
- * @src: the source
+ * statsfd_read_file() - read part of the stats file of a stats fd
+ * @sf: the stats file
  * @buf: user buffer
  * @len: bytes wanted; reads past the end of the file are short
  * @ppos: file position; advanced by the bytes returned
  *
  * The header, id and descriptors are copied from the blocks built once
- * for the schema and the source; the data block from the live values,
- * never tearing a u64; the aggregates are computed for this call under the
- * source's children_lock, into a buffer allocated with the source.
- * Nothing here allocates memory or takes a lock the stats writers take.
+ * for the schema and the source.  The part of the data block the read
+ * covers is one snapshot: the plain values of one update window (for a
+ * schema with update windows; each u64 untorn otherwise), the aggregates
+ * over one snapshot of each child, and the time and generation of the
+ * values.  Nothing here allocates memory or takes a lock the stats
+ * writers take.
  *
- * Context: process context; may fault in user pages.
+ * Context: process context; may sleep.
  * Return: bytes read (0 at or past the end of the file), and @ppos
  * advanced by them, including a short read that stopped at a fault;
  * -EINVAL for a negative position; -EFAULT if nothing could be copied to
- * @buf.
+ * @buf; -EINTR if a fatal signal came first; -EAGAIN if a writer kept an
+ * update window open for STATSFD_SNAPSHOT_WAIT_NS.
  */
-ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
-			    size_t len, loff_t *ppos)
+ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
+			  size_t len, loff_t *ppos)
 {
+	struct statsfd_source *src = sf->src;
 	const struct statsfd_schema *schema = src->schema;
 	const struct statsfd_header *hdr = &schema->header;
-	u32 stats_end = hdr->data_offset + schema->stats_size;
 	loff_t pos = *ppos;
 	size_t done = 0;
+	ssize_t err = 0;
 
 	if (pos < 0)
 		return -EINVAL;
@@ -161,14 +159,13 @@ ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
 			want = min_t(size_t, len - done, hdr->data_offset - off);
 			got = statsfd_copy_block(buf + done, src->id,
 						 off - hdr->id_offset, want);
-		} else if (off < stats_end) {
-			want = min_t(size_t, len - done, stats_end - off);
-			got = statsfd_copy_values(buf + done, src->stats,
-						  off - hdr->data_offset, want);
 		} else if (off < hdr->desc_offset) {
 			want = min_t(size_t, len - done, hdr->desc_offset - off);
-			got = statsfd_copy_aggs(buf + done, src, off - stats_end,
-						want);
+			err = statsfd_copy_data(buf + done, sf,
+						off - hdr->data_offset, want);
+			if (err < 0)
+				break;
+			got = err;
 		} else {
 			want = len - done;
 			got = statsfd_copy_block(buf + done, schema->desc_block,
@@ -181,7 +178,7 @@ ssize_t statsfd_read_source(struct statsfd_source *src, char __user *buf,
 
 	/* The one exit for a read that got this far: never lose bytes read. */
 	if (!done)
-		return -EFAULT;
+		return err < 0 ? err : -EFAULT;
 	*ppos = pos + done;
 	return done;
 }

@@ -10,6 +10,7 @@
 #include <linux/errno.h>
 #include <linux/export.h>
 #include <linux/kernel.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
@@ -199,6 +200,29 @@ static int statsfd_check_agg(const struct statsfd_schema *schema,
 	return 0;
 }
 
+/*
+ * The two stats every source with update windows ends its data block
+ * with, as descriptors: the time the values were current and the number
+ * of windows so far.  Both are filled at read time, never stored.
+ */
+static void statsfd_build_meta(void *descs, u32 stride, u32 meta_offset)
+{
+	struct statsfd_desc *sample = descs, *gen = descs + stride;
+
+	sample->flags = STATSFD_TYPE_INSTANT | STATSFD_UNIT_SECONDS |
+			STATSFD_BASE_POW10;
+	sample->exponent = -9;
+	sample->size = 1;
+	sample->offset = meta_offset;
+	strscpy(sample->name, STATSFD_STAT_SAMPLE_NS, stride - sizeof(*sample));
+
+	gen->flags = STATSFD_TYPE_CUMULATIVE | STATSFD_UNIT_NONE |
+		     STATSFD_BASE_POW10;
+	gen->size = 1;
+	gen->offset = meta_offset + sizeof(u64);
+	strscpy(gen->name, STATSFD_STAT_GENERATION, stride - sizeof(*gen));
+}
+
 /* Reject a schema whose own fields (not its stats) are unusable. */
 static int statsfd_check_schema(const struct statsfd_schema *schema,
 				u32 name_size)
@@ -216,6 +240,13 @@ static int statsfd_check_schema(const struct statsfd_schema *schema,
 	if (schema->stats_size % sizeof(u64) || schema->stats_size > U32_MAX) {
 		pr_err("schema %s: stats_size %zu not a multiple of 8 below 4 GiB\n",
 		       schema->name, schema->stats_size);
+		return -EINVAL;
+	}
+	if (schema->flags & ~STATSFD_SCHEMA_FLAGS ||
+	    ((schema->flags & STATSFD_SCHEMA_MMAP) &&
+	     !(schema->flags & STATSFD_SCHEMA_SNAPSHOT))) {
+		pr_err("schema %s: flags %#x unknown, or MMAP without SNAPSHOT\n",
+		       schema->name, schema->flags);
 		return -EINVAL;
 	}
 	if (schema->child_schema && !schema->child_schema->build_count) {
@@ -254,6 +285,13 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 		if (!statsfd_name_ok(def->name, name_size)) {
 			ret = statsfd_reject(schema, def,
 					     "name empty, too long for name_size or not [A-Za-z0-9_]");
+			goto out;
+		}
+		if ((schema->flags & STATSFD_SCHEMA_SNAPSHOT) &&
+		    (!strcmp(def->name, STATSFD_STAT_SAMPLE_NS) ||
+		     !strcmp(def->name, STATSFD_STAT_GENERATION))) {
+			ret = statsfd_reject(schema, def,
+					     "name reserved for the stats of update windows");
 			goto out;
 		}
 		for (j = 0; j < i; j++) {
@@ -333,7 +371,20 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 		ret = -EINVAL;
 		goto out;
 	}
-	schema->data_size = schema->stats_size + agg_words * sizeof(u64);
+	schema->agg_size = agg_words * sizeof(u64);
+	schema->data_size = schema->stats_size + schema->agg_size;
+	if (schema->flags & STATSFD_SCHEMA_SNAPSHOT) {
+		if (schema->data_size > U32_MAX - STATSFD_META_SIZE) {
+			pr_err("schema %s: data block beyond 4 GiB\n",
+			       schema->name);
+			ret = -EINVAL;
+			goto out;
+		}
+		schema->meta_offset = schema->data_size;
+		statsfd_build_meta(descs + (size_t)schema->num_descs * stride,
+				   stride, schema->meta_offset);
+		schema->data_size += STATSFD_META_SIZE;
+	}
 out:
 	bitmap_free(used);
 	return ret;
@@ -348,8 +399,11 @@ out:
  * descriptor order, so the data block lists the values in the order of
  * the descriptors as KVM's ABI promises, names that fit
  * name_size and are unique, aggregates that name an existing stat of the
- * child schema, at the offset they give, as "<child stat>_<kind suffix>")
- * and builds the file header and the descriptor block.  This
+ * child schema, at the offset they give, as "<child stat>_<kind suffix>",
+ * known flags, STATSFD_SCHEMA_MMAP only with STATSFD_SCHEMA_SNAPSHOT, and
+ * with the latter no stat named "sample_ns" or "generation") and builds
+ * the file header and the descriptor block, which for a schema with update
+ * windows ends with the descriptors of those two stats.  This
  * is the only place that builds them: sources and reads share them, and
  * @schema->build_count stays 1 until statsfd_schema_destroy().
  *
@@ -359,7 +413,7 @@ out:
  */
 int statsfd_schema_init(struct statsfd_schema *schema)
 {
-	u32 name_size, stride, desc_size, data_offset, file_size;
+	u32 name_size, stride, desc_size, data_offset, file_size, num_desc;
 	struct statsfd_agg *aggs;
 	void *descs;
 	int ret;
@@ -372,7 +426,11 @@ int statsfd_schema_init(struct statsfd_schema *schema)
 		return ret;
 
 	stride = sizeof(struct statsfd_desc) + name_size;
-	if (check_mul_overflow(schema->num_descs, stride, &desc_size))
+	num_desc = schema->num_descs;
+	if (schema->flags & STATSFD_SCHEMA_SNAPSHOT &&
+	    check_add_overflow(num_desc, STATSFD_META_STATS, &num_desc))
+		return -EINVAL;
+	if (check_mul_overflow(num_desc, stride, &desc_size))
 		return -EINVAL;
 	descs = kzalloc(desc_size, GFP_KERNEL);
 	aggs = kcalloc(schema->num_descs, sizeof(*aggs), GFP_KERNEL);
@@ -395,7 +453,7 @@ int statsfd_schema_init(struct statsfd_schema *schema)
 	schema->header = (struct statsfd_header) {
 		.flags = 0,
 		.name_size = name_size,
-		.num_desc = schema->num_descs,
+		.num_desc = num_desc,
 		.id_offset = sizeof(struct statsfd_header),
 		.desc_offset = data_offset + schema->data_size,
 		.data_offset = data_offset,
@@ -403,6 +461,12 @@ int statsfd_schema_init(struct statsfd_schema *schema)
 	schema->desc_block = descs;
 	schema->desc_size = desc_size;
 	schema->file_size = file_size;
+	schema->area_size = 0;
+	if (schema->flags & STATSFD_SCHEMA_SNAPSHOT)
+		schema->area_size = sizeof(struct statsfd_mmap_header) +
+				    schema->stats_size;
+	if (schema->flags & STATSFD_SCHEMA_MMAP)
+		schema->area_size = PAGE_ALIGN(schema->area_size);
 	schema->aggs = aggs;
 	schema->build_count++;
 	return 0;
@@ -412,6 +476,8 @@ out_free:
 	kfree(descs);
 	schema->num_aggs = 0;
 	schema->data_size = 0;
+	schema->agg_size = 0;
+	schema->meta_offset = 0;
 	return ret;
 }
 EXPORT_SYMBOL_GPL(statsfd_schema_init);
@@ -432,6 +498,9 @@ void statsfd_schema_destroy(struct statsfd_schema *schema)
 	schema->aggs = NULL;
 	schema->desc_size = 0;
 	schema->data_size = 0;
+	schema->agg_size = 0;
+	schema->meta_offset = 0;
+	schema->area_size = 0;
 	schema->file_size = 0;
 	schema->num_aggs = 0;
 	memset(&schema->header, 0, sizeof(schema->header));

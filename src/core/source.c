@@ -11,7 +11,7 @@
 #include <linux/kernel.h>
 #include <linux/list.h>
 #include <linux/slab.h>
-#include <linux/spinlock.h>
+#include <linux/mutex.h>
 #include <linux/statsfd.h>
 #include <linux/string.h>
 
@@ -22,18 +22,23 @@
  * @src: the source, usually embedded in the object that owns @stats
  * @schema: an initialized schema
  * @stats: the live stats struct (schema->stats_size bytes, 8-byte aligned);
- *	may be NULL only if the schema has no plain stats
+ *	may be NULL only if the schema has no plain stats; must be NULL for a
+ *	schema with STATSFD_SCHEMA_SNAPSHOT, whose values the core allocates
+ *	(see statsfd_source_stats())
  * @ops: lifetime callbacks for stats fds; @ops->get and @ops->put are both
  *	set or both NULL (then the module reference alone must keep @src alive)
  * @id_fmt: printf format of the id string; longer ids are truncated to
  *	schema name_size - 1 bytes
  *
- * For a schema with aggregates this also allocates, once, the buffer that
- * reads compute them into and, when the schema sums cumulative stats or
- * histograms, the retired total those sums start from (zero).
+ * For a schema with aggregates this also allocates, once, the buffers that
+ * reads compute them in (the aggregates, one child's snapshot, the
+ * remainders of averages) and, when the schema sums cumulative stats or
+ * histograms, the retired total those sums start from (zero).  For a
+ * schema with update windows it allocates the values area, zero.
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL for bad arguments, or -ENOMEM.
+ * Return: 0, -EINVAL for bad arguments (a stats pointer given for a
+ * snapshot schema, or missing for another), or -ENOMEM.
  */
 int statsfd_source_init(struct statsfd_source *src,
 			const struct statsfd_schema *schema, const void *stats,
@@ -43,10 +48,13 @@ int statsfd_source_init(struct statsfd_source *src,
 	u32 name_size = schema->header.name_size;
 	va_list args;
 	char *full;
+	bool snapshot = schema->flags & STATSFD_SCHEMA_SNAPSHOT;
+	int ret;
 
 	src->id = NULL;
 	if (!schema->build_count || !ops || !ops->get != !ops->put ||
-	    (!stats && schema->stats_size) ||
+	    (snapshot && stats) ||
+	    (!snapshot && !stats && schema->stats_size) ||
 	    !IS_ALIGNED((unsigned long)stats, sizeof(u64)))
 		return -EINVAL;
 
@@ -72,36 +80,56 @@ int statsfd_source_init(struct statsfd_source *src,
 
 	/*
 	 * Everything a read of the aggregates needs, allocated now so that
-	 * reads cannot fail for memory: the buffer they are computed into
-	 * and, for sums that must stay monotonic, the retired total after it.
+	 * reads cannot fail for memory: the buffer they are computed into,
+	 * where each child's snapshot is copied, the remainders of averages
+	 * and, for sums that must stay monotonic, the retired total.
 	 */
 	src->agg_buf = NULL;
+	src->agg_child = NULL;
+	src->agg_rems = NULL;
 	src->retired = NULL;
 	if (schema->num_aggs) {
 		size_t words = statsfd_agg_size(schema) / sizeof(u64);
+		size_t child = schema->child_schema->stats_size / sizeof(u64);
 		bool retires = statsfd_schema_retires(schema);
+		size_t total = (retires ? 2 * words : words) + child +
+			       schema->num_aggs;
 
-		src->agg_buf = kcalloc(retires ? 2 * words : words,
-				       sizeof(u64), GFP_KERNEL_ACCOUNT);
+		src->agg_buf = kcalloc(total, sizeof(u64), GFP_KERNEL_ACCOUNT);
 		if (!src->agg_buf) {
-			kfree(src->id);
-			src->id = NULL;
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto err_id;
 		}
+		/* aggregates | retired total, if any | a child | remainders */
 		if (retires)
 			src->retired = src->agg_buf + words;
+		src->agg_child = src->agg_buf + (retires ? 2 * words : words);
+		src->agg_rems = src->agg_child + child;
 	}
 
 	src->schema = schema;
 	src->stats = stats;
+	ret = statsfd_area_alloc(src);
+	if (ret)
+		goto err_agg;
+	src->snap_req = NULL;
+	mutex_init(&src->snap_lock);
 	src->ops = ops;
-	spin_lock_init(&src->children_lock);
+	mutex_init(&src->children_lock);
 	INIT_LIST_HEAD(&src->children);
 	src->num_children = 0;
 	INIT_LIST_HEAD(&src->child_node);
 	src->parent = NULL;
 	src->debugfs = NULL;
 	return 0;
+
+err_agg:
+	kfree(src->agg_buf);
+	src->agg_buf = NULL;
+err_id:
+	kfree(src->id);
+	src->id = NULL;
+	return ret;
 }
 EXPORT_SYMBOL_GPL(statsfd_source_init);
 
@@ -123,14 +151,14 @@ static void statsfd_source_detach_children(struct statsfd_source *parent)
 	struct statsfd_source *child, *tmp;
 	LIST_HEAD(orphans);
 
-	spin_lock(&parent->children_lock);
+	mutex_lock(&parent->children_lock);
 	list_for_each_entry(child, &parent->children, child_node) {
 		statsfd_agg_retire(parent, child);
 		child->parent = NULL;
 	}
 	list_splice_init(&parent->children, &orphans);
 	parent->num_children = 0;
-	spin_unlock(&parent->children_lock);
+	mutex_unlock(&parent->children_lock);
 
 	list_for_each_entry_safe(child, tmp, &orphans, child_node) {
 		list_del_init(&child->child_node);
@@ -163,9 +191,14 @@ void statsfd_source_destroy(struct statsfd_source *src)
 	statsfd_source_detach_children(src);
 	statsfd_source_debugfs_remove(src);
 	statsfd_source_del_child(src);
+	statsfd_area_free(src);
 	kfree(src->agg_buf);
 	src->agg_buf = NULL;
+	src->agg_child = NULL;
+	src->agg_rems = NULL;
 	src->retired = NULL;
+	mutex_destroy(&src->snap_lock);
+	mutex_destroy(&src->children_lock);
 	kfree(src->id);
 	src->id = NULL;
 }
@@ -180,7 +213,7 @@ EXPORT_SYMBOL_GPL(statsfd_source_destroy);
  * must be detached with statsfd_source_del_child() (or destroyed) before
  * its stats memory is freed.
  *
- * Context: process context; takes @parent->children_lock.
+ * Context: process context; takes @parent->children_lock (a mutex).
  */
 void statsfd_source_add_child(struct statsfd_source *parent,
 			      struct statsfd_source *child)
@@ -189,11 +222,11 @@ void statsfd_source_add_child(struct statsfd_source *parent,
 			 child->parent))
 		return;
 
-	spin_lock(&parent->children_lock);
+	mutex_lock(&parent->children_lock);
 	list_add_tail(&child->child_node, &parent->children);
 	parent->num_children++;
 	child->parent = parent;
-	spin_unlock(&parent->children_lock);
+	mutex_unlock(&parent->children_lock);
 }
 EXPORT_SYMBOL_GPL(statsfd_source_add_child);
 
@@ -223,11 +256,11 @@ void statsfd_source_del_child(struct statsfd_source *child)
 	if (!parent)
 		return;
 
-	spin_lock(&parent->children_lock);
+	mutex_lock(&parent->children_lock);
 	statsfd_agg_retire(parent, child);
 	list_del_init(&child->child_node);
 	parent->num_children--;
 	child->parent = NULL;
-	spin_unlock(&parent->children_lock);
+	mutex_unlock(&parent->children_lock);
 }
 EXPORT_SYMBOL_GPL(statsfd_source_del_child);

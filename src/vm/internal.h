@@ -56,8 +56,11 @@ struct dentry;
  *
  * Written only by the thread inside STATSFD_VM_RUN on this vCPU (RUN is
  * serialized by &statsfd_vm_vcpu.mutex), and only through the
- * statsfd_vm_stat_*() helpers: plain adds published with WRITE_ONCE();
- * read lock-free, with READ_ONCE(), by stats fds and the debugfs view.
+ * statsfd_vm_stat_*() helpers: plain adds published with WRITE_ONCE(),
+ * grouped in update windows (statsfd_vm_window_begin()/_end()), one per
+ * exit, halt step or run boundary; read lock-free by stats fds, the
+ * mapping of the values and the debugfs view.  Lives in the page the core
+ * allocates for the vCPU's source (the schema is mappable).
  */
 struct statsfd_vm_vcpu_stats {
 	u64 exits;
@@ -87,12 +90,15 @@ struct statsfd_vm_vcpu_stats {
 
 /**
  * struct statsfd_vm_vm_stats - a VM's own stats (aggregates come on top)
- * @vcpus_created: vCPUs created on the VM; one writer at a time, under
- *	&statsfd_vm_vm.lock, so statsfd_stat_add()
- * @kicks: STATSFD_VM_KICK calls on its vCPUs (atomic: any thread kicks)
- * @stats_fds_open: open stats fds of the VM and of its vCPUs (atomic)
+ * @vcpus_created: vCPUs created on the VM
+ * @kicks: STATSFD_VM_KICK calls on its vCPUs
+ * @stats_fds_open: open stats fds of the VM and of its vCPUs
  *
- * Read lock-free by the VM's stats fds and by the system's aggregates.
+ * Any thread may update them (any thread kicks, opens or closes a stats
+ * fd), so every update is one window under &statsfd_vm_vm.stats_lock,
+ * with statsfd_vm_vm_stat_add().  None of them is on the vCPU hot path.
+ * Read lock-free by the VM's stats fds and mapping and by the system's
+ * aggregates.  Lives in the page the core allocates for the VM's source.
  */
 struct statsfd_vm_vm_stats {
 	u64 vcpus_created;
@@ -136,15 +142,17 @@ struct statsfd_vm_sys_stats {
  *	under @lock, or by the final put, when no one else can reach the VM.
  *	The vCPUs live as long as the VM
  * @max_vcpus: the max_vcpus parameter when the VM was created
- * @stats: the VM's own stats
+ * @stats_lock: serializes the writers of @stats, one update window each
+ * @stats: the VM's own stats, in @src's values area
  * @src: the VM's stats source, a child of the system source
  */
 struct statsfd_vm_vm {
 	refcount_t users;
-	struct mutex lock; /* vCPU creation, @vcpus, @vcpus_created */
+	struct mutex lock; /* vCPU creation, @vcpus */
 	struct xarray vcpus;
 	u32 max_vcpus;
-	struct statsfd_vm_vm_stats stats;
+	spinlock_t stats_lock; /* writers of @stats */
+	struct statsfd_vm_vm_stats *stats;
 	struct statsfd_source src;
 };
 
@@ -157,9 +165,11 @@ struct statsfd_vm_vm {
  * @wq: where a halted vCPU sleeps until kicked
  * @guest_state: state of the synthetic exit handlers, so their work is
  *	observable and cannot be optimized away
- * @stats: the live stats, starting a cache line of their own: @kick and
- *	@wq are written by other threads (KICK) while the vCPU thread writes
- *	the stats, and must not make those writes miss
+ * @windows: whether this run groups its stats updates in update windows
+ *	(the update_windows parameter, read once per run)
+ * @stats: the live stats, in @src's values area: a page of their own,
+ *	away from @kick and @wq, which other threads write (KICK) while the
+ *	vCPU thread writes the stats
  * @src: the vCPU's stats source, a child of the VM's
  *
  * Allocated from statsfd_vm_vcpu_cache, whose objects are aligned as this
@@ -173,7 +183,8 @@ struct statsfd_vm_vcpu {
 	atomic_t kick;
 	wait_queue_head_t wq;
 	u64 guest_state;
-	struct statsfd_vm_vcpu_stats stats ____cacheline_aligned_in_smp;
+	bool windows;
+	struct statsfd_vm_vcpu_stats *stats;
 	struct statsfd_source src;
 };
 
@@ -182,6 +193,7 @@ extern unsigned int statsfd_vm_max_vms;
 extern unsigned int statsfd_vm_max_vcpus;
 extern unsigned int statsfd_vm_halt_poll_ns_max;
 extern bool statsfd_vm_debugfs;
+extern bool statsfd_vm_update_windows;
 
 /* Device-wide state (main.c). */
 extern struct statsfd_vm_sys_stats statsfd_vm_sys_stats;
@@ -203,6 +215,7 @@ int statsfd_vm_create_vm(const void __user *uarg);
 void statsfd_vm_vm_get(struct statsfd_vm_vm *vm);
 void statsfd_vm_vm_put(struct statsfd_vm_vm *vm);
 void statsfd_vm_count_stats_fd(struct statsfd_vm_vm *vm, s64 delta);
+void statsfd_vm_vm_stat_add(struct statsfd_vm_vm *vm, u64 *stat, s64 delta);
 
 int statsfd_vm_vcpu_cache_init(void);
 void statsfd_vm_vcpu_cache_exit(void);
@@ -230,6 +243,22 @@ void statsfd_vm_vcpu_kick(struct statsfd_vm_vcpu *vcpu);
 #else
 #define STATSFD_VM_STATS_ENABLED 1
 #endif
+
+/*
+ * An update window on the vCPU's source: what the run loop writes between
+ * these two reaches readers as one.  Two plain stores, no lock, no atomic.
+ */
+static inline void statsfd_vm_window_begin(struct statsfd_vm_vcpu *vcpu)
+{
+	if (STATSFD_VM_STATS_ENABLED && vcpu->windows)
+		statsfd_update_begin(&vcpu->src);
+}
+
+static inline void statsfd_vm_window_end(struct statsfd_vm_vcpu *vcpu)
+{
+	if (STATSFD_VM_STATS_ENABLED && vcpu->windows)
+		statsfd_update_end(&vcpu->src);
+}
 
 static inline void statsfd_vm_stat_add(u64 *stat, u64 delta)
 {

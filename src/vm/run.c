@@ -72,7 +72,7 @@ int statsfd_vm_run_check(const struct statsfd_vm_run *run)
  */
 void statsfd_vm_vcpu_kick(struct statsfd_vm_vcpu *vcpu)
 {
-	statsfd_vm_counter_add(&vcpu->vm->stats.kicks, 1);
+	statsfd_vm_vm_stat_add(vcpu->vm, &vcpu->vm->stats->kicks, 1);
 	/*
 	 * The store is ordered before the waker's check of the queue by
 	 * wake_up()'s lock, and the halt's load after its prepare_to_wait().
@@ -103,7 +103,9 @@ static int statsfd_vm_block(struct statsfd_vm_vcpu *vcpu, u64 timeout_ns,
 	if (timeout_ns)
 		expires = ktime_add_ns(ktime_get(), timeout_ns);
 
-	statsfd_vm_stat_set(&vcpu->stats.blocking, 1);
+	statsfd_vm_window_begin(vcpu);
+	statsfd_vm_stat_set(&vcpu->stats->blocking, 1);
+	statsfd_vm_window_end(vcpu);
 	for (;;) {
 		prepare_to_wait(&vcpu->wq, &wait, TASK_INTERRUPTIBLE);
 		if (statsfd_vm_take_kick(vcpu)) {
@@ -124,7 +126,9 @@ static int statsfd_vm_block(struct statsfd_vm_vcpu *vcpu, u64 timeout_ns,
 			schedule();
 	}
 	finish_wait(&vcpu->wq, &wait);
-	statsfd_vm_stat_set(&vcpu->stats.blocking, 0);
+	statsfd_vm_window_begin(vcpu);
+	statsfd_vm_stat_set(&vcpu->stats->blocking, 0);
+	statsfd_vm_window_end(vcpu);
 	return ret;
 }
 
@@ -132,7 +136,7 @@ static int statsfd_vm_block(struct statsfd_vm_vcpu *vcpu, u64 timeout_ns,
 static void statsfd_vm_halt_poll_stats(struct statsfd_vm_vcpu *vcpu,
 				       u64 poll_ns, bool success, bool kicked)
 {
-	struct statsfd_vm_vcpu_stats *stats = &vcpu->stats;
+	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
 
 	statsfd_vm_stat_add(&stats->halt_attempted_poll, 1);
 	if (success) {
@@ -157,7 +161,7 @@ static void statsfd_vm_halt_poll_stats(struct statsfd_vm_vcpu *vcpu,
 static int statsfd_vm_halt(struct statsfd_vm_vcpu *vcpu, u64 poll_ns,
 			   u64 timeout_ns)
 {
-	struct statsfd_vm_vcpu_stats *stats = &vcpu->stats;
+	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
 	bool waited = false, kicked = false;
 	ktime_t start, cur, poll_end;
 	u64 wait_ns;
@@ -186,6 +190,9 @@ static int statsfd_vm_halt(struct statsfd_vm_vcpu *vcpu, u64 poll_ns,
 
 	ret = statsfd_vm_block(vcpu, timeout_ns, &waited, &kicked);
 	cur = ktime_get();
+out:
+	/* The halt's outcome, all of it in one window. */
+	statsfd_vm_window_begin(vcpu);
 	if (waited) {
 		wait_ns = ktime_to_ns(ktime_sub(cur, poll_end));
 		statsfd_vm_stat_add(&stats->halt_wait_ns, wait_ns);
@@ -194,11 +201,11 @@ static int statsfd_vm_halt(struct statsfd_vm_vcpu *vcpu, u64 poll_ns,
 		if (kicked)
 			statsfd_vm_stat_add(&stats->halt_wakeup, 1);
 	}
-out:
 	if (poll_ns) {
 		poll_ns = ktime_to_ns(ktime_sub(poll_end, start));
 		statsfd_vm_halt_poll_stats(vcpu, poll_ns, !waited, kicked);
 	}
+	statsfd_vm_window_end(vcpu);
 	return ret;
 }
 
@@ -211,9 +218,11 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
 				   enum statsfd_vm_exit_reason reason,
 				   const struct statsfd_vm_run *run)
 {
-	struct statsfd_vm_vcpu_stats *stats = &vcpu->stats;
+	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
 	u64 state = vcpu->guest_state;
 
+	/* One window per exit: exits and exits by reason move together. */
+	statsfd_vm_window_begin(vcpu);
 	statsfd_vm_stat_add(&stats->exits, 1);
 	statsfd_vm_stat_add(&stats->guest_cycles, run->cycles_per_exit);
 	switch (reason) {
@@ -234,6 +243,7 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
 		statsfd_vm_stat_add(&stats->halt_exits, 1);
 		break;
 	}
+	statsfd_vm_window_end(vcpu);
 	vcpu->guest_state = state * 6364136223846793005ULL + reason + 1;
 }
 
@@ -253,7 +263,12 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
  * Every stats write here is a plain add, published with WRITE_ONCE() for
  * lockless readers, to this vCPU's own stats: a count shared with other
  * vCPUs (the device's, or the VM's) would put one cache line written by
- * every RUN on every CPU in this path.
+ * every RUN on every CPU in this path.  The writes are grouped in update
+ * windows, one per exit (exits and its exit reason), per halt outcome,
+ * per change of blocking and at the start and end of the run, so that a
+ * reader sees each group whole; no window spans a sleep.  The
+ * update_windows parameter (read here, once per run) turns them off, to
+ * measure their cost and to show what a reader sees without them.
  *
  * Return: 0 when the whole workload ran, -EINTR when a signal ended it.
  */
@@ -269,12 +284,15 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 		{ STATSFD_VM_EXIT_HYPERCALL, run->hypercall_exits },
 		{ STATSFD_VM_EXIT_HALT, run->halt_exits },
 	};
-	struct statsfd_vm_vcpu_stats *stats = &vcpu->stats;
+	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
 	u64 done = 0, i;
 	size_t phase;
 	int ret = 0;
 
+	vcpu->windows = READ_ONCE(statsfd_vm_update_windows);
+	statsfd_vm_window_begin(vcpu);
 	statsfd_vm_stat_add(&stats->runs, 1);
+	statsfd_vm_window_end(vcpu);
 
 	for (phase = 0; phase < ARRAY_SIZE(phases); phase++) {
 		for (i = 0; i < phases[phase].count; i++) {
@@ -297,6 +315,7 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 	}
 out:
 	*exits_done = done;
+	statsfd_vm_window_begin(vcpu);
 	if (ret == -EINTR) {
 		/* KVM_EXIT_INTR: back to userspace to handle the signal. */
 		statsfd_vm_stat_add(&stats->exits, 1);
@@ -306,5 +325,6 @@ out:
 	statsfd_vm_stat_linhist(stats->run_exits_hist, done,
 				STATSFD_VM_RUN_HIST_BUCKET);
 	statsfd_vm_stat_max(&stats->max_run_exits, done);
+	statsfd_vm_window_end(vcpu);
 	return ret;
 }

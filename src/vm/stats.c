@@ -114,6 +114,7 @@ static_assert(sizeof(SFD_SYS) / sizeof(u64) == 6);
 
 struct statsfd_schema statsfd_vm_vcpu_schema = {
 	.name = "statsfd_vm.vcpu",
+	.flags = STATSFD_SCHEMA_SNAPSHOT | STATSFD_SCHEMA_MMAP,
 	.descs = statsfd_vm_vcpu_descs,
 	.num_descs = ARRAY_SIZE(statsfd_vm_vcpu_descs),
 	.stats_size = sizeof(SFD_VCPU),
@@ -121,6 +122,7 @@ struct statsfd_schema statsfd_vm_vcpu_schema = {
 
 struct statsfd_schema statsfd_vm_vm_schema = {
 	.name = "statsfd_vm.vm",
+	.flags = STATSFD_SCHEMA_SNAPSHOT | STATSFD_SCHEMA_MMAP,
 	.descs = statsfd_vm_vm_descs,
 	.num_descs = ARRAY_SIZE(statsfd_vm_vm_descs),
 	.stats_size = sizeof(SFD_VM),

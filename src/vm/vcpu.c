@@ -228,11 +228,13 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 	atomic_set(&vcpu->kick, 0);
 	init_waitqueue_head(&vcpu->wq);
 
-	ret = statsfd_source_init(&vcpu->src, &statsfd_vm_vcpu_schema,
-				  &vcpu->stats, &statsfd_vm_vcpu_src_ops,
-				  "%s/vcpu-%u", vm->src.id, vcpu->id);
+	/* The stats live in the source's mappable page, zero. */
+	ret = statsfd_source_init(&vcpu->src, &statsfd_vm_vcpu_schema, NULL,
+				  &statsfd_vm_vcpu_src_ops, "%s/vcpu-%u",
+				  vm->src.id, vcpu->id);
 	if (ret)
 		goto out_free;
+	vcpu->stats = statsfd_source_stats(&vcpu->src);
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {
@@ -252,8 +254,7 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 	xa_store(&vm->vcpus, vcpu->id, vcpu, GFP_KERNEL_ACCOUNT);
 	statsfd_source_add_child(&vm->src, &vcpu->src);
 	statsfd_vm_vcpu_debugfs_create(vcpu);
-	/* One writer (vm->lock) but lockless readers: see statsfd_stat_add(). */
-	statsfd_stat_add(&vm->stats.vcpus_created, 1);
+	statsfd_vm_vm_stat_add(vm, &vm->stats->vcpus_created, 1);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_created, 1);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_alive, 1);
 	mutex_unlock(&vm->lock);

@@ -14,6 +14,7 @@
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/statsfd.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
@@ -94,12 +95,34 @@ void statsfd_vm_vm_put(struct statsfd_vm_vm *vm)
  * The one place that keeps the VM's and the device's stats_fds_open in
  * step for the stats fds of a VM and of its vCPUs (the system source's
  * own fds count only in the device's).  Both counters are updated from any
- * thread that opens or closes an fd, hence statsfd_vm_counter_add().
+ * thread that opens or closes an fd: the VM's in a window under its stats
+ * lock, the device's with statsfd_vm_counter_add().
  */
 void statsfd_vm_count_stats_fd(struct statsfd_vm_vm *vm, s64 delta)
 {
-	statsfd_vm_counter_add(&vm->stats.stats_fds_open, delta);
+	statsfd_vm_vm_stat_add(vm, &vm->stats->stats_fds_open, delta);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.stats_fds_open, delta);
+}
+
+/**
+ * statsfd_vm_vm_stat_add() - add to one of a VM's own stats
+ * @vm: the VM
+ * @stat: a u64 of @vm->stats
+ * @delta: what to add (negative to subtract)
+ *
+ * Any thread may update a VM's stats, so each update is one window under
+ * @vm->stats_lock: the lock makes its holder the source's single writer
+ * for the window's duration.  Not on the vCPU hot path.
+ *
+ * Context: any context that may take a spinlock.
+ */
+void statsfd_vm_vm_stat_add(struct statsfd_vm_vm *vm, u64 *stat, s64 delta)
+{
+	spin_lock(&vm->stats_lock);
+	statsfd_update_begin(&vm->src);
+	statsfd_stat_add(stat, delta);
+	statsfd_update_end(&vm->src);
+	spin_unlock(&vm->stats_lock);
 }
 
 /* A stats fd on the VM (or, see vcpu.c, on one of its vCPUs) pins it. */
@@ -205,13 +228,16 @@ int statsfd_vm_create_vm(const void __user *uarg)
 	mutex_init(&vm->lock);
 	xa_init(&vm->vcpus);
 	vm->max_vcpus = READ_ONCE(statsfd_vm_max_vcpus);
+	spin_lock_init(&vm->stats_lock);
 
-	ret = statsfd_source_init(&vm->src, &statsfd_vm_vm_schema, &vm->stats,
+	/* The stats live in the source's mappable page, zero. */
+	ret = statsfd_source_init(&vm->src, &statsfd_vm_vm_schema, NULL,
 				  &statsfd_vm_vm_src_ops, "vm-%d-%lld",
 				  task_tgid_nr(current),
 				  atomic64_inc_return(&statsfd_vm_seq));
 	if (ret)
 		goto out_free;
+	vm->stats = statsfd_source_stats(&vm->src);
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {

@@ -123,4 +123,58 @@ struct statsfd_desc {
 #endif
 };
 
+/*
+ * Stats a source of a schema with update windows appends to its data
+ * block, after every other stat, as two ordinary descriptors (a KVM parser
+ * sees two more stats):
+ *
+ * - STATSFD_STAT_SAMPLE_NS: CLOCK_BOOTTIME nanoseconds at which the values
+ *   of this read were current (STATSFD_TYPE_INSTANT, STATSFD_UNIT_SECONDS,
+ *   exponent -9);
+ * - STATSFD_STAT_GENERATION: update windows completed on the source so far
+ *   (STATSFD_TYPE_CUMULATIVE, STATSFD_UNIT_NONE); equal to
+ *   statsfd_mmap_header.seq / 2 at that moment.
+ */
+#define STATSFD_STAT_SAMPLE_NS		"sample_ns"
+#define STATSFD_STAT_GENERATION		"generation"
+
+/*
+ * mmap() of a stats fd: PROT_READ and MAP_SHARED (or MAP_PRIVATE without
+ * write), offset 0 (or any page inside the area), at most the area's size.
+ * The area starts with struct statsfd_mmap_header; the live values follow
+ * at data_offset, laid out exactly as the first data_size bytes of the
+ * file's data block (a stat's values are at data_offset + desc.offset).
+ * Aggregates, sample_ns and generation are not in the area: read them
+ * with pread().  The area is rounded up to whole pages; mapping its first
+ * page is always valid.  See "Mapping the values" in
+ * Documentation/statsfd-abi.rst for the reader protocol.
+ */
+#define STATSFD_MMAP_VERSION		1
+
+/**
+ * struct statsfd_mmap_header - start of the mapped values area
+ * @version: STATSFD_MMAP_VERSION; a later version only appends fields
+ *	before data_offset and keeps the meaning of these
+ * @header_size: bytes of this header as the kernel fills it (64 for
+ *	version 1); never more than data_offset
+ * @seq: sequence count of the source's update windows: odd while a
+ *	window is open, incremented by 2 per window; load it with one
+ *	64-bit atomic load
+ * @data_offset: offset of the first value from the start of the area; a
+ *	multiple of 8
+ * @data_size: bytes of values in the area, a multiple of 8
+ * @flags: 0 for now
+ * @reserved: 0 for now
+ */
+struct statsfd_mmap_header {
+	__u32 version;
+	__u32 header_size;
+	__u64 seq;
+	__u32 data_offset;
+	__u32 data_size;
+	__u32 flags;
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+
 #endif /* _UAPI_LINUX_STATSFD_H */
