@@ -247,16 +247,21 @@ void statsfd_vm_vcpu_kick(struct statsfd_vm_vcpu *vcpu);
 /*
  * An update window on the vCPU's source: what the run loop writes between
  * these two reaches readers as one.  Two plain stores, no lock, no atomic.
+ * @windows is the run's &statsfd_vm_vcpu.windows; the exit handler passes
+ * it in a register, so the hot path does not reload it around the
+ * window's barriers.
  */
-static inline void statsfd_vm_window_begin(struct statsfd_vm_vcpu *vcpu)
+static inline void statsfd_vm_window_begin(struct statsfd_vm_vcpu *vcpu,
+					   bool windows)
 {
-	if (STATSFD_VM_STATS_ENABLED && vcpu->windows)
+	if (STATSFD_VM_STATS_ENABLED && windows)
 		statsfd_update_begin(&vcpu->src);
 }
 
-static inline void statsfd_vm_window_end(struct statsfd_vm_vcpu *vcpu)
+static inline void statsfd_vm_window_end(struct statsfd_vm_vcpu *vcpu,
+					 bool windows)
 {
-	if (STATSFD_VM_STATS_ENABLED && vcpu->windows)
+	if (STATSFD_VM_STATS_ENABLED && windows)
 		statsfd_update_end(&vcpu->src);
 }
 

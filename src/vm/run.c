@@ -103,9 +103,9 @@ static int statsfd_vm_block(struct statsfd_vm_vcpu *vcpu, u64 timeout_ns,
 	if (timeout_ns)
 		expires = ktime_add_ns(ktime_get(), timeout_ns);
 
-	statsfd_vm_window_begin(vcpu);
+	statsfd_vm_window_begin(vcpu, vcpu->windows);
 	statsfd_vm_stat_set(&vcpu->stats->blocking, 1);
-	statsfd_vm_window_end(vcpu);
+	statsfd_vm_window_end(vcpu, vcpu->windows);
 	for (;;) {
 		prepare_to_wait(&vcpu->wq, &wait, TASK_INTERRUPTIBLE);
 		if (statsfd_vm_take_kick(vcpu)) {
@@ -126,9 +126,9 @@ static int statsfd_vm_block(struct statsfd_vm_vcpu *vcpu, u64 timeout_ns,
 			schedule();
 	}
 	finish_wait(&vcpu->wq, &wait);
-	statsfd_vm_window_begin(vcpu);
+	statsfd_vm_window_begin(vcpu, vcpu->windows);
 	statsfd_vm_stat_set(&vcpu->stats->blocking, 0);
-	statsfd_vm_window_end(vcpu);
+	statsfd_vm_window_end(vcpu, vcpu->windows);
 	return ret;
 }
 
@@ -192,7 +192,7 @@ static int statsfd_vm_halt(struct statsfd_vm_vcpu *vcpu, u64 poll_ns,
 	cur = ktime_get();
 out:
 	/* The halt's outcome, all of it in one window. */
-	statsfd_vm_window_begin(vcpu);
+	statsfd_vm_window_begin(vcpu, vcpu->windows);
 	if (waited) {
 		wait_ns = ktime_to_ns(ktime_sub(cur, poll_end));
 		statsfd_vm_stat_add(&stats->halt_wait_ns, wait_ns);
@@ -205,7 +205,7 @@ out:
 		poll_ns = ktime_to_ns(ktime_sub(poll_end, start));
 		statsfd_vm_halt_poll_stats(vcpu, poll_ns, !waited, kicked);
 	}
-	statsfd_vm_window_end(vcpu);
+	statsfd_vm_window_end(vcpu, vcpu->windows);
 	return ret;
 }
 
@@ -216,13 +216,13 @@ out:
  */
 static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
 				   enum statsfd_vm_exit_reason reason,
-				   const struct statsfd_vm_run *run)
+				   const struct statsfd_vm_run *run, bool windows)
 {
 	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
 	u64 state = vcpu->guest_state;
 
 	/* One window per exit: exits and exits by reason move together. */
-	statsfd_vm_window_begin(vcpu);
+	statsfd_vm_window_begin(vcpu, windows);
 	statsfd_vm_stat_add(&stats->exits, 1);
 	statsfd_vm_stat_add(&stats->guest_cycles, run->cycles_per_exit);
 	switch (reason) {
@@ -243,7 +243,7 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
 		statsfd_vm_stat_add(&stats->halt_exits, 1);
 		break;
 	}
-	statsfd_vm_window_end(vcpu);
+	statsfd_vm_window_end(vcpu, windows);
 	vcpu->guest_state = state * 6364136223846793005ULL + reason + 1;
 }
 
@@ -286,13 +286,15 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 	};
 	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
 	u64 done = 0, i;
+	bool windows;
 	size_t phase;
 	int ret = 0;
 
 	vcpu->windows = READ_ONCE(statsfd_vm_update_windows);
-	statsfd_vm_window_begin(vcpu);
+	windows = vcpu->windows;
+	statsfd_vm_window_begin(vcpu, vcpu->windows);
 	statsfd_vm_stat_add(&stats->runs, 1);
-	statsfd_vm_window_end(vcpu);
+	statsfd_vm_window_end(vcpu, vcpu->windows);
 
 	for (phase = 0; phase < ARRAY_SIZE(phases); phase++) {
 		for (i = 0; i < phases[phase].count; i++) {
@@ -303,7 +305,8 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 				}
 				cond_resched();
 			}
-			statsfd_vm_handle_exit(vcpu, phases[phase].reason, run);
+			statsfd_vm_handle_exit(vcpu, phases[phase].reason, run,
+					       windows);
 			done++;
 			if (phases[phase].reason == STATSFD_VM_EXIT_HALT) {
 				ret = statsfd_vm_halt(vcpu, run->halt_poll_ns,
@@ -315,7 +318,7 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 	}
 out:
 	*exits_done = done;
-	statsfd_vm_window_begin(vcpu);
+	statsfd_vm_window_begin(vcpu, vcpu->windows);
 	if (ret == -EINTR) {
 		/* KVM_EXIT_INTR: back to userspace to handle the signal. */
 		statsfd_vm_stat_add(&stats->exits, 1);
@@ -325,6 +328,6 @@ out:
 	statsfd_vm_stat_linhist(stats->run_exits_hist, done,
 				STATSFD_VM_RUN_HIST_BUCKET);
 	statsfd_vm_stat_max(&stats->max_run_exits, done);
-	statsfd_vm_window_end(vcpu);
+	statsfd_vm_window_end(vcpu, vcpu->windows);
 	return ret;
 }
