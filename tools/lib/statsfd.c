@@ -6,6 +6,12 @@
  * size is computed in 64 bits and bounded, every region is read with one
  * pread into a buffer of exactly the size asked for, and a short read is an
  * error.  Nothing is dereferenced through a value taken from the file.
+ *
+ * A stats fd whose values can be mapped (statsfd's, with update windows)
+ * is also mapped read-only at open; its mmap header is validated against
+ * the descriptors like the file itself, and the values are then copied
+ * out of the mapping with the sequence protocol of the uapi header, with
+ * a bounded number of tries before pread() takes over.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,9 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
+#include <linux/magic.h>
 
 #include "statsfd.h"
+#include "statsfd_internal.h"
 
 #define HDR_SIZE	sizeof(struct statsfd_header)
 #define DESC_SIZE	sizeof(struct statsfd_desc)
@@ -35,6 +47,26 @@ struct statsfd {
 	size_t desc_len;
 	size_t data_size;
 	uint64_t hash;
+	/* The recognized sample_ns and generation stats, or NULL. */
+	const struct statsfd_stat *sample_st;
+	const struct statsfd_stat *gen_st;
+	/*
+	 * The read-only mapping of the values, or NULL: @map_len bytes, the
+	 * values at @map + @map_data_off, @map_data_size bytes of them (the
+	 * first bytes of the data block).  @map_full: every stat but
+	 * sample_ns and generation is in it, so statsfd_read() can use it.
+	 */
+	const void *map;
+	size_t map_len;
+	uint32_t map_data_off;
+	uint32_t map_data_size;
+	bool map_full;
+	/* Test seam (statsfd_internal.h). */
+	void (*map_hook)(void *arg, unsigned int attempt);
+	void *map_hook_arg;
+	/* Updated with relaxed atomics, off the fast path only. */
+	uint64_t map_retries;
+	uint64_t map_fallbacks;
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -366,6 +398,214 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
 	return h;
 }
 
+/*
+ * The two stats a source with update windows ends its data block with,
+ * recognized by name and exact shape (a stat of another shape with one of
+ * these names is an ordinary stat).
+ */
+static bool is_sample_stat(const struct statsfd_stat *st)
+{
+	return !strcmp(st->name, STATSFD_STAT_SAMPLE_NS) &&
+	       st->flags == (STATSFD_TYPE_INSTANT | STATSFD_UNIT_SECONDS |
+			     STATSFD_BASE_POW10) &&
+	       st->exponent == -9 && st->size == 1;
+}
+
+static bool is_generation_stat(const struct statsfd_stat *st)
+{
+	return !strcmp(st->name, STATSFD_STAT_GENERATION) &&
+	       st->flags == (STATSFD_TYPE_CUMULATIVE | STATSFD_UNIT_NONE |
+			     STATSFD_BASE_POW10) &&
+	       st->exponent == 0 && st->size == 1;
+}
+
+static bool is_meta(const struct statsfd *sf, const struct statsfd_stat *st)
+{
+	return st == sf->sample_st || st == sf->gen_st;
+}
+
+static uint64_t stat_end(const struct statsfd_stat *st)
+{
+	return (uint64_t)st->offset + (uint64_t)st->size * 8;
+}
+
+static void map_detach(struct statsfd *sf)
+{
+	if (sf->map)
+		munmap((void *)sf->map, sf->map_len);
+	sf->map = NULL;
+	sf->map_len = 0;
+	sf->map_data_off = 0;
+	sf->map_data_size = 0;
+	sf->map_full = false;
+}
+
+/*
+ * Whether the mmap header @h fits the descriptors: the mapped values must
+ * be exactly the plain stats (every stat that is neither an aggregate nor
+ * sample_ns/generation), which start the data block, and nothing else.
+ */
+static int map_check(const struct statsfd *sf,
+		     const struct statsfd_mmap_header *h,
+		     struct statsfd_error *err)
+{
+	uint64_t span = 0;
+	unsigned int i;
+
+	if (h->version < 1) {
+		set_err(err, EINVAL, "mmap.version: %u (must be at least 1)",
+			h->version);
+		return -EINVAL;
+	}
+	if (h->header_size < sizeof(*h)) {
+		set_err(err, EINVAL, "mmap.header_size: %u smaller than the %zu bytes of version 1",
+			h->header_size, sizeof(*h));
+		return -EINVAL;
+	}
+	if (h->data_offset < h->header_size) {
+		set_err(err, EINVAL, "mmap.data_offset: %u inside the header (header_size %u)",
+			h->data_offset, h->header_size);
+		return -EINVAL;
+	}
+	if (h->data_offset % 8) {
+		set_err(err, EINVAL, "mmap.data_offset: %u not 8-byte aligned",
+			h->data_offset);
+		return -EINVAL;
+	}
+	if (h->data_offset > STATSFD_LIB_DATA_SIZE_MAX) {
+		set_err(err, EINVAL, "mmap.data_offset: %u above the limit %u",
+			h->data_offset, STATSFD_LIB_DATA_SIZE_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < sf->num_stats; i++) {
+		const struct statsfd_stat *st = &sf->stats[i];
+
+		if (!st->agg && !is_meta(sf, st) && stat_end(st) > span)
+			span = stat_end(st);
+	}
+	if (h->data_size != span) {
+		set_err(err, EINVAL, "mmap.data_size: %u bytes, but the plain stats span %" PRIu64,
+			h->data_size, span);
+		return -EINVAL;
+	}
+	for (i = 0; i < sf->num_stats; i++) {
+		const struct statsfd_stat *st = &sf->stats[i];
+
+		if (st->offset < h->data_size && (st->agg || is_meta(sf, st))) {
+			set_err(err, EINVAL, "mmap.data_size: %u bytes cover desc[%u] (%s), not a plain stat",
+				h->data_size, i, st->name);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* At least the header and one page; the area is whole pages. */
+static size_t page_size(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+
+	return p >= (long)sizeof(struct statsfd_mmap_header) ? (size_t)p : 4096;
+}
+
+int statsfd__attach_map(struct statsfd *sf, int fd, struct statsfd_error *err)
+{
+	struct statsfd_mmap_header h, h2;
+	size_t page = page_size(), len = page, need;
+	struct stat stb;
+	unsigned int i;
+	void *p;
+	int e;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	map_detach(sf);
+	if (fstat(fd, &stb)) {
+		e = errno;
+		set_err(err, e, "mmap: fstat failed: %s", strerror(e));
+		return -e;
+	}
+	/* Reading past the end of a mapped file would be SIGBUS. */
+	if (S_ISREG(stb.st_mode) && (uint64_t)stb.st_size < len) {
+		set_err(err, EINVAL, "mmap: file of %lld bytes, less than a page",
+			(long long)stb.st_size);
+		return -EINVAL;
+	}
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		e = errno;
+		set_err(err, e, "mmap: %s", strerror(e));
+		return -e;
+	}
+	/* The fields validated never change; only seq does. */
+	memcpy(&h, p, sizeof(h));
+	e = -map_check(sf, &h, err);
+	if (e)
+		goto fail;
+	need = (size_t)h.data_offset + h.data_size;
+	if (need > len) {
+		munmap(p, len);
+		len = (need + page - 1) / page * page;
+		if (S_ISREG(stb.st_mode) && (uint64_t)stb.st_size < len) {
+			set_err(err, EINVAL, "mmap.data_size: values end at %zu, past the file (%lld bytes)",
+				need, (long long)stb.st_size);
+			return -EINVAL;
+		}
+		p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED) {
+			e = errno;
+			set_err(err, e, "mmap: mapping %zu bytes: %s", len,
+				strerror(e));
+			return -e;
+		}
+		memcpy(&h2, p, sizeof(h2));
+		if (h2.version != h.version || h2.header_size != h.header_size ||
+		    h2.data_offset != h.data_offset ||
+		    h2.data_size != h.data_size) {
+			e = EINVAL;
+			set_err(err, e, "mmap: header changed between two mappings");
+			goto fail;
+		}
+	}
+	sf->map = p;
+	sf->map_len = len;
+	sf->map_data_off = h.data_offset;
+	sf->map_data_size = h.data_size;
+	sf->map_full = true;
+	for (i = 0; i < sf->num_stats; i++)
+		if (!is_meta(sf, &sf->stats[i]) &&
+		    stat_end(&sf->stats[i]) > h.data_size)
+			sf->map_full = false;
+	return 0;
+fail:
+	munmap(p, len);
+	return -e;
+}
+
+void statsfd__set_map_hook(struct statsfd *sf,
+			   void (*hook)(void *arg, unsigned int attempt),
+			   void *arg)
+{
+	sf->map_hook = hook;
+	sf->map_hook_arg = arg;
+}
+
+void statsfd__map_counters(const struct statsfd *sf, uint64_t *retries,
+			   uint64_t *fallbacks)
+{
+	*retries = __atomic_load_n(&sf->map_retries, __ATOMIC_RELAXED);
+	*fallbacks = __atomic_load_n(&sf->map_fallbacks, __ATOMIC_RELAXED);
+}
+
+/* Only anon-inode fds can be stats fds; never map a file (SIGBUS). */
+static bool may_be_stats_fd(int fd)
+{
+	struct statfs st;
+
+	return !fstatfs(fd, &st) &&
+	       (unsigned long)st.f_type == (unsigned long)ANON_INODE_FS_MAGIC;
+}
+
 struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
 				struct statsfd_error *err)
 {
@@ -376,7 +616,7 @@ struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
 
 	if (err)
 		memset(err, 0, sizeof(*err));
-	if (flags & ~STATSFD_OPEN_CLOSE_FD) {
+	if (flags & ~(STATSFD_OPEN_CLOSE_FD | STATSFD_OPEN_NO_MMAP)) {
 		set_err(err, EINVAL, "flags: unknown open flags 0x%x", flags);
 		goto fail_fd;
 	}
@@ -430,6 +670,17 @@ struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
 	if (statsfd_read(sf, probe, err))
 		goto fail;
 	free(probe);
+	probe = NULL;
+
+	sf->sample_st = statsfd_find(sf, STATSFD_STAT_SAMPLE_NS);
+	if (sf->sample_st && !is_sample_stat(sf->sample_st))
+		sf->sample_st = NULL;
+	sf->gen_st = statsfd_find(sf, STATSFD_STAT_GENERATION);
+	if (sf->gen_st && !is_generation_stat(sf->gen_st))
+		sf->gen_st = NULL;
+	/* Any failure (ENODEV for KVM and unmappable sources): pread only. */
+	if (!(flags & STATSFD_OPEN_NO_MMAP) && may_be_stats_fd(fd))
+		statsfd__attach_map(sf, fd, NULL);
 
 	sf->hash = fnv1a(0xcbf29ce484222325ULL, &sf->hdr.name_size,
 			 sizeof(sf->hdr.name_size));
@@ -470,6 +721,7 @@ void statsfd_close(struct statsfd *sf)
 {
 	if (!sf)
 		return;
+	map_detach(sf);
 	if (sf->close_fd)
 		close(sf->fd);
 	free(sf->id);
@@ -530,13 +782,186 @@ size_t statsfd_data_size(const struct statsfd *sf)
 	return sf->data_size;
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* When the values of a copy from the mapping were current. */
+struct map_meta {
+	uint64_t sample_ns;
+	uint64_t generation;
+};
+
+static bool in_map(const struct statsfd *sf, const struct statsfd_stat *st)
+{
+	return stat_end(st) <= sf->map_data_size;
+}
+
+/*
+ * Copy values out of the mapping, all of them (@stats NULL) or those of
+ * the mapped stats among @stats, into @buf at their data block offsets,
+ * with the sequence protocol: keep the copy only if the count was even
+ * and the same before and after.  Each u64 is one relaxed atomic load
+ * (a plain mov; the kernel may be storing it).  With @want_ns the time is
+ * taken between the two loads of the count, as the kernel does for a
+ * pread.  After STATSFD_MAP_TRIES thrown-away copies the caller falls
+ * back to pread, which the kernel guarantees to complete.
+ */
+static bool map_snapshot(const struct statsfd *sf, uint64_t *buf,
+			 const struct statsfd_stat *const *stats,
+			 unsigned int n, bool want_ns, struct map_meta *meta)
+{
+	const struct statsfd_mmap_header *h = sf->map;
+	const uint64_t *vals = (const uint64_t *)((const char *)sf->map +
+						  sf->map_data_off);
+	struct timespec ts = { 0, 0 };
+	unsigned int attempt, i;
+	size_t w, first, end;
+	uint64_t s1, s2;
+
+	for (attempt = 0; attempt < STATSFD_MAP_TRIES; attempt++) {
+		s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+		if (s1 & 1) {
+			cpu_relax();
+			continue;
+		}
+		for (i = 0; i < (stats ? n : 1); i++) {
+			if (stats && !in_map(sf, stats[i]))
+				continue;
+			first = stats ? stats[i]->offset / 8 : 0;
+			end = stats ? (size_t)stat_end(stats[i]) / 8 :
+				      sf->map_data_size / 8;
+			for (w = first; w < end; w++)
+				buf[w] = __atomic_load_n(&vals[w],
+							 __ATOMIC_RELAXED);
+		}
+		if (want_ns && clock_gettime(CLOCK_BOOTTIME, &ts))
+			break;
+		if (sf->map_hook)
+			sf->map_hook(sf->map_hook_arg, attempt);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&h->seq, __ATOMIC_RELAXED);
+		if (s1 == s2) {
+			if (attempt)
+				__atomic_fetch_add((uint64_t *)&sf->map_retries,
+						   attempt, __ATOMIC_RELAXED);
+			meta->generation = s1 >> 1;
+			meta->sample_ns = (uint64_t)ts.tv_sec * 1000000000u +
+					  (uint64_t)ts.tv_nsec;
+			return true;
+		}
+		cpu_relax();
+	}
+	__atomic_fetch_add((uint64_t *)&sf->map_retries, attempt,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add((uint64_t *)&sf->map_fallbacks, 1, __ATOMIC_RELAXED);
+	return false;
+}
+
+static void put_meta(const struct statsfd *sf, uint64_t *buf,
+		     const struct map_meta *meta, bool sample, bool gen)
+{
+	if (sample && sf->sample_st)
+		buf[sf->sample_st->offset / 8] = meta->sample_ns;
+	if (gen && sf->gen_st)
+		buf[sf->gen_st->offset / 8] = meta->generation;
+}
+
 int statsfd_read(const struct statsfd *sf, uint64_t *buf,
 		 struct statsfd_error *err)
 {
+	struct map_meta meta;
+
 	if (!sf->data_size)
 		return 0;
+	if (sf->map_full &&
+	    map_snapshot(sf, buf, NULL, 0, sf->sample_st != NULL, &meta)) {
+		/* Only sample_ns, generation and holes are past the mapping. */
+		memset((char *)buf + sf->map_data_size, 0,
+		       sf->data_size - sf->map_data_size);
+		put_meta(sf, buf, &meta, true, true);
+		return 0;
+	}
 	return read_exact(sf->fd, buf, sf->data_size, sf->hdr.data_offset,
 			  "data", err);
+}
+
+int statsfd_read_stats(const struct statsfd *sf,
+		       const struct statsfd_stat *const *stats, unsigned int n,
+		       uint64_t *buf, struct statsfd_error *err)
+{
+	uintptr_t base = (uintptr_t)sf->stats;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	bool mapped = sf->map != NULL, want_ns = false, want_gen = false;
+	struct map_meta meta;
+	unsigned int i;
+
+	if (err)
+		memset(err, 0, sizeof(*err));
+	for (i = 0; i < n; i++) {
+		uintptr_t p = (uintptr_t)stats[i];
+
+		if (!stats[i] || p < base ||
+		    p >= base + sf->num_stats * sizeof(*sf->stats) ||
+		    (p - base) % sizeof(*sf->stats)) {
+			set_err(err, EINVAL, "stats[%u]: not a descriptor of this handle",
+				i);
+			return -EINVAL;
+		}
+		if (stats[i]->offset < lo)
+			lo = stats[i]->offset;
+		if (stat_end(stats[i]) > hi)
+			hi = stat_end(stats[i]);
+		if (stats[i] == sf->sample_st)
+			want_ns = true;
+		else if (stats[i] == sf->gen_st)
+			want_gen = true;
+		else if (!is_meta(sf, stats[i]) && !in_map(sf, stats[i]))
+			mapped = false;
+	}
+	if (!n)
+		return 0;
+	if (mapped && map_snapshot(sf, buf, stats, n, want_ns, &meta)) {
+		put_meta(sf, buf, &meta, want_ns, want_gen);
+		return 0;
+	}
+	/* One pread is one snapshot of every value it covers. */
+	return read_exact(sf->fd, (char *)buf + lo, (size_t)(hi - lo),
+			  sf->hdr.data_offset + lo, "data", err);
+}
+
+bool statsfd_is_mapped(const struct statsfd *sf)
+{
+	return sf->map != NULL;
+}
+
+const struct statsfd_stat *statsfd_sample_stat(const struct statsfd *sf)
+{
+	return sf->sample_st;
+}
+
+const struct statsfd_stat *statsfd_generation_stat(const struct statsfd *sf)
+{
+	return sf->gen_st;
+}
+
+double statsfd_sample_interval(const struct statsfd *sf, const uint64_t *prev,
+			       const uint64_t *cur, double fallback)
+{
+	uint64_t a, b;
+
+	if (!sf->sample_st)
+		return fallback;
+	a = prev[sf->sample_st->offset / 8];
+	b = cur[sf->sample_st->offset / 8];
+	if (!a || b <= a)
+		return fallback;
+	return (double)(b - a) / 1e9;
 }
 
 const void *statsfd_schema_bytes(const struct statsfd *sf, size_t *len)

@@ -9,7 +9,7 @@
  *	uint64_t *buf = malloc(statsfd_data_size(sf));
  *
  *	for (;;) {
- *		statsfd_read(sf, buf, &err);		// one pread per call
+ *		statsfd_read(sf, buf, &err);	// one pread, or the mapping
  *		st = statsfd_find(sf, "halt_exits");
  *		printf("%" PRIu64 "\n", statsfd_values(st, buf)[0]);
  *	}
@@ -19,6 +19,30 @@
  * validation failure is reported through struct statsfd_error with the name
  * of the offending field, never by a crash or an out-of-bounds access, so
  * the library can be pointed at any fd a client hands over.
+ *
+ * Mapped values.  A statsfd stats fd whose source has update windows can
+ * be mapped read-only (struct statsfd_mmap_header in <linux/statsfd.h>):
+ * statsfd_open_fd() maps it unless told not to, validates the mmap header
+ * against the descriptors, and silently keeps to pread() when the fd
+ * cannot be mapped (KVM's fds, statsfd sources without windows, files) or
+ * the header does not fit.  Reads then pick the mapping by this rule:
+ *
+ *   - statsfd_read() copies from the mapping only when every stat except
+ *     sample_ns and generation is in it (a vCPU); a source with stats
+ *     outside it (a VM's aggregates) is read with one pread(), since only
+ *     that gives the whole data block as one snapshot;
+ *   - statsfd_read_stats() copies from the mapping when each stat asked
+ *     for is in it or is sample_ns/generation; otherwise one pread();
+ *   - a copy from the mapping is one snapshot by the sequence protocol:
+ *     generation is the count / 2 and sample_ns the CLOCK_BOOTTIME time
+ *     taken between its two loads, as the kernel fills them for a pread;
+ *     after a bounded number of thrown-away copies (a writer opening
+ *     windows back to back) the read falls back to pread().
+ *
+ * Either way the values are those a pread would return, with the same
+ * consistency.  A mapping costs no fd, but holds the source (the VM) like
+ * an open fd until statsfd_close() unmaps it, even when the caller closed
+ * the fd itself.
  *
  * Not thread-safe per handle for statsfd_read() into a shared buffer, but
  * handles are immutable after open: several threads may read one handle
@@ -87,13 +111,24 @@ struct statsfd;
 
 /* statsfd_open_fd() flag: statsfd_close() closes the fd too. */
 #define STATSFD_OPEN_CLOSE_FD		(1u << 0)
+/* statsfd_open_fd() flag: never map the values, always pread(). */
+#define STATSFD_OPEN_NO_MMAP		(1u << 1)
 
 /**
  * statsfd_open_fd() - read and validate the header, id and descriptors
  * @fd: a readable fd supporting pread (stats fd, memfd, regular file)
- * @flags: 0 or STATSFD_OPEN_CLOSE_FD; with it, @fd is closed by
- *	statsfd_close(), and also on failure
+ * @flags: STATSFD_OPEN_CLOSE_FD: @fd is closed by statsfd_close(), and
+ *	also on failure; STATSFD_OPEN_NO_MMAP: do not map the values
  * @err: filled on failure; may be NULL
+ *
+ * Then, unless STATSFD_OPEN_NO_MMAP, an anon-inode fd (what every stats
+ * fd is; files are never mapped) is mapped read-only, one page first and
+ * the whole values area if it is larger.  The mapping is kept only if its
+ * header is consistent: version >= 1, header_size at least 64 and at most
+ * data_offset, data_offset 8-aligned, and data_size exactly the bytes of
+ * the plain stats (all but aggregates, sample_ns and generation), which
+ * must be the first ones of the data block.  Any failure of the mapping,
+ * ENODEV included, leaves a handle that reads with pread() as before.
  *
  * Return: a handle caching the schema, or NULL with @err filled and errno set.
  */
@@ -156,15 +191,85 @@ const struct statsfd_stat *statsfd_find(const struct statsfd *sf,
 size_t statsfd_data_size(const struct statsfd *sf);
 
 /**
- * statsfd_read() - read every value with one pread of the data block
+ * statsfd_read() - read every value, as one snapshot
  * @sf: handle
  * @buf: statsfd_data_size() bytes, 8-aligned
  * @err: filled on failure; may be NULL
  *
+ * From the mapping when it holds every stat but sample_ns and generation
+ * (see the top of this file), otherwise with one pread() of the data
+ * block.  Either is one snapshot of a source with update windows.
  * Return: 0, or a negative errno (-EIO for a short read).
  */
 int statsfd_read(const struct statsfd *sf, uint64_t *buf,
 		 struct statsfd_error *err);
+
+/**
+ * statsfd_read_stats() - read some stats, all from one snapshot
+ * @sf: handle
+ * @stats: @n descriptors of @sf (from statsfd_find() or statsfd_stat())
+ * @n: how many; 0 reads nothing
+ * @buf: statsfd_data_size() bytes, 8-aligned, laid out as for
+ *	statsfd_read(), so that statsfd_values() finds each stat
+ * @err: filled on failure; may be NULL
+ *
+ * The values of @stats are filled from one snapshot: one copy from the
+ * mapping when every stat asked for is mapped or is sample_ns or
+ * generation (no system call), else one pread() spanning all of them (a
+ * single read is one snapshot of a statsfd source; a KVM fd promises
+ * nothing more than untorn values).  Other parts of @buf between the
+ * lowest and highest stat asked for may be overwritten.
+ * Return: 0; -EINVAL for a descriptor that is not @sf's; or the errors of
+ * statsfd_read().
+ */
+int statsfd_read_stats(const struct statsfd *sf,
+		       const struct statsfd_stat *const *stats, unsigned int n,
+		       uint64_t *buf, struct statsfd_error *err);
+
+/**
+ * statsfd_is_mapped() - whether @sf has a mapping of the values
+ * @sf: handle
+ *
+ * Return: true when reads may use the mapping (see the top of the file).
+ */
+bool statsfd_is_mapped(const struct statsfd *sf);
+
+/**
+ * statsfd_sample_stat() - the sample_ns stat of @sf
+ * @sf: handle
+ *
+ * Recognized by name (STATSFD_STAT_SAMPLE_NS) and shape (instant, seconds,
+ * pow10, exponent -9, one value): the CLOCK_BOOTTIME nanoseconds at which
+ * the values of a read were current.
+ * Return: its descriptor, or NULL when the source has none.
+ */
+const struct statsfd_stat *statsfd_sample_stat(const struct statsfd *sf);
+
+/**
+ * statsfd_generation_stat() - the generation stat of @sf
+ * @sf: handle
+ *
+ * Recognized by name (STATSFD_STAT_GENERATION) and shape (cumulative, no
+ * unit, exponent 0, one value): update windows completed at the read.
+ * Return: its descriptor, or NULL when the source has none.
+ */
+const struct statsfd_stat *statsfd_generation_stat(const struct statsfd *sf);
+
+/**
+ * statsfd_sample_interval() - seconds between two reads of @sf
+ * @sf: handle
+ * @prev: values of the earlier read
+ * @cur: values of the later read
+ * @fallback: the interval to use without sample_ns, e.g. measured around
+ *	the reads with CLOCK_MONOTONIC
+ *
+ * The right denominator for a rate: the time between the moments the two
+ * snapshots were taken, not between the calls that read them.
+ * Return: the difference of their sample_ns values in seconds, or
+ * @fallback when @sf has no sample_ns or it did not advance.
+ */
+double statsfd_sample_interval(const struct statsfd *sf, const uint64_t *prev,
+			       const uint64_t *cur, double fallback);
 
 /**
  * statsfd_values() - the values of @st inside a buffer statsfd_read() filled

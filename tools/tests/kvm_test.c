@@ -46,8 +46,14 @@ static void check_fd(int fd, const char *what, const char *want_stat,
 		 statsfd_num_stats(sf), nhist, statsfd_data_size(sf));
 	a = calloc(1, statsfd_data_size(sf) + 8);
 	b = calloc(1, statsfd_data_size(sf) + 8);
+	tap_ok(!statsfd_is_mapped(sf),
+	       "%s stats fd not mapped (KVM's has no mmap: ENODEV, pread only)", what);
 	tap_ok(!statsfd_read(sf, a, &err) && !statsfd_read(sf, b, &err),
 	       "%s data read twice with one pread each", what);
+	tap_ok(st && !statsfd_read_stats(sf, &st, 1, b, &err) &&
+	       (st->type != KVM_STATS_TYPE_CUMULATIVE ||
+		statsfd_values(st, b)[0] >= statsfd_values(st, a)[0]),
+	       "%s %s read alone with statsfd_read_stats()", what, want_stat);
 	ser = (struct statsfd_prom_series){ sf, a, "kvm", "", NULL };
 	/* Written first: the length in the message must be the one tested. */
 	ret = statsfd_prom_write(&out, &ser, 1, NULL);

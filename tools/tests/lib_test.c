@@ -2,20 +2,27 @@
 /*
  * Unit tests of libstatsfd: open and read, lookup, every validation error
  * (one case each, checking the field the error names), unit scaling,
- * histogram buckets, formatting, the Prometheus writer and the collector
- * message framing.
+ * histogram buckets, formatting, the Prometheus writer, the collector
+ * message framing, and reads through a mapping of the values (a memfd
+ * playing the stats fd's mmap area, attached through the test seam of
+ * statsfd_internal.h): the sequence protocol, its fallback to pread, the
+ * mmap header checks, and consistent reads of several stats.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "image.h"
 #include "statsfd.h"
+#include "statsfd_internal.h"
 #include "statsfd_msg.h"
 #include "tap.h"
 
@@ -483,6 +490,636 @@ static void test_msg(void)
 	free(big);
 }
 
+
+/* ---- reads through a mapping of the values --------------------------- */
+
+#define S_SAMPLE	(STATSFD_TYPE_INSTANT | STATSFD_UNIT_SECONDS)
+
+/* A vCPU-like source with update windows: plain stats, then the two. */
+static const struct img_stat snap_stats[] = {
+	{ "a", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },		/* offset 0 */
+	{ "b", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },		/* 8 */
+	{ "wait_ns", STATSFD_TYPE_CUMULATIVE | STATSFD_UNIT_SECONDS, -9, 1, 0 },
+	{ "hist", STATSFD_TYPE_LOG_HIST, 0, 4, 0 },		/* 24..56 */
+	{ "sample_ns", S_SAMPLE, -9, 1, 0 },			/* 56 */
+	{ "generation", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },	/* 64 */
+};
+#define SNAP_N		6
+#define SNAP_SPAN	56u
+
+/* A VM-like one: an aggregate after the plain stats. */
+static const struct img_stat agg_stats[] = {
+	{ "x", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+	{ "y", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+	{ "x_sum", STATSFD_TYPE_CUMULATIVE | STATSFD_AGG_SUM, 0, 1, 0 },
+	{ "sample_ns", S_SAMPLE, -9, 1, 0 },
+	{ "generation", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+};
+
+/* The fake values area: a memfd, and our writable view of it. */
+struct fake_map {
+	int fd;
+	size_t len;
+	struct statsfd_mmap_header *h;
+	uint64_t *v;
+};
+
+static int fake_map_make(struct fake_map *m, size_t len, uint32_t data_offset,
+			 uint32_t data_size)
+{
+	uint32_t i;
+
+	memset(m, 0, sizeof(*m));
+	m->fd = memfd_create("statsfd-test-map", MFD_CLOEXEC);
+	if (m->fd < 0 || ftruncate(m->fd, (off_t)len))
+		return -1;
+	m->h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, m->fd, 0);
+	if (m->h == MAP_FAILED)
+		return -1;
+	m->len = len;
+	m->h->version = STATSFD_MMAP_VERSION;
+	m->h->header_size = sizeof(*m->h);
+	m->h->seq = 100;
+	m->h->data_offset = data_offset;
+	m->h->data_size = data_size;
+	m->v = (uint64_t *)((char *)m->h + data_offset);
+	for (i = 0; i < data_size / 8 && data_offset + 8 * (i + 1) <= len; i++)
+		m->v[i] = 1001 + i;
+	return 0;
+}
+
+static void fake_map_free(struct fake_map *m)
+{
+	if (m->h && m->h != MAP_FAILED)
+		munmap(m->h, m->len);
+	if (m->fd >= 0)
+		close(m->fd);
+}
+
+/* Mappings of the fake area in this process (ours included). */
+static int count_fake_maps(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "statsfd-test-map") != NULL;
+	fclose(f);
+	return n;
+}
+
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct statsfd *open_snap(const struct img_stat *st, unsigned int n,
+				 const uint64_t *values)
+{
+	struct statsfd_error err;
+	struct statsfd *sf;
+
+	img_len = img_build(img, sizeof(img), "vm-1-0/vcpu-0", 16, st, n,
+			    values, 0);
+	sf = open_img(img, img_len, &err);
+	if (!sf)
+		tap_diag("image does not open: %s", err.msg);
+	return sf;
+}
+
+static uint64_t val(const struct statsfd *sf, const uint64_t *buf,
+		    const char *name)
+{
+	return statsfd_values(statsfd_find(sf, name), buf)[0];
+}
+
+static void test_map_files_not_mapped(void)
+{
+	struct statsfd_error err;
+	struct statsfd *sf;
+	int fd;
+
+	img_len = img_build(img, sizeof(img), "x", 16, snap_stats, SNAP_N,
+			    NULL, 0);
+	sf = open_img(img, img_len, &err);
+	tap_ok(sf && !statsfd_is_mapped(sf),
+	       "mmap: an image in a memfd is not mapped (only anon-inode fds are)");
+	statsfd_close(sf);
+	fd = img_memfd(img, img_len);
+	sf = statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD | STATSFD_OPEN_NO_MMAP, &err);
+	tap_ok(sf && !statsfd_is_mapped(sf), "mmap: STATSFD_OPEN_NO_MMAP accepted");
+	statsfd_close(sf);
+	fd = img_memfd(img, img_len);
+	sf = statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD | (1u << 2), &err);
+	tap_ok(!sf && err.err == EINVAL && !strcmp(err.field, "flags") &&
+	       fcntl(fd, F_GETFD) < 0,
+	       "open: unknown flag rejected, fd closed: %s", err.msg);
+}
+
+static void test_map_recognizes_meta(void)
+{
+	static const struct img_stat odd[] = {
+		{ "a", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+		{ "sample_ns", S_SAMPLE, -6, 1, 0 },	/* microseconds */
+		{ "generation", STATSFD_TYPE_PEAK, 0, 1, 0 },
+	};
+	struct statsfd *sf = open_snap(snap_stats, SNAP_N, NULL);
+	struct fake_map m;
+	struct statsfd_error err;
+
+	tap_ok(sf && statsfd_sample_stat(sf) == statsfd_find(sf, "sample_ns") &&
+	       statsfd_generation_stat(sf) == statsfd_find(sf, "generation"),
+	       "sample_ns and generation recognized");
+	statsfd_close(sf);
+	sf = open_snap(odd, 3, NULL);
+	tap_ok(sf && !statsfd_sample_stat(sf) && !statsfd_generation_stat(sf),
+	       "sample_ns/generation of another shape are ordinary stats");
+	/* ... so a mapping of "a" alone does not cover the plain stats. */
+	if (sf && !fake_map_make(&m, 4096, 64, 8)) {
+		tap_ok(statsfd__attach_map(sf, m.fd, &err) == -EINVAL &&
+		       !strcmp(err.field, "mmap.data_size"),
+		       "mmap: a look-alike sample_ns counts as a plain stat: %s",
+		       err.msg);
+	}
+	fake_map_free(&m);
+	statsfd_close(sf);
+}
+
+static void test_map_read(void)
+{
+	struct statsfd *sf = open_snap(snap_stats, SNAP_N, NULL);
+	uint64_t *buf = calloc(1, 80), t0, t1, r, f;
+	struct statsfd_error err;
+	struct fake_map m;
+	int maps0, ok;
+
+	if (!sf || fake_map_make(&m, 4096, 64, SNAP_SPAN)) {
+		tap_ok(0, "mmap: setup");
+		goto out;
+	}
+	maps0 = count_fake_maps();
+	ok = !statsfd__attach_map(sf, m.fd, &err);
+	tap_ok(ok && statsfd_is_mapped(sf) && count_fake_maps() == maps0 + 1,
+	       "mmap: a valid area is attached (%s)", ok ? "one more mapping" : err.msg);
+	if (!ok)
+		goto out_map;
+	memset(buf, 0xaa, 80);
+	t0 = boottime_ns();
+	ok = !statsfd_read(sf, buf, &err);
+	t1 = boottime_ns();
+	tap_ok(ok && val(sf, buf, "a") == 1001 && val(sf, buf, "b") == 1002 &&
+	       val(sf, buf, "wait_ns") == 1003 &&
+	       statsfd_values(statsfd_find(sf, "hist"), buf)[3] == 1007,
+	       "mmap: statsfd_read() copies the mapped values, not the file's");
+	tap_ok(val(sf, buf, "generation") == 50,
+	       "mmap: generation is seq / 2 (%" PRIu64 ")", val(sf, buf, "generation"));
+	tap_ok(val(sf, buf, "sample_ns") >= t0 && val(sf, buf, "sample_ns") <= t1,
+	       "mmap: sample_ns is CLOCK_BOOTTIME during the read");
+	statsfd__map_counters(sf, &r, &f);
+	tap_ok(r == 0 && f == 0, "mmap: no retry, no fallback on a quiet area");
+
+	/* The writer moves on: the next read sees it, with its generation. */
+	m.h->seq = 102;
+	m.v[0] = 2001;
+	tap_ok(!statsfd_read(sf, buf, &err) && val(sf, buf, "a") == 2001 &&
+	       val(sf, buf, "generation") == 51,
+	       "mmap: a later window is seen by the next read");
+
+	/* Odd count: a window stays open; after the tries, pread. */
+	m.h->seq = 103;
+	ok = !statsfd_read(sf, buf, &err);
+	statsfd__map_counters(sf, &r, &f);
+	tap_ok(ok && val(sf, buf, "a") == 1 && val(sf, buf, "generation") == 9 &&
+	       r == STATSFD_MAP_TRIES && f == 1,
+	       "mmap: odd seq -> %u tries -> pread fallback (retries %" PRIu64
+	       ", fallbacks %" PRIu64 ")", STATSFD_MAP_TRIES, r, f);
+	m.h->seq = 104;
+	tap_ok(!statsfd_read(sf, buf, &err) && val(sf, buf, "a") == 2001 &&
+	       val(sf, buf, "generation") == 52,
+	       "mmap: the window closed, the mapping serves again");
+
+	statsfd_close(sf);
+	sf = NULL;
+	tap_ok(count_fake_maps() == maps0, "mmap: statsfd_close() unmaps");
+out_map:
+	fake_map_free(&m);
+out:
+	statsfd_close(sf);
+	free(buf);
+}
+
+/* The hook plays a writer that completes windows while a copy is made. */
+struct hook_ctx {
+	struct fake_map *m;
+	unsigned int windows;	/* how many attempts see a new window */
+	unsigned int calls;
+	bool open_only;		/* open a window and leave it open */
+};
+
+static void writer_hook(void *arg, unsigned int attempt)
+{
+	struct hook_ctx *c = arg;
+
+	c->calls++;
+	if (attempt >= c->windows)
+		return;
+	if (c->open_only) {
+		c->m->h->seq |= 1;
+		return;
+	}
+	c->m->h->seq += 2;
+	c->m->v[0] = c->m->v[1] = 3000 + attempt;
+}
+
+static void test_map_seq_changes(void)
+{
+	struct statsfd *sf = open_snap(snap_stats, SNAP_N, NULL);
+	const struct statsfd_stat *ab[3];
+	uint64_t *buf = calloc(1, 80), r, f;
+	struct statsfd_error err;
+	struct hook_ctx c;
+	struct fake_map m;
+	int ok;
+
+	if (!sf || fake_map_make(&m, 4096, 64, SNAP_SPAN) ||
+	    statsfd__attach_map(sf, m.fd, &err)) {
+		tap_ok(0, "mmap seq: setup");
+		goto out;
+	}
+	c = (struct hook_ctx){ .m = &m, .windows = 3 };
+	statsfd__set_map_hook(sf, writer_hook, &c);
+	ok = !statsfd_read(sf, buf, &err);
+	statsfd__map_counters(sf, &r, &f);
+	tap_ok(ok && c.calls == 4 && r == 3 && f == 0 && val(sf, buf, "a") == 3002 &&
+	       val(sf, buf, "b") == 3002 && val(sf, buf, "generation") == 53,
+	       "mmap seq: a count that changed during the copy -> the copy is retried (3 times, then kept)");
+
+	/* Opened during the copy: that copy is thrown away. */
+	m.h->seq = 200;
+	c = (struct hook_ctx){ .m = &m, .windows = 1, .open_only = true };
+	ok = !statsfd_read(sf, buf, &err);
+	statsfd__map_counters(sf, &r, &f);
+	tap_ok(ok && f == 1 && r == 3 + STATSFD_MAP_TRIES && c.calls == 1 &&
+	       val(sf, buf, "a") == 1,
+	       "mmap seq: a window opened during the copy and left open -> pread");
+
+	/* A writer that never lets a copy through: bounded, then pread. */
+	m.h->seq = 300;
+	c = (struct hook_ctx){ .m = &m, .windows = 1000 };
+	ab[0] = statsfd_find(sf, "a");
+	ab[1] = statsfd_find(sf, "b");
+	ab[2] = statsfd_find(sf, "generation");
+	memset(buf, 0, 80);
+	ok = !statsfd_read_stats(sf, ab, 3, buf, &err);
+	statsfd__map_counters(sf, &r, &f);
+	tap_ok(ok && c.calls == STATSFD_MAP_TRIES && f == 2 &&
+	       val(sf, buf, "a") == 1 && val(sf, buf, "b") == 2 &&
+	       val(sf, buf, "generation") == 9,
+	       "mmap seq: windows back to back -> %u copies, then one pread (calls %u)",
+	       STATSFD_MAP_TRIES, c.calls);
+	statsfd__set_map_hook(sf, NULL, NULL);
+	m.h->seq = 400;
+	tap_ok(!statsfd_read_stats(sf, ab, 3, buf, &err) &&
+	       val(sf, buf, "a") == 3000 + STATSFD_MAP_TRIES - 1 &&
+	       val(sf, buf, "generation") == 200,
+	       "mmap seq: read_stats through the mapping once the writer pauses");
+	fake_map_free(&m);
+out:
+	statsfd_close(sf);
+	free(buf);
+}
+
+/* Every mmap header check, one field each; a refused area is not used. */
+static void test_map_header_checks(void)
+{
+	struct {
+		const char *what;
+		uint32_t version, header_size, data_offset, data_size;
+		size_t file;
+		const char *field;
+		int err;
+	} t[] = {
+		{ "version 0", 0, 64, 64, SNAP_SPAN, 4096, "mmap.version", EINVAL },
+		{ "header_size below 64", 1, 32, 64, SNAP_SPAN, 4096, "mmap.header_size", EINVAL },
+		{ "header_size above data_offset", 1, 72, 64, SNAP_SPAN, 4096, "mmap.data_offset", EINVAL },
+		{ "data_offset unaligned", 1, 64, 68, SNAP_SPAN, 4096, "mmap.data_offset", EINVAL },
+		{ "data_offset absurd", 1, 64, 0x7ffffff8u, SNAP_SPAN, 4096, "mmap.data_offset", EINVAL },
+		{ "data_size short of the plain stats", 1, 64, 64, SNAP_SPAN - 8, 4096, "mmap.data_size", EINVAL },
+		{ "data_size over sample_ns", 1, 64, 64, SNAP_SPAN + 8, 4096, "mmap.data_size", EINVAL },
+		{ "data_size unaligned", 1, 64, 64, SNAP_SPAN - 4, 4096, "mmap.data_size", EINVAL },
+		{ "values past the area", 1, 64, 4096, SNAP_SPAN, 4096, "mmap.data_size", EINVAL },
+		{ "area shorter than a page", 1, 64, 64, SNAP_SPAN, 2048, "mmap", EINVAL },
+	};
+	uint64_t *buf = calloc(1, 80);
+	struct statsfd_error err;
+	struct fake_map m;
+	unsigned int i;
+	int maps0 = count_fake_maps();
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		struct statsfd *sf = open_snap(snap_stats, SNAP_N, NULL);
+		int ret;
+
+		if (!sf || fake_map_make(&m, t[i].file, 64, SNAP_SPAN)) {
+			tap_ok(0, "mmap header: setup");
+			statsfd_close(sf);
+			continue;
+		}
+		m.h->version = t[i].version;
+		m.h->header_size = t[i].header_size;
+		m.h->data_offset = t[i].data_offset;
+		m.h->data_size = t[i].data_size;
+		ret = statsfd__attach_map(sf, m.fd, &err);
+		tap_ok(ret == -t[i].err && err.err == t[i].err &&
+		       !strcmp(err.field, t[i].field) && !statsfd_is_mapped(sf) &&
+		       !statsfd_read(sf, buf, &err) && val(sf, buf, "a") == 1 &&
+		       count_fake_maps() == maps0 + 1,
+		       "mmap header: refuses %s, nothing left mapped, pread serves: %s",
+		       t[i].what, ret ? err.msg : "accepted!");
+		statsfd_close(sf);
+		fake_map_free(&m);
+	}
+	free(buf);
+}
+
+static void test_map_not_mappable(void)
+{
+	struct statsfd *sf = open_snap(snap_stats, SNAP_N, NULL);
+	struct statsfd_error err;
+	uint64_t buf[10];
+	int p[2];
+
+	if (!sf || pipe(p)) {
+		tap_ok(0, "mmap ENODEV: setup");
+		statsfd_close(sf);
+		return;
+	}
+	tap_ok(statsfd__attach_map(sf, p[0], &err) == -ENODEV &&
+	       !strcmp(err.field, "mmap") && !statsfd_is_mapped(sf) &&
+	       !statsfd_read(sf, buf, &err) && buf[0] == 1,
+	       "mmap: an fd without mmap (ENODEV, as KVM's) leaves pread: %s", err.msg);
+	close(p[0]);
+	close(p[1]);
+	statsfd_close(sf);
+}
+
+/* Values past the first page: the area is mapped again, whole. */
+static void test_map_large(void)
+{
+	static const struct img_stat big[] = {
+		{ "runs", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+		{ "lin", STATSFD_TYPE_LINEAR_HIST, 0, 1000, 10 },	/* 8..8008 */
+		{ "last", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },		/* 8008 */
+		{ "sample_ns", S_SAMPLE, -9, 1, 0 },
+		{ "generation", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+	};
+	struct statsfd *sf = open_snap(big, 5, NULL);
+	uint64_t *buf = calloc(1, 8040);
+	struct statsfd_error err;
+	struct fake_map m;
+	int maps0 = count_fake_maps(), ok;
+
+	if (!sf || fake_map_make(&m, 3 * 4096, 64, 8016)) {
+		tap_ok(0, "mmap large: setup");
+		goto out;
+	}
+	ok = !statsfd__attach_map(sf, m.fd, &err);
+	tap_ok(ok && count_fake_maps() == maps0 + 2,
+	       "mmap: an area of 3 pages is mapped whole, the first page unmapped (%s)",
+	       ok ? "ok" : err.msg);
+	ok = ok && !statsfd_read(sf, buf, &err);
+	tap_ok(ok && val(sf, buf, "runs") == 1001 && val(sf, buf, "last") == 1001 + 1001 &&
+	       statsfd_values(statsfd_find(sf, "lin"), buf)[999] == 1001 + 1000 &&
+	       val(sf, buf, "generation") == 50,
+	       "mmap: values on the third page read through the mapping");
+	fake_map_free(&m);
+	/* The same values at data_offset 4096 of a 2-page area. */
+	if (!fake_map_make(&m, 2 * 4096, 4096, SNAP_SPAN)) {
+		statsfd_close(sf);
+		sf = open_snap(snap_stats, SNAP_N, NULL);
+		ok = sf && !statsfd__attach_map(sf, m.fd, &err) &&
+		     !statsfd_read(sf, buf, &err);
+		tap_ok(ok && val(sf, buf, "a") == 1001 && val(sf, buf, "hist") == 1004,
+		       "mmap: data_offset is honoured (values on the second page)");
+	}
+	fake_map_free(&m);
+out:
+	statsfd_close(sf);
+	free(buf);
+}
+
+static void test_map_aggregates(void)
+{
+	struct statsfd *sf = open_snap(agg_stats, 5, NULL);
+	const struct statsfd_stat *q[3];
+	uint64_t buf[5], r, f;
+	struct statsfd_error err;
+	struct fake_map m;
+	int ok;
+
+	if (!sf || fake_map_make(&m, 4096, 64, 16) ||
+	    statsfd__attach_map(sf, m.fd, &err)) {
+		tap_ok(0, "mmap aggregates: setup (%s)", err.msg);
+		goto out;
+	}
+	tap_ok(statsfd_is_mapped(sf), "mmap: a VM-like source with aggregates is mapped");
+	ok = !statsfd_read(sf, buf, &err);
+	statsfd__map_counters(sf, &r, &f);
+	tap_ok(ok && buf[0] == 1 && buf[1] == 2 && buf[2] == 3 && buf[4] == 5 &&
+	       r == 0 && f == 0,
+	       "mmap: statsfd_read() of a source with aggregates is one pread (whole block, one snapshot)");
+	q[0] = statsfd_find(sf, "x");
+	q[1] = statsfd_find(sf, "y");
+	q[2] = statsfd_find(sf, "generation");
+	memset(buf, 0, sizeof(buf));
+	ok = !statsfd_read_stats(sf, q, 3, buf, &err);
+	tap_ok(ok && buf[0] == 1001 && buf[1] == 1002 && buf[4] == 50 && buf[2] == 0 &&
+	       buf[3] == 0,
+	       "mmap: read_stats of mapped stats and generation uses the mapping, fills only them");
+	q[1] = statsfd_find(sf, "x_sum");
+	ok = !statsfd_read_stats(sf, q, 2, buf, &err);
+	tap_ok(ok && buf[0] == 1 && buf[2] == 3,
+	       "mmap: read_stats including an aggregate is one pread");
+	fake_map_free(&m);
+out:
+	statsfd_close(sf);
+}
+
+static void test_read_stats_pread(void)
+{
+	struct statsfd *sf = open_snap(snap_stats, SNAP_N, NULL);
+	struct statsfd *other = open_snap(snap_stats, SNAP_N, NULL);
+	const struct statsfd_stat *q[3];
+	struct statsfd_error err;
+	uint64_t buf[9];
+	int ok;
+
+	if (!sf || !other) {
+		tap_ok(0, "read_stats: setup");
+		goto out;
+	}
+	q[0] = statsfd_find(sf, "generation");
+	q[1] = statsfd_find(sf, "b");
+	q[2] = statsfd_find(sf, "wait_ns");
+	memset(buf, 0xaa, sizeof(buf));
+	ok = !statsfd_read_stats(sf, q, 3, buf, &err);
+	tap_ok(ok && buf[1] == 2 && buf[2] == 3 && buf[8] == 9 &&
+	       buf[0] == 0xaaaaaaaaaaaaaaaaULL,
+	       "read_stats: values of the stats asked for, nothing below the lowest");
+	tap_ok(!statsfd_read_stats(sf, q, 0, buf, &err),
+	       "read_stats: zero stats is a no-op");
+	q[1] = statsfd_find(other, "b");
+	tap_ok(statsfd_read_stats(sf, q, 2, buf, &err) == -EINVAL &&
+	       !strcmp(err.field, "stats[1]"),
+	       "read_stats: a descriptor of another handle: %s", err.msg);
+	q[1] = NULL;
+	tap_ok(statsfd_read_stats(sf, q, 2, buf, &err) == -EINVAL,
+	       "read_stats: a NULL descriptor is EINVAL");
+	/* The span is one pread: cut the file inside it, and it is short. */
+	q[0] = statsfd_find(sf, "b");
+	q[1] = statsfd_find(sf, "hist");
+	tap_ok(!ftruncate(statsfd_fd(sf), (off_t)(statsfd_header(sf)->data_offset + 40)) &&
+	       statsfd_read_stats(sf, q, 2, buf, &err) == -EIO &&
+	       strstr(err.msg, "32 of 48 bytes at offset"),
+	       "read_stats: one pread spanning b..hist (%s)", err.msg);
+out:
+	statsfd_close(sf);
+	statsfd_close(other);
+}
+
+static void test_sample_interval(void)
+{
+	struct statsfd *sf = open_snap(snap_stats, SNAP_N, NULL);
+	struct statsfd *plain = open_snap(agg_stats, 2, NULL);
+	uint64_t a[9] = { 0 }, b[9] = { 0 };
+
+	if (!sf || !plain) {
+		tap_ok(0, "sample interval: setup");
+		goto out;
+	}
+	a[7] = 5000000000ULL;
+	b[7] = 7500000000ULL;
+	tap_ok(statsfd_sample_interval(sf, a, b, 9.0) == 2.5,
+	       "sample interval: the difference of sample_ns, in seconds");
+	tap_ok(statsfd_sample_interval(sf, b, a, 9.0) == 9.0 &&
+	       statsfd_sample_interval(sf, b, b, 9.0) == 9.0,
+	       "sample interval: fallback when sample_ns did not advance");
+	a[7] = 0;
+	tap_ok(statsfd_sample_interval(sf, a, b, 9.0) == 9.0,
+	       "sample interval: fallback from a zero sample");
+	tap_ok(statsfd_sample_interval(plain, a, b, 0.25) == 0.25,
+	       "sample interval: fallback without sample_ns");
+out:
+	statsfd_close(sf);
+	statsfd_close(plain);
+}
+
+/*
+ * A real writer thread: windows keep a == b == generation, with a pause
+ * between its two stores, so a copy that ignored the count would see them
+ * differ.  Readers through the mapping and their pread fallback (the
+ * image holds zeros) must never.
+ */
+struct writer {
+	struct fake_map *m;
+	volatile int stop;
+	uint64_t windows;
+};
+
+static void *writer_thread(void *arg)
+{
+	struct writer *w = arg;
+	uint64_t seq = w->m->h->seq, k = seq / 2, i;
+
+	while (!w->stop) {
+		__atomic_store_n(&w->m->h->seq, seq + 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		k++;
+		__atomic_store_n(&w->m->v[0], k, __ATOMIC_RELAXED);
+		for (i = 0; i < 300; i++)
+			__asm__ __volatile__("" ::: "memory");
+		__atomic_store_n(&w->m->v[1], k, __ATOMIC_RELAXED);
+		seq += 2;
+		__atomic_store_n(&w->m->h->seq, seq, __ATOMIC_RELEASE);
+		w->windows++;
+		for (i = 0; i < 100; i++)
+			__asm__ __volatile__("" ::: "memory");
+	}
+	return NULL;
+}
+
+static void test_map_concurrent(void)
+{
+	static const uint64_t zeros[9];
+	struct statsfd *sf = open_snap(snap_stats, SNAP_N, zeros);
+	const struct statsfd_stat *q[3];
+	uint64_t buf[9], bad = 0, moved = 0, reads = 0, mixes = 0, r, f, t0;
+	struct statsfd_error err;
+	struct writer w;
+	struct fake_map m;
+	pthread_t th;
+	int i, errs = 0;
+
+	if (!sf || fake_map_make(&m, 4096, 64, SNAP_SPAN) ||
+	    statsfd__attach_map(sf, m.fd, &err)) {
+		tap_ok(0, "mmap concurrent: setup");
+		goto out;
+	}
+	m.v[0] = m.v[1] = m.h->seq / 2;
+	w = (struct writer){ .m = &m };
+	if (pthread_create(&th, NULL, writer_thread, &w)) {
+		tap_ok(0, "mmap concurrent: pthread_create");
+		fake_map_free(&m);
+		goto out;
+	}
+	q[0] = statsfd_find(sf, "a");
+	q[1] = statsfd_find(sf, "generation");
+	q[2] = statsfd_find(sf, "b");
+	t0 = boottime_ns();
+	/* At least 200000 reads; longer (up to 10 s) until the control sees a mix. */
+	for (i = 0; i < 200000 || (!mixes && boottime_ns() - t0 < 10000000000ULL); i++) {
+		uint64_t x, y;
+
+		if (i & 1)
+			errs += !!statsfd_read_stats(sf, q, 3, buf, &err);
+		else
+			errs += !!statsfd_read(sf, buf, &err);
+		reads++;
+		if (buf[0] != buf[1] || buf[8] != buf[0])
+			bad++;
+		moved += buf[0] != 0;
+		/* Control: the same copy without the sequence count. */
+		x = __atomic_load_n(&m.v[0], __ATOMIC_RELAXED);
+		y = __atomic_load_n(&m.v[1], __ATOMIC_RELAXED);
+		mixes += x != y;
+	}
+	w.stop = 1;
+	pthread_join(th, NULL);
+	statsfd__map_counters(sf, &r, &f);
+	tap_diag("%" PRIu64 " reads, %" PRIu64 " windows, %" PRIu64 " retries, %" PRIu64
+		 " pread fallbacks; control: %" PRIu64 " mixed raw copies", reads,
+		 w.windows, r, f, mixes);
+	tap_ok(!errs && !bad && w.windows > 0 && moved > 0,
+	       "mmap concurrent: a == b == generation in every read while a writer runs (%" PRIu64
+	       " inconsistent)", bad);
+	if (!mixes)
+		tap_skip("mmap concurrent: control",
+			 "the writer never ran during a copy in 10 s (one CPU free?)");
+	else
+		tap_ok(mixes > 0 && r > 0,
+		       "mmap concurrent: control: the same writer does mix a raw copy (%" PRIu64
+		       "), and the protocol retried (%" PRIu64 ")", mixes, r);
+	fake_map_free(&m);
+out:
+	statsfd_close(sf);
+}
+
 int main(void)
 {
 	test_open_read(0);
@@ -494,5 +1131,16 @@ int main(void)
 	test_buckets();
 	test_prom();
 	test_msg();
+	test_map_files_not_mapped();
+	test_map_recognizes_meta();
+	test_map_read();
+	test_map_seq_changes();
+	test_map_header_checks();
+	test_map_not_mappable();
+	test_map_large();
+	test_map_aggregates();
+	test_read_stats_pread();
+	test_sample_interval();
+	test_map_concurrent();
 	return tap_done();
 }

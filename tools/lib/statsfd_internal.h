@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * libstatsfd internals for the host tests; not installed, not an API.
+ *
+ * A regular file cannot imitate the mmap() of a stats fd (its first page
+ * is the stats header, and statsfd_open_fd() maps only anon-inode fds), so
+ * the tests open an image and then attach a mapping of their own: a memfd
+ * holding a struct statsfd_mmap_header and values, which they change
+ * through a writable mapping of the same memfd to play the kernel's
+ * writer.
+ */
+#ifndef STATSFD_LIB_INTERNAL_H
+#define STATSFD_LIB_INTERNAL_H
+
+#include <stdint.h>
+
+#include "statsfd.h"
+
+/* Copies through the mapping tried before statsfd_read() falls back. */
+#define STATSFD_MAP_TRIES	16
+
+/**
+ * statsfd__attach_map() - map @fd's values area for @sf, as open does
+ * @sf: a handle; a mapping it already has is dropped first
+ * @fd: the fd to map (the handle's own fd at open, a memfd in the tests)
+ * @err: why the mapping was refused; may be NULL
+ *
+ * The same mmap() calls and header validation as statsfd_open_fd() makes
+ * on a stats fd, but reporting the reason (the field "mmap.version",
+ * "mmap.header_size", "mmap.data_offset", "mmap.data_size", or "mmap" for
+ * a failed call).  A regular file (a memfd) must hold the whole area.
+ * Return: 0 with the mapping attached, or a negative errno without one.
+ */
+int statsfd__attach_map(struct statsfd *sf, int fd, struct statsfd_error *err);
+
+/**
+ * statsfd__set_map_hook() - call @hook inside every copy from the mapping
+ * @sf: handle
+ * @hook: called after the values are copied and before the sequence count
+ *	is loaded again, with @arg and the attempt number (0 first); NULL to
+ *	remove.  A test changes the count there to force a retry.
+ * @arg: passed to @hook
+ */
+void statsfd__set_map_hook(struct statsfd *sf,
+			   void (*hook)(void *arg, unsigned int attempt),
+			   void *arg);
+
+/**
+ * statsfd__map_counters() - how often the mapping did not serve a read
+ * @sf: handle
+ * @retries: set to the copies that were thrown away (odd or changed count)
+ * @fallbacks: set to the reads that gave up on the mapping and used pread
+ */
+void statsfd__map_counters(const struct statsfd *sf, uint64_t *retries,
+			   uint64_t *fallbacks);
+
+#endif /* STATSFD_LIB_INTERNAL_H */
