@@ -128,6 +128,17 @@ static const char *short_type(const struct statsfd_stat *st)
 	return statsfd_type_name(st->type);
 }
 
+/* What the two stats of a source with update windows mean, for the table. */
+static const char *meta_note(const struct statsfd *sf,
+			     const struct statsfd_stat *st)
+{
+	if (st == statsfd_sample_stat(sf))
+		return "  (CLOCK_BOOTTIME of this snapshot)";
+	if (st == statsfd_generation_stat(sf))
+		return "  (update windows so far)";
+	return "";
+}
+
 static void show_table(const struct opts *o, struct cli_sources *s)
 {
 	unsigned int i, j, k;
@@ -149,10 +160,10 @@ static void show_table(const struct opts *o, struct cli_sources *s)
 				continue;
 			if (!statsfd_stat_is_hist(st)) {
 				statsfd_format_value(st, v[0], val, sizeof(val));
-				printf("  %-32s %-12s %s%s%s%s\n", st->name, short_type(st),
+				printf("  %-32s %-12s %s%s%s%s%s\n", st->name, short_type(st),
 				       val, st->agg ? "  (" : "",
 				       st->agg ? statsfd_agg_name(st->agg) : "",
-				       st->agg ? " over children)" : "");
+				       st->agg ? " over children)" : "", meta_note(src->sf, st));
 				continue;
 			}
 			for (k = 0; k < st->size; k++)
@@ -333,6 +344,11 @@ static void cell(const struct statsfd_stat *st, double v, bool rate, char *buf,
 		snprintf(buf, len, "%.3g%s%s%s", v, si[i], unit, rate ? "/s" : "");
 }
 
+/*
+ * Rates are per second of the source's own clock when it has sample_ns
+ * (the moments its two snapshots were taken), else of the wall-clock
+ * time around the reads (@dt).
+ */
 static double row_value(const struct statsfd_stat *st, const struct cli_source *src,
 			double dt, bool *rate)
 {
@@ -340,6 +356,8 @@ static double row_value(const struct statsfd_stat *st, const struct cli_source *
 	const uint64_t *p = statsfd_values(st, src->prev);
 	uint64_t dc = 0;
 	unsigned int k;
+
+	dt = statsfd_sample_interval(src->sf, src->prev, src->cur, dt);
 
 	if (statsfd_stat_is_hist(st)) {
 		/* Histograms: samples per second, over all buckets. */
@@ -428,7 +446,8 @@ static void render(const struct opts *o, struct cli_sources *s, double dt,
 			double total = 0;
 			bool rate = false, any = false;
 
-			if (!name_ok(o, st->name))
+			/* The time base of the rates, not a value to watch. */
+			if (!name_ok(o, st->name) || st == statsfd_sample_stat(first->sf))
 				continue;
 			for (k = 0; k < nm; k++) {
 				double v = row_value(st, &s->v[members[k]], dt, &rate);
@@ -504,9 +523,11 @@ static int cmd_list(struct cli_sources *s)
 
 	for (i = 0; i < s->n; i++) {
 		describe(&s->v[i], desc, sizeof(desc));
-		printf("%-28s %u stats, %zu data bytes; %s; from %s\n",
+		printf("%-28s %u stats, %zu data bytes%s; %s; from %s\n",
 		       statsfd_id(s->v[i].sf), statsfd_num_stats(s->v[i].sf),
-		       statsfd_data_size(s->v[i].sf), desc, s->v[i].origin);
+		       statsfd_data_size(s->v[i].sf),
+		       statsfd_is_mapped(s->v[i].sf) ? ", values mapped" : "",
+		       desc, s->v[i].origin);
 	}
 	return 0;
 }

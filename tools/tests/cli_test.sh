@@ -63,8 +63,31 @@ check "watch --count 3 terminates by itself (rc $rc, $((SECONDS - start)) s)" \
 check "watch: sources sharing a schema become columns with a total" \
 	grep -Eq '^  stat +vm-1-0/0 +vm-1-0/1 +total$' "$tmp/watch.txt"
 
+# A source with update windows: sample_ns and generation end its data.
+"$mkimage" vm-1-0/vcpu-2 snap 1000000000 >"$tmp/snap1.img"
+"$bin" show --file "$tmp/snap1.img" >"$tmp/snap.txt"
+check "show: sample_ns and generation are stats, with what they mean" \
+	bash -c "grep -Eq '^  sample_ns +instant +1 s  \(CLOCK_BOOTTIME of this snapshot\)$' '$tmp/snap.txt' && grep -Eq '^  generation +cumulative +50  \(update windows so far\)$' '$tmp/snap.txt'"
+# watch: between its two reads the "source" moves 0.1 s of sample_ns and
+# 100 halt exits, 1.5 s into a 3 s interval: 1000/s over sample_ns, where
+# the wall clock would say 33/s.
+cp "$tmp/snap1.img" "$tmp/live.img"
+"$mkimage" vm-1-0/vcpu-2 snap 1100000000 101 >"$tmp/snap2.img"
+timeout 20 "$bin" watch --count 1 --interval 3 --all --file "$tmp/live.img" \
+	>"$tmp/watch-snap.txt" &
+w=$!
+pids+=($w)
+sleep 1.5
+cat "$tmp/snap2.img" >"$tmp/live.img"
+wait "$w"
+check "watch: rates over the sources' sample_ns, not the wall clock" \
+	grep -Eq '^  halt_exits +1k/s$' "$tmp/watch-snap.txt"
+check "watch: sample_ns is the time base, not a row; generation is a rate" \
+	bash -c "! grep -q sample_ns '$tmp/watch-snap.txt' && grep -Eq '^  generation +[0-9.]+k/s$' '$tmp/watch-snap.txt'"
+
 "$bin" list --file "$tmp/v0.img" >"$tmp/list.txt"
-check "list" grep -q '^vm-1-0/vcpu-0 .* 11 stats, 392 data bytes' "$tmp/list.txt"
+check "list (a file is never mapped)" \
+	bash -c "grep -q '^vm-1-0/vcpu-0 .* 11 stats, 392 data bytes; ' '$tmp/list.txt' && ! grep -q mapped '$tmp/list.txt'"
 
 "$bin" show --fd 7 7<"$tmp/v0.img" >"$tmp/fd.txt" 2>&1
 check "--fd reads an inherited fd" grep -q 'from fd 7' "$tmp/fd.txt"
