@@ -72,6 +72,9 @@ static const char usage[] =
 "                        (default: uid 0 and the user the daemon runs as)\n"
 "  --interval MS         read every source this often (default 500)\n"
 "  --max-sources N       (default 65536)\n"
+"  --max-mapped N        map the values of at most N sources, read the others\n"
+"                        with pread; each mapping is one memory map of the\n"
+"                        process (default 16384, 0: none)\n"
 "  --max-clients N       (default 1024)\n"
 "  --client-timeout MS   drop a client that registered nothing and is idle, or\n"
 "                        whose replies make no progress, after this (default 10000)\n"
@@ -165,8 +168,14 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		snprintf(why, len, "out of memory");
 		return -ENOMEM;
 	}
-	/* Rejects anything that is not a stats fd: pipes, sockets, garbage. */
-	s->sf = statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD, &err);
+	/*
+	 * Rejects anything that is not a stats fd: pipes, sockets, garbage.
+	 * A mapping costs no fd but one of the process's memory maps
+	 * (vm.max_map_count, 65530 by default, also serves malloc): bounded.
+	 */
+	s->sf = statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD |
+				(c->nmapped < c->max_mapped ? 0 :
+				 STATSFD_OPEN_NO_MMAP), &err);
 	if (!s->sf) {
 		free(s);
 		c->stats.fds_rejected++;
@@ -206,6 +215,8 @@ int add_source(struct collector *c, struct client *cl, int fd,
 
 	s->id = ++c->next_source_id;
 	s->owner = cl;
+	s->mapped = statsfd_is_mapped(s->sf);
+	c->nmapped += s->mapped;
 	s->schema = sc;
 	s->reads = 1;
 	s->next_in_schema = sc->members;
@@ -275,6 +286,8 @@ void drop_source(struct collector *c, struct source *s)
 		}
 		free(sc);
 	}
+	c->nmapped -= s->mapped;
+	/* Unmaps the values too: the VM is released only then. */
 	statsfd_close(s->sf);
 	free(s->prom_labels);
 	free(s->values);
@@ -282,7 +295,10 @@ void drop_source(struct collector *c, struct source *s)
 	free(s);
 }
 
-/* One pread of the data block per source; scrapes use the result. */
+/*
+ * One read of the data block per source (through the mapping for a
+ * mapped vCPU, else one pread); scrapes use the result.
+ */
 static void read_sources(struct collector *c)
 {
 	struct statsfd_error err;
@@ -798,6 +814,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 	enum {
 		O_SOCKET = 256, O_MODE, O_GROUP, O_LISTEN, O_PORTFILE, O_USER,
 		O_AUID, O_AGID, O_INTERVAL, O_MAXSRC, O_MAXCL, O_TIMEOUT, O_VERBOSE,
+		O_MAXMAP,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -810,6 +827,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "allow-gid", required_argument, NULL, O_AGID },
 		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "max-sources", required_argument, NULL, O_MAXSRC },
+		{ "max-mapped", required_argument, NULL, O_MAXMAP },
 		{ "max-clients", required_argument, NULL, O_MAXCL },
 		{ "client-timeout", required_argument, NULL, O_TIMEOUT },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
@@ -863,6 +881,12 @@ static int parse_args(int argc, char **argv, struct options *o,
 				goto bad;
 			c->max_sources = (unsigned int)v;
 			break;
+		case O_MAXMAP:
+			v = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || v > 1000000)
+				goto bad;
+			c->max_mapped = (unsigned int)v;
+			break;
 		case O_MAXCL:
 			v = strtoul(optarg, &end, 10);
 			if (*end || !v || v > 100000)
@@ -906,7 +930,8 @@ int main(int argc, char **argv)
 		.max_clients = 1024,
 	};
 	struct collector c = {
-		.max_sources = 65536, .client_timeout_ms = 10000,
+		.max_sources = 65536, .max_mapped = 16384,
+		.client_timeout_ms = 10000,
 	};
 	int tag_listen = EP_LISTEN, tag_timer = EP_TIMER, tag_signal = EP_SIGNAL;
 	struct itimerspec its = { 0 };

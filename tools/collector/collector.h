@@ -47,6 +47,7 @@ struct schema {
  * @tmp: read buffer, swapped with @values on success
  * @reads: successful reads
  * @read_errors: failed reads; @values then keeps the last good sample
+ * @mapped: @sf maps the values (counted in collector.nmapped)
  * @next: in the global list
  * @prev: in the global list
  * @next_in_client: in the owner's list
@@ -64,6 +65,7 @@ struct source {
 	uint64_t *tmp;
 	uint64_t reads;
 	uint64_t read_errors;
+	bool mapped;
 	struct source *next, *prev;
 	struct source *next_in_client;
 	struct source *next_in_schema, *prev_in_schema;
@@ -129,6 +131,8 @@ enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT };
  * @next_source_id: id of the next source
  * @next_schema_id: id of the next schema
  * @max_sources: limit on @nsources
+ * @nmapped: sources whose values are mapped
+ * @max_mapped: limit on @nmapped (--max-mapped); further sources pread
  * @client_timeout_ms: see --client-timeout
  * @mhd: the HTTP server, or NULL
  * @stats: the daemon's own counters, exposed as statsfd_collector_*
@@ -144,6 +148,8 @@ struct collector {
 	uint64_t next_source_id;
 	unsigned int next_schema_id;
 	unsigned int max_sources;
+	unsigned int nmapped;
+	unsigned int max_mapped;
 	unsigned int client_timeout_ms;
 	struct MHD_Daemon *mhd;
 	struct {

@@ -55,6 +55,8 @@ char *render_metrics(struct collector *c, size_t *len)
 	free(ser);
 	self_metric(&b, "sources", "gauge", "Stats fds currently registered.",
 		    c->nsources);
+	self_metric(&b, "sources_mapped", "gauge",
+		    "Stats fds whose values are read through a mapping.", c->nmapped);
 	self_metric(&b, "clients", "gauge", "Connected clients on the unix socket.",
 		    c->nclients);
 	self_metric(&b, "reads_total", "counter", "Successful reads of a data block.",

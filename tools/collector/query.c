@@ -203,6 +203,7 @@ static struct json_object *cmd_query_sources(struct collector *c,
 		json_object_object_add(o, "client", cli);
 		json_object_object_add(o, "reads", json_object_new_uint64(s->reads));
 		json_object_object_add(o, "read-errors", json_object_new_uint64(s->read_errors));
+		json_object_object_add(o, "mapped", json_object_new_boolean(s->mapped));
 		json_object_array_add(arr, o);
 	}
 	return arr;

@@ -288,6 +288,9 @@ static void test_basic(const char *save)
 	tap_ok(v && json_object_object_get_ex(v, "client", &x) &&
 	       json_object_object_get_ex(x, "uid", &x) && json_object_get_int(x) == 0,
 	       "query-sources: client uid recorded with each source");
+	tap_ok(v && json_object_object_get_ex(v, "mapped", &x) &&
+	       json_object_is_type(x, json_type_boolean) && !json_object_get_boolean(x),
+	       "query-sources: a memfd image is read with pread (\"mapped\": false)");
 	json_object_put(r);
 
 	r = rpc(s, "{\"execute\":\"query-stats-schemas\"}", NULL, 0);
@@ -334,7 +337,8 @@ static void test_basic(const char *save)
 	       strstr(m, "# TYPE statsfd_vm_vcpu_halt_wait_hist_seconds histogram\n") &&
 	       strstr(m, "statsfd_vm_vcpu_halt_wait_hist_seconds_bucket{vm=\"web\",vcpu=\"0\",le=\"+Inf\"}") &&
 	       strstr(m, "statsfd_vm_vm_io_exits_sum_total{vm=\"web\"} 2\n") &&
-	       strstr(m, "statsfd_collector_sources 3\n"),
+	       strstr(m, "statsfd_collector_sources 3\n") &&
+	       strstr(m, "statsfd_collector_sources_mapped 0\n"),
 	       "GET /metrics: counters, histograms, labels from the VMM");
 	if (m && save) {
 		FILE *f = fopen(save, "w");
@@ -611,6 +615,24 @@ static void test_many_sources(void)
 	       (now_s() - t) * 1000);
 }
 
+/* Exit status of the collector run with @arg (a bad option value). */
+static int run_status(const char *bin, const char *opt, const char *arg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execl(bin, bin, opt, arg, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
 static int feed(const char *path, int seconds)
 {
 	int s = statsfd_msg_connect(path), fds[3], i;
@@ -660,6 +682,9 @@ int main(int argc, char **argv)
 	chmod(dir, 0755);
 	snprintf(sock_path, sizeof(sock_path), "%s/collector.sock", dir);
 	snprintf(port_path, sizeof(port_path), "%s/port", dir);
+	tap_ok(run_status(argv[1], "--max-mapped", "lots") == 2 &&
+	       run_status(argv[1], "--max-mapped", "") == 2,
+	       "--max-mapped: a value that is not a number is a usage error");
 	if (!tap_ok(!start_daemon(argv[1]), "collector starts and reports its HTTP port"))
 		return tap_done();
 	test_basic(save);
