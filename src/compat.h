@@ -118,8 +118,12 @@ Kbuild, which looks for the file: sparse cannot parse __has_include).  The
 #define statsfd_compat_vm_flags_mod(vma, set, clear) \
 	vm_flags_mod(vma, set, clear)
 #else
-#define statsfd_compat_vm_flags_mod(vma, set, clear) \
-	((vma)->vm_flags = ((vma)->vm_flags | (set)) & ~(clear))
+static inline void statsfd_compat_vm_flags_mod(struct vm_area_struct *vma,
+					       unsigned long set,
+					       unsigned long clear)
+{
+	vma->vm_flags = (vma->vm_flags | set) & ~clear;
+}
 #endif
 
 /*

@@ -431,17 +431,19 @@ static inline void *statsfd_source_stats(const struct statsfd_source *src)
  * together or not at all: a read returns the values of the last closed
  * window.  One window at a time per source, by the source's single
  * writer (the owner serializes writers, as it does for the stats).
- * Windows are short and never sleep; they may be preempted.  Costs two
- * plain stores and a compiler barrier on x86: no lock, no atomic.
+ * Windows are short and never sleep; they may be preempted.  With
+ * statsfd_update_end() a window costs two plain stores of the count, a
+ * load and two compiler barriers on x86: no lock, no atomic.
  *
- * Context: any.
+ * Context: any but NMI.
  */
 static inline void statsfd_update_begin(struct statsfd_source *src)
 {
 	struct statsfd_mmap_header *area = src->area;
 
-	/* Odd: readers retry.  Ordered before the values the window writes. */
+	/* Odd: readers retry. */
 	WRITE_ONCE(area->seq, area->seq + 1);
+	/* The count before the values; pairs with the reader's first smp_rmb(). */
 	smp_wmb();
 }
 
@@ -454,12 +456,13 @@ static inline void statsfd_update_begin(struct statsfd_source *src)
  * served here, once, with a copy of the values (out of line, not on the
  * common path, which costs one load).
  *
- * Context: any.
+ * Context: any but NMI (serving a reader reads the clock).
  */
 static inline void statsfd_update_end(struct statsfd_source *src)
 {
 	struct statsfd_mmap_header *area = src->area;
 
+	/* The values before the count; pairs with the reader's second smp_rmb(). */
 	smp_wmb();
 	WRITE_ONCE(area->seq, area->seq + 1);
 	if (unlikely(READ_ONCE(src->snap_req)))

@@ -287,9 +287,13 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 					     "name empty, too long for name_size or not [A-Za-z0-9_]");
 			goto out;
 		}
-		if ((schema->flags & STATSFD_SCHEMA_SNAPSHOT) &&
-		    (!strcmp(def->name, STATSFD_STAT_SAMPLE_NS) ||
-		     !strcmp(def->name, STATSFD_STAT_GENERATION))) {
+		/*
+		 * Reserved in every schema, not only in those with windows,
+		 * so that a parser may take two last descriptors of these
+		 * names for what statsfd puts there.
+		 */
+		if (!strcmp(def->name, STATSFD_STAT_SAMPLE_NS) ||
+		    !strcmp(def->name, STATSFD_STAT_GENERATION)) {
 			ret = statsfd_reject(schema, def,
 					     "name reserved for the stats of update windows");
 			goto out;
@@ -401,7 +405,7 @@ out:
  * name_size and are unique, aggregates that name an existing stat of the
  * child schema, at the offset they give, as "<child stat>_<kind suffix>",
  * known flags, STATSFD_SCHEMA_MMAP only with STATSFD_SCHEMA_SNAPSHOT, and
- * with the latter no stat named "sample_ns" or "generation") and builds
+ * no stat named "sample_ns" or "generation", whatever the flags) and builds
  * the file header and the descriptor block, which for a schema with update
  * windows ends with the descriptors of those two stats.  This
  * is the only place that builds them: sources and reads share them, and

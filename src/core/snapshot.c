@@ -122,12 +122,14 @@ static bool statsfd_snapshot_try(const struct statsfd_source *src, u64 *dst,
 	seq = READ_ONCE(area->seq);
 	if (seq & 1)
 		return false;
-	smp_rmb();	/* the values after the count, as the writer stored them */
+	/* The count before the values; pairs with update_begin's smp_wmb(). */
+	smp_rmb();
 	for (i = first; i < first + nr; i++)
 		dst[i] = READ_ONCE(vals[i]);
 	/* Between the two loads of the count: the values were current then. */
 	if (meta)
 		ns = ktime_get_boottime_ns();
+	/* The values before the count again; pairs with update_end's smp_wmb(). */
 	smp_rmb();
 	if (READ_ONCE(area->seq) != seq)
 		return false;
@@ -148,6 +150,7 @@ static bool statsfd_snapshot_cancel(struct statsfd_source *src,
 {
 	if (cmpxchg(&src->snap_req, req, NULL) == req)
 		return true;
+	/* Pairs with the release in statsfd_update_serve(): the copy is there. */
 	while (!smp_load_acquire(&req->done))
 		cond_resched();
 	return false;
@@ -175,6 +178,7 @@ static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
 	/* Publishes req.dst; the writer takes it with xchg(). */
 	smp_store_release(&src->snap_req, &req);
 	for (;;) {
+		/* Pairs with the release in statsfd_update_serve(). */
 		if (smp_load_acquire(&req.done))
 			goto served;
 
@@ -193,6 +197,7 @@ static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
 				goto out;
 			}
 			changed = now;
+			/* Ask again; publishes req.dst as the first time. */
 			smp_store_release(&src->snap_req, &req);
 			continue;
 		}
@@ -286,9 +291,38 @@ void statsfd_update_serve(struct statsfd_source *src)
 		req->dst[i] = vals[i];
 	req->generation = src->area->seq >> 1;
 	req->sample_ns = ktime_get_boottime_ns();
+	/* The copy before done; pairs with the reader's smp_load_acquire(). */
 	smp_store_release(&req->done, true);
 }
 EXPORT_SYMBOL_GPL(statsfd_update_serve);
+
+/*
+ * A page of the mapping that is not (or no longer: MADV_DONTNEED) in the
+ * page tables is inserted again, with a reference of the mapping's own.
+ * The mapping holds the stats file, so the area is there.
+ */
+static vm_fault_t statsfd_area_fault(struct vm_fault *vmf)
+{
+	struct statsfd_file *sf = vmf->vma->vm_file->private_data;
+	struct statsfd_source *src = sf->src;
+	struct page *page;
+	int ret;
+
+	if (vmf->pgoff >= src->schema->area_size >> PAGE_SHIFT)
+		return VM_FAULT_SIGBUS;
+	page = virt_to_page((void *)src->area + (vmf->pgoff << PAGE_SHIFT));
+	ret = vm_insert_page(vmf->vma, vmf->address, page);
+	if (ret == -ENOMEM)
+		return VM_FAULT_OOM;
+	/* -EBUSY: another fault mapped it first. */
+	if (ret && ret != -EBUSY)
+		return VM_FAULT_SIGBUS;
+	return VM_FAULT_NOPAGE;
+}
+
+static const struct vm_operations_struct statsfd_area_vm_ops = {
+	.fault = statsfd_area_fault,
+};
 
 /**
  * statsfd_area_mmap() - map the values area of @src read-only
@@ -296,17 +330,19 @@ EXPORT_SYMBOL_GPL(statsfd_update_serve);
  * @vma: the new mapping
  *
  * The mapping covers pages [vm_pgoff, vm_pgoff + pages) of the area,
- * which must lie inside it.  It may never become writable (VM_MAYWRITE
- * is cleared, so mprotect() fails with EACCES) nor grow (VM_DONTEXPAND,
- * so mremap() to a larger size fails with EFAULT).  Each page is inserted
- * now, with a reference of the mapping's own; the mapping also holds the
- * stats file and with it the source, so the values stay live until it is
- * unmapped, after every fd on the source is closed.
+ * which must lie inside it.  It may never become writable or executable
+ * (VM_MAYWRITE and VM_MAYEXEC are cleared, so mprotect() fails with
+ * EACCES) nor grow (VM_DONTEXPAND, so mremap() to a larger size fails
+ * with EFAULT).  Each page is inserted now, with a reference of the
+ * mapping's own, and again on a fault if it was zapped (MADV_DONTNEED);
+ * the mapping also holds the stats file and with it the source, so the
+ * values stay live until it is unmapped, after every fd on the source is
+ * closed.
  *
  * Context: process context, mmap lock held for writing.
  * Return: 0; -ENODEV if the schema is not mappable; -EACCES for a
- * writable mapping; -EINVAL for a range outside the area; the error of
- * vm_insert_page().
+ * writable or executable mapping; -EINVAL for a range outside the area;
+ * the error of vm_insert_page().
  */
 int statsfd_area_mmap(struct statsfd_source *src, struct vm_area_struct *vma)
 {
@@ -316,14 +352,17 @@ int statsfd_area_mmap(struct statsfd_source *src, struct vm_area_struct *vma)
 
 	if (!(schema->flags & STATSFD_SCHEMA_MMAP))
 		return -ENODEV;
-	if (vma->vm_flags & VM_WRITE)
+	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EACCES;
 	pages = schema->area_size >> PAGE_SHIFT;
 	if (vma->vm_pgoff >= pages || vma_pages(vma) > pages - vma->vm_pgoff)
 		return -EINVAL;
 
-	statsfd_compat_vm_flags_mod(vma, VM_DONTEXPAND | VM_DONTDUMP,
-				    VM_MAYWRITE);
+	/* VM_MIXEDMAP now: the fault handler must not have to set it. */
+	statsfd_compat_vm_flags_mod(vma,
+				    VM_MIXEDMAP | VM_DONTEXPAND | VM_DONTDUMP,
+				    VM_MAYWRITE | VM_MAYEXEC);
+	vma->vm_ops = &statsfd_area_vm_ops;
 	pgoff = vma->vm_pgoff;
 	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
 		ret = vm_insert_page(vma, addr,
