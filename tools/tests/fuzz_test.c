@@ -7,16 +7,23 @@
  * with AddressSanitizer and UBSan by `make -C tools check`, so any
  * out-of-bounds access or undefined behaviour aborts the test.
  *
+ * Then mutated mmap headers (struct statsfd_mmap_header in a memfd
+ * attached through the test seam of statsfd_internal.h) must be either
+ * refused, leaving pread, or accepted as an area whose values read back
+ * exactly.
+ *
  * Usage: fuzz_test [iterations] [seed]
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "image.h"
 #include "statsfd.h"
+#include "statsfd_internal.h"
 #include "tap.h"
 
 static uint64_t rng_state;
@@ -189,13 +196,104 @@ static void mutate(unsigned char *m, size_t *len, size_t cap,
 	}
 }
 
+/* Sources with update windows: without aggregates, and with one. */
+static const struct img_stat map_vcpu[] = {
+	{ "a", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+	{ "hist", STATSFD_TYPE_LOG_HIST, 0, 8, 0 },
+	{ "lin", STATSFD_TYPE_LINEAR_HIST, 0, 600, 10 },	/* past one page */
+	{ "sample_ns", STATSFD_TYPE_INSTANT | STATSFD_UNIT_SECONDS, -9, 1, 0 },
+	{ "generation", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+};
+static const struct img_stat map_vm[] = {
+	{ "x", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+	{ "y", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+	{ "x_sum", STATSFD_TYPE_CUMULATIVE | STATSFD_AGG_SUM, 0, 1, 0 },
+	{ "sample_ns", STATSFD_TYPE_INSTANT | STATSFD_UNIT_SECONDS, -9, 1, 0 },
+	{ "generation", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+};
+
+/*
+ * One mutated mmap header on a handle of @stats (plain span @span): either
+ * refused with an "mmap..." field and the handle reading the image, or
+ * accepted with every field sane and the area's values read back.
+ */
+static void try_map(const struct img_stat *stats, unsigned int n,
+		    uint32_t span, bool full, struct counts *c)
+{
+	static const size_t sizes[] = { 2048, 4096, 8192, 3 * 4096 };
+	static unsigned char image[1 << 14];
+	size_t ilen = img_build(image, sizeof(image), "fuzz-map", 16, stats, n,
+				NULL, 0);
+	size_t flen = sizes[rnd() % 4], dsize;
+	struct statsfd_mmap_header *h;
+	struct statsfd_error err;
+	struct statsfd *sf;
+	uint64_t *buf, seq;
+	unsigned int k, w;
+	int fd = img_memfd(image, ilen), mfd, ok = 1;
+
+	sf = fd < 0 ? NULL : statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD, &err);
+	mfd = memfd_create("fuzz-map", MFD_CLOEXEC);
+	if (!sf || mfd < 0 || ftruncate(mfd, (off_t)flen)) {
+		c->bad++;
+		goto out;
+	}
+	h = mmap(NULL, flen, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	if (h == MAP_FAILED) {
+		c->bad++;
+		goto out;
+	}
+	*h = (struct statsfd_mmap_header){ .version = 1, .header_size = 64,
+		.data_offset = 64, .data_size = span };
+	h->seq = seq = (rnd() % 1000) * 2;
+	for (k = 1 + rnd() % 3; k; k--) {
+		switch (rnd() % 4) {
+		case 0: h->version = interesting(flen); break;
+		case 1: h->header_size = interesting(flen); break;
+		case 2: h->data_offset = interesting(flen); break;
+		default: h->data_size = interesting(flen); break;
+		}
+	}
+	for (w = 0; !(h->data_offset % 8) &&
+		    (size_t)h->data_offset + 8 * (w + 1) <= flen; w++)
+		((uint64_t *)((char *)h + h->data_offset))[w] = 7000 + w;
+	dsize = statsfd_data_size(sf);
+	buf = calloc(1, dsize);
+	if (statsfd__attach_map(sf, mfd, &err)) {
+		c->rejected++;
+		ok = !strncmp(err.field, "mmap", 4) && !statsfd_is_mapped(sf) &&
+		     !statsfd_read(sf, buf, &err) && buf[0] == 1;
+	} else {
+		c->accepted++;
+		ok = h->version >= 1 && h->header_size >= 64 &&
+		     h->header_size <= h->data_offset && !(h->data_offset % 8) &&
+		     h->data_size == span &&
+		     (size_t)h->data_offset + h->data_size <= flen &&
+		     !statsfd_read(sf, buf, &err);
+		for (w = 0; ok && full && w < span / 8; w++)
+			ok = buf[w] == 7000 + w;
+		if (ok && full)
+			ok = statsfd_values(statsfd_generation_stat(sf), buf)[0] ==
+			     seq / 2;
+		if (ok && !full)	/* a VM: pread, the image's values */
+			ok = buf[0] == 1 && buf[2] == 3;
+	}
+	c->bad += !ok;
+	free(buf);
+	munmap(h, flen);
+out:
+	if (mfd >= 0)
+		close(mfd);
+	statsfd_close(sf);
+}
+
 int main(int argc, char **argv)
 {
 	static unsigned char base[1 << 16], mod[(1 << 16) + 4096];
 	unsigned long iters = argc > 1 ? strtoul(argv[1], NULL, 0) : 30000;
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed5eedULL;
 	static const uint32_t name_sizes[] = { 48, 16, 24, 64 };
-	struct counts trunc = { 0 }, fuzz = { 0 }, clean = { 0 };
+	struct counts trunc = { 0 }, fuzz = { 0 }, clean = { 0 }, maps = { 0 };
 	unsigned long i;
 	int layout, ns;
 
@@ -224,6 +322,14 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	for (i = 0; i < iters / 10; i++) {
+		try_map(map_vcpu, 5, (1 + 8 + 600) * 8, true, &maps);
+		try_map(map_vm, 5, 16, false, &maps);
+	}
+	tap_ok(!maps.bad && maps.accepted && maps.rejected,
+	       "%lu mutated mmap headers: %lu refused (pread kept), %lu accepted and read back exactly, %lu bad",
+	       maps.accepted + maps.rejected, maps.rejected, maps.accepted,
+	       maps.bad);
 	tap_ok(clean.accepted == 8 && !clean.bad,
 	       "8 valid images (2 layouts x 4 name sizes) accepted");
 	tap_ok(trunc.rejected && !trunc.accepted && !trunc.bad,
