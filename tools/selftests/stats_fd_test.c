@@ -7,7 +7,10 @@
  *
  * The model is the whole file read once from a quiesced source (nothing
  * runs while a test reads): every later read, of any range, must return
- * exactly its bytes.
+ * exactly its bytes, except sample_ns: the VM and vCPU sources have update
+ * windows, and every read takes their sample_ns anew (found by name in
+ * the descriptors, and masked in every comparison with the model; their
+ * generation does not move while nothing runs, and is compared).
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -48,6 +51,7 @@ FIXTURE(sfd)
 	struct sfile s; /* @fd parsed */
 	unsigned char *image; /* the whole file, read once */
 	size_t size; /* its size */
+	long long mask; /* file offset of sample_ns, or -1 */
 	long page; /* page size */
 };
 
@@ -93,6 +97,9 @@ FIXTURE_SETUP(sfd)
 	}
 	ASSERT_GE(self->fd, 0);
 	ASSERT_EQ(0, sfile_parse(self->fd, &self->s));
+	self->mask = sfile_off(&self->s, STATSFD_STAT_SAMPLE_NS);
+	/* the system source has no update windows, the others do */
+	ASSERT_EQ(variant->kind == SYSTEM, self->mask < 0);
 	self->size = self->s.size;
 	self->image = calloc(1, self->size + 1);
 	ASSERT_NE(NULL, self->image);
@@ -108,10 +115,13 @@ FIXTURE_TEARDOWN(sfd)
 	vm_env_close(&self->e);
 }
 
-/* pread(@off, @len) returns exactly the model's bytes (and count). */
+/*
+ * pread(@off, @len) returns exactly the model's bytes (and count), but
+ * for sample_ns at file offset @mask.
+ */
 static void expect_slice(struct __test_metadata *_metadata, int fd,
-			 const unsigned char *image, size_t size, off_t off,
-			 size_t len)
+			 const unsigned char *image, size_t size,
+			 long long mask, off_t off, size_t len)
 {
 	unsigned char buf[512];
 	size_t want;
@@ -127,7 +137,7 @@ static void expect_slice(struct __test_metadata *_metadata, int fd,
 	{
 		TH_LOG("pread(off %lld, len %zu)", (long long)off, len);
 	}
-	EXPECT_EQ(0, memcmp(buf, image + off, want))
+	EXPECT_EQ(0, image_cmp(buf, image, off, want, mask))
 	{
 		TH_LOG("bytes differ at off %lld len %zu", (long long)off, len);
 	}
@@ -170,7 +180,7 @@ TEST_F(sfd, pread_at_file_size_2)
 	EXPECT_EQ(0, pread(self->fd, buf, sizeof(buf), self->size));
 	EXPECT_EQ(0, pread(self->fd, buf, sizeof(buf), self->size + 1));
 	EXPECT_EQ(0, pread(self->fd, buf, sizeof(buf), self->size + 4096));
-	expect_slice(_metadata, self->fd, self->image, self->size,
+	expect_slice(_metadata, self->fd, self->image, self->size, self->mask,
 		     self->size - 1, 8);
 }
 
@@ -227,9 +237,10 @@ TEST_F(sfd, huge_length_is_short_read_5)
 	ASSERT_NE(NULL, buf);
 	len = USER_TOP - (uintptr_t)buf;
 	EXPECT_EQ(self->size, raw_pread(self->fd, buf, len, 0));
-	EXPECT_EQ(0, memcmp(buf, self->image, self->size));
+	EXPECT_EQ(0, image_cmp(buf, self->image, 0, self->size, self->mask));
 	EXPECT_EQ(self->size - 24, raw_pread(self->fd, buf, len, 24));
-	EXPECT_EQ(0, memcmp(buf, self->image + 24, self->size - 24));
+	EXPECT_EQ(0, image_cmp(buf, self->image, 24, self->size - 24,
+			       self->mask));
 	errno = 0;
 	EXPECT_EQ(-1, raw_pread(self->fd, buf, SIZE_MAX, 0));
 	EXPECT_EQ(EFAULT, errno);
@@ -255,8 +266,8 @@ TEST_F(sfd, straddling_block_boundaries_6)
 		for (before = 1; before <= 12; before++)
 			for (len = 1; len <= 40; len++)
 				expect_slice(_metadata, self->fd, self->image,
-					     self->size, bounds[i] - before,
-					     len);
+					     self->size, self->mask,
+					     bounds[i] - before, len);
 }
 
 /* #7: unaligned offsets and lengths inside the data block. */
@@ -266,16 +277,17 @@ TEST_F(sfd, unaligned_data_slices_7)
 	size_t len;
 	off_t off;
 
-	expect_slice(_metadata, self->fd, self->image, self->size, d + 3, 5);
+	expect_slice(_metadata, self->fd, self->image, self->size, self->mask,
+		     d + 3, 5);
 	for (off = d; off < d + 24; off++)
 		for (len = 1; len <= 25; len++)
 			expect_slice(_metadata, self->fd, self->image,
-				     self->size, off, len);
+				     self->size, self->mask, off, len);
 	/* the last bytes of the data block, unaligned */
 	d = self->s.hdr.desc_offset;
 	for (off = d - 13; off < d; off++)
-		expect_slice(_metadata, self->fd, self->image, self->size, off,
-			     11);
+		expect_slice(_metadata, self->fd, self->image, self->size,
+			     self->mask, off, 11);
 }
 
 /* The start of each block, where a bad buffer is tried. */
@@ -330,7 +342,8 @@ TEST_F(sfd, bad_buffers_efault_8)
 	EXPECT_EQ(self->page, i);
 	munmap(ro, self->page);
 	/* and the fd still reads fine */
-	expect_slice(_metadata, self->fd, self->image, self->size, 0, 64);
+	expect_slice(_metadata, self->fd, self->image, self->size, self->mask,
+		     0, 64);
 }
 
 /*
@@ -383,8 +396,9 @@ TEST_F(sfd, buffer_into_prot_none_9)
 					TH_LOG("off %lld room %zu: ret %zd",
 					       (long long)offs[i], room, ret);
 				}
-				EXPECT_EQ(0, memcmp(buf, self->image + offs[i],
-						    ret));
+				EXPECT_EQ(0, image_cmp(buf, self->image,
+						       offs[i], ret,
+						       self->mask));
 			}
 			again = raw_pread(self->fd, buf, len, offs[i]);
 			EXPECT_EQ(ret, again);
@@ -393,11 +407,20 @@ TEST_F(sfd, buffer_into_prot_none_9)
 	munmap(map, 2 * self->page);
 }
 
-/* #10: write, pwrite, writev, mmap, ioctl and reopening are refused. */
+/*
+ * #10: write, pwrite, writev, writable mmap, ioctl and reopening are
+ * refused.  A read-only mmap() depends on the source: the VM and vCPU
+ * sources are mappable, the system source is not (ENODEV).  A writable
+ * shared mapping is EACCES for every stats fd (the VFS refuses it on an
+ * O_RDONLY file); a writable private one is EACCES where mmap() is
+ * allowed, ENODEV where it is not.  mmap_test checks mappings in depth.
+ */
 TEST_F(sfd, write_mmap_ioctl_refused_10)
 {
 	char buf[8] = { 0 };
 	struct iovec iov = { buf, sizeof(buf) };
+	bool mappable = variant->kind != SYSTEM;
+	const struct statsfd_mmap_header *mh;
 	void *map;
 	int cmds[] = { STATSFD_VM_GET_STATS_FD, STATSFD_VM_KICK,
 		       _IO(0xAE, 0xce) /* KVM_GET_STATS_FD */, FIONREAD };
@@ -427,14 +450,35 @@ TEST_F(sfd, write_mmap_ioctl_refused_10)
 	EXPECT_EQ(-1, writev(self->fd, &iov, 1));
 	EXPECT_EQ(EBADF, errno);
 
+	for (i = 0; i < 2; i++) {
+		int flags = i ? MAP_PRIVATE : MAP_SHARED;
+
+		errno = 0;
+		map = mmap(NULL, self->page, PROT_READ, flags, self->fd, 0);
+		if (mappable) {
+			ASSERT_NE(MAP_FAILED, map)
+			{
+				TH_LOG("mmap(PROT_READ, %s): %m",
+				       i ? "MAP_PRIVATE" : "MAP_SHARED");
+			}
+			mh = map;
+			EXPECT_EQ(STATSFD_MMAP_VERSION, mh->version);
+			EXPECT_EQ(0, munmap(map, self->page));
+		} else {
+			EXPECT_EQ(MAP_FAILED, map);
+			EXPECT_EQ(ENODEV, errno);
+		}
+	}
 	errno = 0;
-	map = mmap(NULL, self->page, PROT_READ, MAP_SHARED, self->fd, 0);
+	map = mmap(NULL, self->page, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   self->fd, 0);
 	EXPECT_EQ(MAP_FAILED, map);
-	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(EACCES, errno);
 	errno = 0;
-	map = mmap(NULL, self->page, PROT_READ, MAP_PRIVATE, self->fd, 0);
+	map = mmap(NULL, self->page, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		   self->fd, 0);
 	EXPECT_EQ(MAP_FAILED, map);
-	EXPECT_EQ(ENODEV, errno);
+	EXPECT_EQ(mappable ? EACCES : ENODEV, errno);
 
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		errno = 0;
@@ -453,7 +497,8 @@ TEST_F(sfd, write_mmap_ioctl_refused_10)
 	errno = 0;
 	EXPECT_EQ(-1, open(path, O_RDONLY | O_CLOEXEC));
 	EXPECT_EQ(ENXIO, errno);
-	expect_slice(_metadata, self->fd, self->image, self->size, 0, 64);
+	expect_slice(_metadata, self->fd, self->image, self->size, self->mask,
+		     0, 64);
 }
 
 /*
@@ -524,7 +569,8 @@ TEST_F(sfd, dup_and_fork_12)
 
 	fd2 = dup(self->fd);
 	ASSERT_GE(fd2, 0);
-	expect_slice(_metadata, fd2, self->image, self->size, 0, 64);
+	expect_slice(_metadata, fd2, self->image, self->size, self->mask, 0,
+		     64);
 	EXPECT_EQ(8, read(self->fd, buf, 8));
 	EXPECT_EQ(8, read(fd2, buf, 8));
 	EXPECT_EQ(0, memcmp(buf, self->image + 8, 8));
@@ -535,7 +581,7 @@ TEST_F(sfd, dup_and_fork_12)
 		unsigned char *all = malloc(self->size);
 
 		if (!all || pread(fd2, all, self->size, 0) != self->size ||
-		    memcmp(all, self->image, self->size))
+		    image_cmp(all, self->image, 0, self->size, self->mask))
 			_exit(1);
 		if (read(self->fd, buf, 8) != 8 ||
 		    memcmp(buf, self->image + 16, 8))
@@ -547,7 +593,7 @@ TEST_F(sfd, dup_and_fork_12)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	/* the child's read() moved the shared f_pos */
 	EXPECT_EQ(24, lseek(fd2, 0, SEEK_CUR));
-	expect_slice(_metadata, self->fd, self->image, self->size,
+	expect_slice(_metadata, self->fd, self->image, self->size, self->mask,
 		     self->s.hdr.data_offset, 64);
 	close(fd2);
 }
@@ -600,13 +646,49 @@ static int recv_fd(int sk)
 #define NOBODY_RECV BIT(1) /* no fd received */
 #define NOBODY_READ BIT(2) /* pread failed or differed */
 #define NOBODY_WRITE BIT(3) /* write was not EBADF */
-#define NOBODY_MMAP BIT(4) /* mmap was not ENODEV */
+#define NOBODY_MMAP BIT(4) /* mmap did not do what the source allows */
 #define NOBODY_IOCTL BIT(5) /* ioctl was not ENOTTY */
 #define NOBODY_DEV BIT(6) /* opening the device was not EACCES */
 #define NOBODY_REOPEN BIT(7) /* /proc/self/fd reopen succeeded */
 #define NOBODY_CHMOD BIT(8) /* fchmod succeeded */
 
-static int nobody_child(int sk, const unsigned char *image, size_t size)
+/*
+ * What a mapping of @fd must show: the values of @image's data block
+ * (file offset @data_offset), the first data_size bytes of it.  0 or
+ * NOBODY_MMAP.
+ */
+static int nobody_map(int fd, const unsigned char *image, off_t data_offset)
+{
+	const struct statsfd_mmap_header *mh;
+	size_t len, i;
+	__u64 v;
+	int bad = 0;
+
+	mh = stats_map(fd, &len);
+	if (mh == MAP_FAILED)
+		return NOBODY_MMAP;
+	if (mh->version != STATSFD_MMAP_VERSION)
+		bad = NOBODY_MMAP;
+	for (i = 0; !bad && i < mh->data_size / 8; i++) {
+		memcpy(&v, image + data_offset + 8 * i, 8);
+		if (map_val(mh, i) != v)
+			bad = NOBODY_MMAP;
+	}
+	munmap((void *)mh, len);
+	errno = 0;
+	if (mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) !=
+		    MAP_FAILED ||
+	    errno != EACCES)
+		bad = NOBODY_MMAP;
+	return bad;
+}
+
+/*
+ * Runs as uid nobody with the fd it receives on @sk; what it found wrong
+ * goes back on @sk (an exit status has too few bits for it).
+ */
+static int nobody_child(int sk, const unsigned char *image, size_t size,
+			long long mask, off_t data_offset, bool mappable)
 {
 	unsigned char *buf = malloc(size + 8);
 	char path[64];
@@ -620,14 +702,17 @@ static int nobody_child(int sk, const unsigned char *image, size_t size)
 		return NOBODY_RECV;
 
 	if (!buf || pread(fd, buf, size + 8, 0) != size ||
-	    memcmp(buf, image, size))
+	    image_cmp(buf, image, 0, size, mask))
 		bad |= NOBODY_READ;
 	errno = 0;
 	if (write(fd, buf, 8) != -1 || errno != EBADF)
 		bad |= NOBODY_WRITE;
 	errno = 0;
-	if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) != MAP_FAILED ||
-	    errno != ENODEV)
+	if (mappable)
+		bad |= nobody_map(fd, image, data_offset);
+	else if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) !=
+			 MAP_FAILED ||
+		 errno != ENODEV)
 		bad |= NOBODY_MMAP;
 	errno = 0;
 	if (ioctl(fd, STATSFD_VM_GET_STATS_FD, 0) != -1 || errno != ENOTTY)
@@ -642,18 +727,20 @@ static int nobody_child(int sk, const unsigned char *image, size_t size)
 	if (fchmod(fd, 0666) == 0)
 		bad |= NOBODY_CHMOD;
 	/* reads still work after all that */
-	if (pread(fd, buf, size, 0) != size || memcmp(buf, image, size))
+	if (pread(fd, buf, size, 0) != size ||
+	    image_cmp(buf, image, 0, size, mask))
 		bad |= NOBODY_READ;
 	return bad;
 }
 
 /*
  * #13: the fd passed over SCM_RIGHTS to a process that dropped to uid
- * nobody, and holds nothing else of ours: reads succeed, nothing else does.
+ * nobody, and holds nothing else of ours: reads succeed (and a read-only
+ * mapping, where the source allows one), nothing else does.
  */
 TEST_F(sfd, scm_rights_to_nobody_13)
 {
-	int sk[2], status;
+	int sk[2], status, bad = -1;
 	pid_t pid;
 
 	/* the guest runs every test as root: dropping to nobody needs it */
@@ -666,15 +753,20 @@ TEST_F(sfd, scm_rights_to_nobody_13)
 		close(self->fd);
 		vm_env_close(&self->e);
 		close(sk[0]);
-		_exit(nobody_child(sk[1], self->image, self->size));
+		bad = nobody_child(sk[1], self->image, self->size, self->mask,
+				   self->s.hdr.data_offset,
+				   variant->kind != SYSTEM);
+		_exit(write(sk[1], &bad, sizeof(bad)) == sizeof(bad) ? 0 : 1);
 	}
 	close(sk[1]);
 	ASSERT_EQ(0, send_fd(sk[0], self->fd));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status))
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(sizeof(bad), read(sk[0], &bad, sizeof(bad)));
+	EXPECT_EQ(0, bad)
 	{
-		TH_LOG("child failures: %#x", WEXITSTATUS(status));
+		TH_LOG("child failures: %#x", bad);
 	}
 	close(sk[0]);
 }
@@ -829,7 +921,8 @@ TEST_F(sfd, random_preads_match_model)
 		{
 			TH_LOG("#%d off %lld len %zu", i, (long long)off, len);
 		}
-		ASSERT_EQ(0, memcmp(buf + shift, self->image + off, want))
+		ASSERT_EQ(0, image_cmp(buf + shift, self->image, off, want,
+				       self->mask))
 		{
 			TH_LOG("#%d off %lld len %zu", i, (long long)off, len);
 		}

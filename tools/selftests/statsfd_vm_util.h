@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -397,6 +398,42 @@ static inline __u64 sfile_hist_sum(const struct sfile *s, const char *name)
 	return sum;
 }
 
+/*
+ * File offset of the values of stat @name, or -1 if @s has no such stat:
+ * for finding sample_ns and generation by name, never by position.
+ */
+static inline long long sfile_off(const struct sfile *s, const char *name)
+{
+	const struct statsfd_desc *d = sfile_find(s, name);
+
+	return d ? (long long)s->hdr.data_offset + d->offset : -1;
+}
+
+/*
+ * Compare @len bytes read at file offset @off (in @buf) with the same
+ * bytes of the model @image, as memcmp() does, except the 8 bytes at file
+ * offset @mask (-1: none).  The mask is sample_ns (sfile_off()), which
+ * every read of a source with update windows takes anew; everything else,
+ * generation included, must be the same bytes on every read of a
+ * quiesced source.
+ */
+static inline int image_cmp(const void *buf, const unsigned char *image,
+			    long long off, size_t len, long long mask)
+{
+	const unsigned char *b = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		long long pos = off + (long long)i;
+
+		if (mask >= 0 && pos >= mask && pos < mask + 8)
+			continue;
+		if (b[i] != image[pos])
+			return b[i] < image[pos] ? -1 : 1;
+	}
+	return 0;
+}
+
 /* One stat of @fd, read afresh: parses the file, then preads the value. */
 static inline __u64 stat_get(int fd, const char *name)
 {
@@ -519,6 +556,95 @@ static inline __u64 now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* CLOCK_BOOTTIME, the clock of sample_ns. */
+static inline __u64 boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/**
+ * stats_map() - map the values area of stats fd @fd, read-only, shared
+ * @fd: a stats fd of a mappable source
+ * @len: set to the length mapped
+ *
+ * As documented: the first page, whose header says whether the values go
+ * on past it; then the whole area if they do.
+ *
+ * Return: the area, or MAP_FAILED with errno set.
+ */
+static inline const struct statsfd_mmap_header *stats_map(int fd, size_t *len)
+{
+	size_t page = sysconf(_SC_PAGESIZE), need;
+	const struct statsfd_mmap_header *h;
+
+	h = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		return h;
+	*len = page;
+	need = (size_t)h->data_offset + h->data_size;
+	if (need <= page)
+		return h;
+	munmap((void *)h, page);
+	*len = (need + page - 1) / page * page;
+	return mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
+}
+
+/* Value @i of the mapping @h (its data block offset is 8 * @i). */
+static inline __u64 map_val(const struct statsfd_mmap_header *h, size_t i)
+{
+	const __u64 *vals = (const void *)((const char *)h + h->data_offset);
+
+	return __atomic_load_n(&vals[i], __ATOMIC_RELAXED);
+}
+
+/**
+ * map_copy() - copy values of a mapping as one snapshot
+ * @h: the mapping
+ * @idx: indices of the values wanted (data block offset / 8), or NULL for
+ *	every value of the area
+ * @n: number of entries of @idx (ignored when @idx is NULL)
+ * @out: where value i goes, at @out[i]
+ * @tries: how many times to try at most
+ * @gen: set to the generation of the copy, seq / 2
+ *
+ * The documented reader protocol: an even seq loaded with acquire, the
+ * values with relaxed 8-byte loads, an acquire fence, seq again; the copy
+ * holds if seq did not change.
+ *
+ * Return: the number of tries the copy took (1 when the first one held),
+ * or 0 if all @tries overlapped an update window.
+ */
+static inline int map_copy(const struct statsfd_mmap_header *h,
+			   const unsigned int *idx, unsigned int n, __u64 *out,
+			   int tries, __u64 *gen)
+{
+	unsigned int i, all = h->data_size / sizeof(__u64);
+	__u64 s1;
+	int t;
+
+	for (t = 1; t <= tries; t++) {
+		s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+		if (s1 & 1)
+			continue;
+		if (idx) {
+			for (i = 0; i < n; i++)
+				out[idx[i]] = map_val(h, idx[i]);
+		} else {
+			for (i = 0; i < all; i++)
+				out[i] = map_val(h, i);
+		}
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) == s1) {
+			*gen = s1 / 2;
+			return t;
+		}
+	}
+	return 0;
 }
 
 /* The lowest free fd number: nothing may change it on a failed ioctl. */

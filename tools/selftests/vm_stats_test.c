@@ -260,6 +260,7 @@ struct want_desc {
 #define W_AVG STATSFD_AGG_AVERAGE
 #define W_CNZ STATSFD_AGG_COUNT_NONZERO
 
+
 static const struct want_desc vcpu_schema[] = {
 	{ "exits", W_CUM, 0, 1, 0 },
 	{ "io_exits", W_CUM, 0, 1, 0 },
@@ -284,6 +285,9 @@ static const struct want_desc vcpu_schema[] = {
 	{ "io_bytes", W_CUM | W_BYTES, 0, 1, 0 },
 	{ "guest_cycles", W_CUM | W_CYC, 0, 1, 0 },
 	{ "runs", W_CUM, 0, 1, 0 },
+	/* with update windows: the last two, after everything else */
+	{ STATSFD_STAT_SAMPLE_NS, W_INST | W_SEC, -9, 1, 0 },
+	{ STATSFD_STAT_GENERATION, W_CUM, 0, 1, 0 },
 };
 
 static const struct want_desc vm_schema[] = {
@@ -320,6 +324,9 @@ static const struct want_desc vm_schema[] = {
 	{ "guest_cycles_sum", W_CUM | W_CYC | W_SUM, 0, 1, 0 },
 	{ "runs_sum", W_CUM | W_SUM, 0, 1, 0 },
 	{ "runs_count_nonzero", W_INST | W_CNZ, 0, 1, 0 },
+	/* with update windows: the last two, after everything else */
+	{ STATSFD_STAT_SAMPLE_NS, W_INST | W_SEC, -9, 1, 0 },
+	{ STATSFD_STAT_GENERATION, W_CUM, 0, 1, 0 },
 };
 
 static const struct want_desc sys_schema[] = {
@@ -339,7 +346,8 @@ static const struct want_desc sys_schema[] = {
 /*
  * Every documented stat, in order, with its type, unit, base, exponent,
  * size and bucket size; the plain stats tile the start of the data block
- * in order and the aggregates follow.
+ * in order, the aggregates follow, and (with update windows) sample_ns and
+ * generation end it.
  */
 static void schema_test(struct __test_metadata *_metadata, int fd,
 			const struct want_desc *want, size_t num)
@@ -378,6 +386,25 @@ static void schema_test(struct __test_metadata *_metadata, int fd,
 		expect_offset += d->size * 8;
 	}
 	EXPECT_EQ(expect_offset, s.data_size);
+	/* the stats of update windows, exactly, where the ABI puts them */
+	if (!strcmp(want[num - 1].name, STATSFD_STAT_GENERATION)) {
+		const struct statsfd_desc *d = sfile_desc(&s, num - 2);
+
+		EXPECT_STREQ(STATSFD_STAT_SAMPLE_NS, d->name);
+		EXPECT_EQ(0x021, d->flags);
+		EXPECT_EQ(-9, d->exponent);
+		EXPECT_EQ(1, d->size);
+		EXPECT_EQ(s.data_size - 16, d->offset);
+		d = sfile_desc(&s, num - 1);
+		EXPECT_STREQ(STATSFD_STAT_GENERATION, d->name);
+		EXPECT_EQ(0x000, d->flags);
+		EXPECT_EQ(0, d->exponent);
+		EXPECT_EQ(1, d->size);
+		EXPECT_EQ(s.data_size - 8, d->offset);
+	} else {
+		EXPECT_EQ(NULL, sfile_find(&s, STATSFD_STAT_SAMPLE_NS));
+		EXPECT_EQ(NULL, sfile_find(&s, STATSFD_STAT_GENERATION));
+	}
 	sfile_free(&s);
 	close(fd);
 }
@@ -523,17 +550,53 @@ FIXTURE_TEARDOWN(vcpu)
 #define V(name) sfile_val(&self->s, name)
 #define REREAD() ASSERT_EQ(0, sfile_read_data(self->e.vcpu_stats[0], &self->s))
 
-/* A fresh vCPU reads all zero. */
+/*
+ * A fresh vCPU reads all zero, but for the stats of the read itself:
+ * sample_ns is the CLOCK_BOOTTIME time of the read, and generation the
+ * update windows so far, which is also 0 here (creating a vCPU opens no
+ * window on it: vcpus_created and stats_fds_open are the VM's), and so is
+ * the mapping's seq / 2.
+ */
 TEST_F(vcpu, fresh_vcpu_is_zero)
 {
-	size_t i;
+	long long ns_off = sfile_off(&self->s, STATSFD_STAT_SAMPLE_NS);
+	long long gen_off = sfile_off(&self->s, STATSFD_STAT_GENERATION);
+	const struct statsfd_mmap_header *mh;
+	__u64 t0, t1, ns, gen;
+	size_t i, len;
 
+	ASSERT_LE(0, ns_off);
+	ASSERT_LE(0, gen_off);
+	ns_off = (ns_off - self->s.hdr.data_offset) / 8;
+	gen_off = (gen_off - self->s.hdr.data_offset) / 8;
+	t0 = boottime_ns();
 	REREAD();
-	for (i = 0; i < self->s.data_size / 8; i++)
+	t1 = boottime_ns();
+	for (i = 0; i < self->s.data_size / 8; i++) {
+		if ((long long)i == ns_off || (long long)i == gen_off)
+			continue;
 		EXPECT_EQ(0, self->s.data[i])
 		{
 			TH_LOG("u64 %zu", i);
 		}
+	}
+	ns = self->s.data[ns_off];
+	gen = self->s.data[gen_off];
+	EXPECT_NE(0, ns);
+	EXPECT_LE(t0, ns);
+	EXPECT_GE(t1, ns);
+	EXPECT_EQ(0, gen);
+
+	mh = stats_map(self->e.vcpu_stats[0], &len);
+	ASSERT_NE(MAP_FAILED, mh)
+	{
+		TH_LOG("mmap: %m");
+	}
+	EXPECT_EQ(gen, mh->seq / 2);
+	EXPECT_EQ(0, mh->seq % 2);
+	for (i = 0; i < mh->data_size / 8; i++)
+		EXPECT_EQ(0, map_val(mh, i));
+	munmap((void *)mh, len);
 }
 
 /* Exits without halts: every counter they touch, exactly. */
@@ -1343,10 +1406,22 @@ static unsigned char *whole_file(int fd, size_t *size)
 	return buf;
 }
 
+/* The u64 at file offset @off of the whole file @image. */
+static __u64 image_u64(const unsigned char *image, long long off)
+{
+	__u64 v;
+
+	memcpy(&v, image + off, sizeof(v));
+	return v;
+}
+
 /*
  * #14: close the VM and vCPU fds (and the device), then read the stats
  * fds: the same bytes as before, final values included, aggregates still
  * over the (still alive) vCPUs; the VM is freed only when they close.
+ * "The same bytes" but for sample_ns, which every read takes anew (it
+ * only moves on); generation is frozen: closing those fds opens no update
+ * window (a stats fd would: stats_fds_open is the VM's).
  */
 TEST(stats_fd_outlives_vm_and_vcpu_fds_14)
 {
@@ -1354,8 +1429,10 @@ TEST(stats_fd_outlives_vm_and_vcpu_fds_14)
 				      .halt_exits = 2,
 				      .halt_timeout_ns = 1000 };
 	unsigned char *before[3], *after;
+	long long ns_off[3], gen_off[3];
 	size_t size[3], size2;
 	struct vm_env e;
+	struct sfile s;
 	int fd[3], i;
 	__u64 alive = sys_stat("vms_alive");
 
@@ -1368,6 +1445,12 @@ TEST(stats_fd_outlives_vm_and_vcpu_fds_14)
 	e.vcpu_stats[0] = -1;
 	e.vcpu_stats[1] = -1;
 	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, sfile_parse(fd[i], &s));
+		ns_off[i] = sfile_off(&s, STATSFD_STAT_SAMPLE_NS);
+		gen_off[i] = sfile_off(&s, STATSFD_STAT_GENERATION);
+		sfile_free(&s);
+		ASSERT_LE(0, ns_off[i]);
+		ASSERT_LE(0, gen_off[i]);
 		before[i] = whole_file(fd[i], &size[i]);
 		ASSERT_NE(NULL, before[i]);
 		ASSERT_GT(size[i], 0);
@@ -1379,12 +1462,23 @@ TEST(stats_fd_outlives_vm_and_vcpu_fds_14)
 		after = whole_file(fd[i], &size2);
 		ASSERT_NE(NULL, after);
 		EXPECT_EQ(size[i], size2);
-		EXPECT_EQ(0, memcmp(before[i], after, size2))
+		EXPECT_EQ(0, image_cmp(after, before[i], 0, size2, ns_off[i]))
 		{
 			TH_LOG("fd %d changed after the VM fd closed", i);
 		}
+		EXPECT_EQ(image_u64(before[i], gen_off[i]),
+			  image_u64(after, gen_off[i]));
+		EXPECT_LT(image_u64(before[i], ns_off[i]),
+			  image_u64(after, ns_off[i]));
 		free(after);
 	}
+	/*
+	 * Each vCPU's windows: the run's start and end, one per exit (11),
+	 * and per halt (it sleeps: no kick) blocking on, blocking off and
+	 * its outcome.
+	 */
+	EXPECT_EQ(1 + 11 + 2 * 3 + 1, image_u64(before[1], gen_off[1]));
+	EXPECT_EQ(1 + 11 + 2 * 3 + 1, image_u64(before[2], gen_off[2]));
 	EXPECT_EQ(18, stat_get(fd[0], "io_exits_sum"));
 	EXPECT_EQ(2, stat_get(fd[0], "runs_count_nonzero"));
 	EXPECT_EQ(11, stat_get(fd[2], "exits"));
@@ -1423,7 +1517,12 @@ static int debugfs_values(const char *path, __u64 *vals, int max)
 	return n;
 }
 
-/* Every stat of @fd's file equals its file in @dir (a quiesced source). */
+/*
+ * Every stat of @fd's file equals its file in @dir (a quiesced source),
+ * except sample_ns and generation: they describe one read of the stats fd,
+ * and the view has no files for them (statsfd-kernel-api.rst, "Debugfs
+ * text view").
+ */
 static void debugfs_test(struct __test_metadata *_metadata, int fd,
 			 const char *dir)
 {
@@ -1435,9 +1534,20 @@ static void debugfs_test(struct __test_metadata *_metadata, int fd,
 		const struct statsfd_desc *d = sfile_desc(&s, i);
 		__u64 vals[HIST_BUCKETS * 2];
 		char path[512];
+		struct stat st;
 		int n;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, d->name);
+		if (!strcmp(d->name, STATSFD_STAT_SAMPLE_NS) ||
+		    !strcmp(d->name, STATSFD_STAT_GENERATION)) {
+			errno = 0;
+			EXPECT_EQ(-1, stat(path, &st));
+			EXPECT_EQ(ENOENT, errno)
+			{
+				TH_LOG("%s", path);
+			}
+			continue;
+		}
 		n = debugfs_values(path, vals, HIST_BUCKETS * 2);
 		EXPECT_EQ(d->size, n)
 		{
