@@ -457,6 +457,11 @@ static int map_check(const struct statsfd *sf,
 			h->version);
 		return -EINVAL;
 	}
+	/* No flag is defined: one this library does not know changes the rules. */
+	if (h->flags) {
+		set_err(err, EINVAL, "mmap.flags: %#x unknown", h->flags);
+		return -EINVAL;
+	}
 	if (h->header_size < sizeof(*h)) {
 		set_err(err, EINVAL, "mmap.header_size: %u smaller than the %zu bytes of version 1",
 			h->header_size, sizeof(*h));

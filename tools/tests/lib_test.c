@@ -845,6 +845,27 @@ static void test_map_header_checks(void)
 		statsfd_close(sf);
 		fake_map_free(&m);
 	}
+
+	/* A flag the library does not know: the mapping is not used. */
+	{
+		struct statsfd *sf = open_snap(snap_stats, SNAP_N, NULL);
+		int ret;
+
+		if (!sf || fake_map_make(&m, 4096, 64, SNAP_SPAN)) {
+			tap_ok(0, "mmap header: setup");
+			statsfd_close(sf);
+		} else {
+			m.h->flags = 1;
+			ret = statsfd__attach_map(sf, m.fd, &err);
+			tap_ok(ret == -EINVAL && !strcmp(err.field, "mmap.flags") &&
+			       !statsfd_is_mapped(sf) &&
+			       !statsfd_read(sf, buf, &err) && val(sf, buf, "a") == 1,
+			       "mmap header: refuses an unknown flag, pread serves: %s",
+			       ret ? err.msg : "accepted!");
+			statsfd_close(sf);
+			fake_map_free(&m);
+		}
+	}
 	free(buf);
 }
 

@@ -155,16 +155,18 @@ struct statsfd_desc {
  * struct statsfd_mmap_header - start of the mapped values area
  * @version: STATSFD_MMAP_VERSION; a later version only appends fields
  *	before data_offset and keeps the meaning of these
- * @header_size: bytes of this header as the kernel fills it (64 for
- *	version 1); never more than data_offset
+ * @header_size: bytes of this header as the kernel fills it: 64 for
+ *	version 1, never less, and never more than data_offset
  * @seq: sequence count of the source's update windows: odd while a
  *	window is open, incremented by 2 per window; load it with one
  *	64-bit atomic load
  * @data_offset: offset of the first value from the start of the area; a
  *	multiple of 8
  * @data_size: bytes of values in the area, a multiple of 8
- * @flags: 0 for now
- * @reserved: 0 for now
+ * @flags: 0 in version 1; a reader that finds a flag it does not know
+ *	set must not use the mapping (pread() still works)
+ * @reserved0: 0; readers ignore it
+ * @reserved: 0; readers ignore them
  */
 struct statsfd_mmap_header {
 	__u32 version;
