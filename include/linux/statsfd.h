@@ -252,6 +252,14 @@ struct statsfd_snap_req;
  * whole pages that a stats fd maps read-only (struct statsfd_mmap_header,
  * then the values).  Costs at most one page per source.
  */
+/*
+ * How often, in windows, statsfd_update_end() looks for a reader waiting
+ * for a copy; a power of two.  At the run loop's rate of a window per
+ * exit that is a few microseconds; a writer that opens windows more
+ * slowly leaves gaps in which readers copy without help.
+ */
+#define STATSFD_SERVE_WINDOWS		128
+
 #define STATSFD_SCHEMA_SNAPSHOT		BIT(0)
 #define STATSFD_SCHEMA_MMAP		BIT(1)
 #define STATSFD_SCHEMA_FLAGS		(STATSFD_SCHEMA_SNAPSHOT | \
@@ -432,8 +440,8 @@ static inline void *statsfd_source_stats(const struct statsfd_source *src)
  * window.  One window at a time per source, by the source's single
  * writer (the owner serializes writers, as it does for the stats).
  * Windows are short and never sleep; they may be preempted.  With
- * statsfd_update_end() a window costs two plain stores of the count, a
- * load and two compiler barriers on x86: no lock, no atomic.
+ * statsfd_update_end() a window costs two loads and two plain stores of
+ * the count and two compiler barriers on x86: no lock, no atomic.
  *
  * Context: any but NMI.
  */
@@ -453,8 +461,8 @@ static inline void statsfd_update_begin(struct statsfd_source *src)
  *
  * Publishes the window's writes as one.  A reader that could not get a
  * consistent copy while windows followed each other asked for one: it is
- * served here, once, with a copy of the values (out of line, not on the
- * common path, which costs one load).
+ * served here, once, with a copy of the values (out of line, and looked
+ * for only every STATSFD_SERVE_WINDOWS windows).
  *
  * Context: any but NMI (serving a reader reads the clock).
  */
@@ -462,10 +470,19 @@ static inline void statsfd_update_end(struct statsfd_source *src)
 {
 	struct statsfd_mmap_header *area = src->area;
 
+	u64 seq = area->seq + 1;
+
 	/* The values before the count; pairs with the reader's second smp_rmb(). */
 	smp_wmb();
-	WRITE_ONCE(area->seq, area->seq + 1);
-	if (unlikely(READ_ONCE(src->snap_req)))
+	WRITE_ONCE(area->seq, seq);
+	/*
+	 * A waiting reader is looked for once every STATSFD_SERVE_WINDOWS
+	 * windows, decided on the count in a register: most windows pay no
+	 * load for it.  A writer that stops before then leaves the count
+	 * still, and the reader then copies without help.
+	 */
+	if (unlikely(!(seq & (2 * STATSFD_SERVE_WINDOWS - 1))) &&
+	    READ_ONCE(src->snap_req))
 		statsfd_update_serve(src);
 }
 
