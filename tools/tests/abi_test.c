@@ -55,12 +55,33 @@ _Static_assert(!(STATSFD_AGG_MASK & (KVM_STATS_TYPE_MASK | KVM_STATS_UNIT_MASK |
 SAME(_IOC_NR(STATSFD_VM_GET_STATS_FD), _IOC_NR(KVM_GET_STATS_FD));
 SAME(_IOC_DIR(STATSFD_VM_GET_STATS_FD), _IOC_DIR(KVM_GET_STATS_FD));
 
+/*
+ * The mmap header has no KVM counterpart: its layout is statsfd's own ABI,
+ * pinned here so that it cannot change by accident (version 1, 64 bytes,
+ * a 64-bit sequence count 8-byte aligned for one atomic load).
+ */
+SAME(sizeof(struct statsfd_mmap_header), 64);
+SAME(offsetof(struct statsfd_mmap_header, version), 0);
+SAME(offsetof(struct statsfd_mmap_header, header_size), 4);
+SAME(offsetof(struct statsfd_mmap_header, seq), 8);
+SAME(sizeof(((struct statsfd_mmap_header *)0)->seq), 8);
+SAME(offsetof(struct statsfd_mmap_header, data_offset), 16);
+SAME(offsetof(struct statsfd_mmap_header, data_size), 20);
+SAME(offsetof(struct statsfd_mmap_header, flags), 24);
+SAME(offsetof(struct statsfd_mmap_header, reserved0), 28);
+SAME(offsetof(struct statsfd_mmap_header, reserved), 32);
+SAME(STATSFD_MMAP_VERSION, 1);
+
 #define CHECK(a, b)	tap_ok((long)(a) == (long)(b), "%s == %s (%ld)", #a, #b, (long)(a))
 
 int main(void)
 {
 	CHECK(sizeof(struct statsfd_header), sizeof(struct kvm_stats_header));
 	CHECK(sizeof(struct statsfd_desc), sizeof(struct kvm_stats_desc));
+	CHECK(sizeof(struct statsfd_mmap_header), 64);
+	CHECK(offsetof(struct statsfd_mmap_header, seq), 8);
+	CHECK(offsetof(struct statsfd_mmap_header, data_offset), 16);
+	CHECK(offsetof(struct statsfd_mmap_header, reserved), 32);
 #define RF(f) do {							\
 		CHECK(offsetof(struct statsfd_header, f), offsetof(struct kvm_stats_header, f)); \
 		CHECK(sizeof(((struct statsfd_header *)0)->f), sizeof(((struct kvm_stats_header *)0)->f)); \
