@@ -18,6 +18,7 @@
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 #include <uapi/linux/statsfd.h>
 
 /*
@@ -370,6 +371,12 @@ struct statsfd_source_ops {
  *	of averages, one per aggregate)
  * @agg_child: private: where each child's snapshot is copied in turn
  * @agg_rems: private: see @agg_buf
+ * @wq: private: pollers of the source's stats files
+ * @children_gen: private: changes of @children so far (under
+ *	@children_lock); a stats file that has not read its header or data
+ *	since the last change polls EPOLLPRI
+ * @hung_up: private: set by statsfd_source_hangup(); its files poll
+ *	EPOLLHUP
  * @retired: private: per aggregate value, what the children removed so far
  *	contributed to the sums of cumulative stats and histograms; the same
  *	layout as @agg_buf, or NULL when the schema has no such sum
@@ -397,6 +404,9 @@ struct statsfd_source {
 	u64 *agg_child;
 	u64 *agg_rems;
 	u64 *retired;
+	wait_queue_head_t wq;
+	u64 children_gen;
+	bool hung_up;
 };
 
 int statsfd_schema_init(struct statsfd_schema *schema);
@@ -412,6 +422,7 @@ void statsfd_source_add_child(struct statsfd_source *parent,
 			      struct statsfd_source *child);
 void statsfd_source_del_child(struct statsfd_source *child);
 int statsfd_source_get_fd(struct statsfd_source *src);
+void statsfd_source_hangup(struct statsfd_source *src);
 
 void statsfd_update_serve(struct statsfd_source *src);
 

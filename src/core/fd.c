@@ -13,6 +13,7 @@
 #include <linux/module.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/poll.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
@@ -25,11 +26,76 @@ static ssize_t statsfd_read(struct file *file, char __user *buf, size_t len,
 	return statsfd_read_file(file->private_data, buf, len, ppos);
 }
 
+/* A view is read with pread: only the source's own fds map its values. */
 static int statsfd_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct statsfd_file *sf = file->private_data;
 
+	if (sf->view)
+		return -ENODEV;
 	return statsfd_area_mmap(sf->src, vma);
+}
+
+/*
+ * Readable at any time.  EPOLLPRI | EPOLLERR (as sysfs and kernfs report
+ * a change, so that select() users see it among the exceptional
+ * conditions) while the source's set of children changed since this file
+ * last read its header or data: a change is counted, never a level a
+ * waker could race with.  EPOLLHUP once the owner hung the source up.
+ * Plain stats updates never wake anyone.
+ */
+static __poll_t statsfd_poll(struct file *file, poll_table *wait)
+{
+	struct statsfd_file *sf = file->private_data;
+	struct statsfd_source *src = sf->src;
+	__poll_t mask = EPOLLIN | EPOLLRDNORM;
+
+	poll_wait(file, &src->wq, wait);
+	if (READ_ONCE(src->children_gen) != READ_ONCE(sf->seen_gen))
+		mask |= EPOLLPRI | EPOLLERR;
+	if (READ_ONCE(src->hung_up))
+		mask |= EPOLLHUP;
+	return mask;
+}
+
+static long statsfd_ioctl_view(struct statsfd_file *sf, void __user *uarg)
+{
+	struct statsfd_view_args args;
+	struct statsfd_view *view;
+	struct file *file;
+	int fd;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	view = statsfd_view_create(sf->src, sf->view, &args);
+	if (IS_ERR(view))
+		return PTR_ERR(view);
+
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0) {
+		statsfd_view_free(view);
+		return fd;
+	}
+	/* The file owns @view from here, also when it fails. */
+	file = statsfd_view_getfile(sf->src, view);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	fd_install(fd, file);
+	return fd;
+}
+
+static long statsfd_ioctl(struct file *file, unsigned int cmd,
+			  unsigned long arg)
+{
+	switch (cmd) {
+	case STATSFD_IOC_VIEW:
+		return statsfd_ioctl_view(file->private_data,
+					  (void __user *)arg);
+	default:
+		return -ENOTTY;
+	}
 }
 
 /*
@@ -42,12 +108,15 @@ static loff_t statsfd_llseek(struct file *file, loff_t offset, int whence)
 	struct statsfd_file *sf = file->private_data;
 
 	return fixed_size_llseek(file, offset, whence,
-				 sf->src->schema->file_size);
+				 sf->view ? sf->view->file_size :
+					    sf->src->schema->file_size);
 }
 
 static void statsfd_file_free(struct statsfd_file *sf)
 {
 	mutex_destroy(&sf->lock);
+	statsfd_view_free(sf->view);
+	kfree(sf->vbuf);
 	kfree(sf->buf);
 	kfree(sf);
 }
@@ -73,53 +142,50 @@ static void statsfd_show_fdinfo(struct seq_file *m, struct file *file)
 
 	seq_printf(m, "statsfd-id:\t%s\n", src->id);
 	seq_printf(m, "statsfd-schema:\t%s\n", src->schema->name);
+	if (sf->view)
+		seq_printf(m, "statsfd-view:\t%u\n", sf->view->nr);
 }
 
 /*
- * No write or ioctl: those fail with EBADF and ENOTTY.  mmap fails with
- * ENODEV for a schema without STATSFD_SCHEMA_MMAP, as it would without
- * the method.
+ * No write: it fails with EBADF.  mmap fails with ENODEV for a schema
+ * without STATSFD_SCHEMA_MMAP, as it would without the method, and for a
+ * view.  Unknown ioctls fail with ENOTTY.
  */
 static const struct file_operations statsfd_fops = {
 	.owner		= THIS_MODULE,
 	.read		= statsfd_read,
 	.mmap		= statsfd_mmap,
+	.poll		= statsfd_poll,
+	.unlocked_ioctl	= statsfd_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
 	.llseek		= statsfd_llseek,
 	.release	= statsfd_release,
 	.show_fdinfo	= statsfd_show_fdinfo,
 };
 
-/**
- * statsfd_source_getfile() - a stats file on @src, not yet in any fd table
- * @src: an initialized source
- *
- * On success the file owns one reference on @src's owner (ops->get) and
- * one on ops->owner's module; the core module is pinned through
- * statsfd_fops.owner.  Its private data is a struct statsfd_file with
- * the buffer every read of the file assembles its snapshot in, allocated
- * here so that reads never allocate.  Static unless KUnit is enabled, then exported so
- * the tests can drive the file without an fd table.
- *
- * Context: process context; the caller holds a reference on @src's owner.
- * Return: the file, or ERR_PTR(-ENODEV) if the owner module is going away,
- * ERR_PTR(-ENOMEM), or the error of creating the anon inode file.
- */
-VISIBLE_IF_KUNIT struct file *statsfd_source_getfile(struct statsfd_source *src)
+static struct file *statsfd_getfile(struct statsfd_source *src,
+				    struct statsfd_view *view)
 {
 	const struct statsfd_source_ops *ops = src->ops;
 	struct statsfd_file *sf;
 	struct file *file;
 
 	sf = kzalloc(sizeof(*sf), GFP_KERNEL_ACCOUNT);
-	if (!sf)
-		return ERR_PTR(-ENOMEM);
-	sf->buf = kzalloc(src->schema->data_size, GFP_KERNEL_ACCOUNT);
-	if (!sf->buf) {
-		kfree(sf);
+	if (!sf) {
+		statsfd_view_free(view);
 		return ERR_PTR(-ENOMEM);
 	}
 	sf->src = src;
+	sf->view = view;
 	mutex_init(&sf->lock);
+	sf->seen_gen = READ_ONCE(src->children_gen);
+	sf->buf = kzalloc(src->schema->data_size, GFP_KERNEL_ACCOUNT);
+	if (view)
+		sf->vbuf = kzalloc(view->data_size, GFP_KERNEL_ACCOUNT);
+	if (!sf->buf || (view && !sf->vbuf)) {
+		statsfd_file_free(sf);
+		return ERR_PTR(-ENOMEM);
+	}
 
 	if (!try_module_get(ops->owner)) {
 		statsfd_file_free(sf);
@@ -138,7 +204,47 @@ VISIBLE_IF_KUNIT struct file *statsfd_source_getfile(struct statsfd_source *src)
 	}
 	return file;
 }
+
+/**
+ * statsfd_source_getfile() - a stats file on @src, not yet in any fd table
+ * @src: an initialized source
+ *
+ * On success the file owns one reference on @src's owner (ops->get) and
+ * one on ops->owner's module; the core module is pinned through
+ * statsfd_fops.owner.  Its private data is a struct statsfd_file with
+ * the buffer every read of the file assembles its snapshot in, allocated
+ * here so that reads never allocate.  Static unless KUnit is enabled,
+ * then exported so the tests can drive the file without an fd table.
+ *
+ * Context: process context; the caller holds a reference on @src's owner.
+ * Return: the file, or ERR_PTR(-ENODEV) if the owner module is going away,
+ * ERR_PTR(-ENOMEM), or the error of creating the anon inode file.
+ */
+VISIBLE_IF_KUNIT struct file *statsfd_source_getfile(struct statsfd_source *src)
+{
+	return statsfd_getfile(src, NULL);
+}
 EXPORT_SYMBOL_IF_KUNIT(statsfd_source_getfile);
+
+/**
+ * statsfd_view_getfile() - a stats file showing @view of @src
+ * @src: the source
+ * @view: a view of @src built by statsfd_view_create(); owned by the file
+ *	from now on, and freed here if the file cannot be made
+ *
+ * Like statsfd_source_getfile(): the file pins @src's owner and modules
+ * exactly as a stats file of the whole source does, and carries its own
+ * buffers, one data block of the source and one of the view.
+ *
+ * Context: process context; the caller holds a reference on @src's owner
+ * (the stats file the view is made from).
+ * Return: the file, or an ERR_PTR() as statsfd_source_getfile().
+ */
+struct file *statsfd_view_getfile(struct statsfd_source *src,
+				  struct statsfd_view *view)
+{
+	return statsfd_getfile(src, view);
+}
 
 /**
  * statsfd_source_get_fd() - create a read-only binary stats fd for @src

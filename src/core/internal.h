@@ -111,16 +111,67 @@ struct statsfd_snap_meta {
 };
 
 /**
+ * struct statsfd_range - u64s [@first, @first + @nr) of a stats struct
+ * @first: index of the first u64
+ * @nr: number of u64s
+ */
+struct statsfd_range {
+	u32 first;
+	u32 nr;
+};
+
+/**
+ * struct statsfd_view - the layout of a view's stats file
+ * @header: its header: the source's, with its own num_desc and offsets
+ * @desc_block: its descriptors, copies of the selected ones with the
+ *	offsets of its compact data block
+ * @data_size: bytes of its data block
+ * @file_size: bytes of its file
+ * @need_aggs: a selected stat is an aggregate
+ * @need_meta: sample_ns or generation is selected
+ * @nr_ranges: entries in @ranges
+ * @ranges: the selected plain stats, as ranges of the stats struct: what a
+ *	read copies from one window
+ * @nr: number of selected stats
+ * @sel: per selected stat, in view order: byte offset and size (in u64s)
+ *	of its values in the source's full data block
+ */
+struct statsfd_view {
+	struct statsfd_header header;
+	void *desc_block;
+	u32 data_size;
+	u32 file_size;
+	bool need_aggs;
+	bool need_meta;
+	u32 nr_ranges;
+	struct statsfd_range *ranges;
+	u32 nr;
+	struct statsfd_view_sel {
+		u32 full_offset;
+		u32 size;
+		u32 full_index;
+	} sel[] __counted_by(nr);
+};
+
+/**
  * struct statsfd_file - what a stats file keeps: its source and its buffer
  * @src: the source
- * @lock: serializes reads of this file, which share @buf
- * @buf: one data block (schema data_size bytes), where a read assembles
- *	its snapshot before copying it to user space with no other lock held
+ * @view: the view this file shows, or NULL for the source's whole file
+ * @lock: serializes reads of this file, which share @buf and @vbuf
+ * @buf: one data block of the source (schema data_size bytes), where a
+ *	read assembles its snapshot before copying it to user space with no
+ *	other lock held
+ * @vbuf: for a view, its compact data block, gathered from @buf
+ * @seen_gen: the source's children_gen when this file last read its
+ *	header or data; poll() reports EPOLLPRI while they differ
  */
 struct statsfd_file {
 	struct statsfd_source *src;
-	struct mutex lock; /* buf */
+	struct statsfd_view *view;
+	struct mutex lock; /* buf, vbuf */
 	u64 *buf;
+	u64 *vbuf;
+	u64 seen_gen;
 };
 
 /* Number of plain (non-aggregate) stats: they come first in descs. */
@@ -147,12 +198,22 @@ void statsfd_agg_retire(struct statsfd_source *parent,
 
 int statsfd_snapshot_copy(struct statsfd_source *src, u64 *dst, u32 first,
 			  u32 nr, struct statsfd_snap_meta *meta);
+int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
+				 const struct statsfd_range *ranges, u32 nr,
+				 struct statsfd_snap_meta *meta);
 int statsfd_area_alloc(struct statsfd_source *src);
 void statsfd_area_free(struct statsfd_source *src);
 int statsfd_area_mmap(struct statsfd_source *src, struct vm_area_struct *vma);
 
 ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 			  size_t len, loff_t *ppos);
+
+struct statsfd_view *statsfd_view_create(struct statsfd_source *src,
+					 const struct statsfd_view *parent,
+					 const struct statsfd_view_args *args);
+void statsfd_view_free(struct statsfd_view *view);
+struct file *statsfd_view_getfile(struct statsfd_source *src,
+				  struct statsfd_view *view);
 
 int statsfd_debugfs_init(void);
 void statsfd_debugfs_exit(void);

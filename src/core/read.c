@@ -38,51 +38,92 @@ static size_t statsfd_copy_block(char __user *dst, const void *block,
 }
 
 /*
- * Assemble bytes [@off, @off + @len) of the data block in @sf->buf: the
- * plain values they cover as one snapshot of the source (with its time
- * and generation, when they are asked for), then the aggregates, computed
- * over one snapshot of each child.  Only what the range covers is
- * copied or computed.
+ * Assemble in @sf->buf the parts of the source's data block that a read
+ * needs: @ranges of the plain values as one snapshot of the source (with
+ * its time and generation if @meta), then, if @aggs, the aggregates,
+ * computed over one snapshot of each child.
  *
  * Return: 0, or -EINTR or -EAGAIN from a snapshot.
  */
-static int statsfd_fill_data(struct statsfd_file *sf, u32 off, u32 len)
+static int statsfd_fill(struct statsfd_file *sf,
+			const struct statsfd_range *ranges, u32 nr_ranges,
+			bool aggs, bool meta)
 {
 	struct statsfd_source *src = sf->src;
 	const struct statsfd_schema *schema = src->schema;
-	u32 stats_end = schema->stats_size;
-	u32 aggs_end = stats_end + schema->agg_size;
-	u32 end = off + len;
-	struct statsfd_snap_meta meta;
-	bool want_meta = schema->meta_offset && end > schema->meta_offset;
-	u32 first, last;
+	struct statsfd_snap_meta snap;
 	int ret;
 
-	if (off < stats_end || want_meta) {
-		/* The u64s the range covers, or none if it starts later. */
-		first = min(off, stats_end) / sizeof(u64);
-		last = DIV_ROUND_UP(min(end, stats_end), sizeof(u64));
-		ret = statsfd_snapshot_copy(src, sf->buf, first,
-					    last > first ? last - first : 0,
-					    want_meta ? &meta : NULL);
+	if (nr_ranges || meta) {
+		ret = statsfd_snapshot_copy_ranges(src, sf->buf, ranges,
+						   nr_ranges,
+						   meta ? &snap : NULL);
 		if (ret)
 			return ret;
 	}
-	if (schema->agg_size && off < aggs_end && end > stats_end) {
+	if (aggs) {
 		if (mutex_lock_killable(&src->children_lock))
 			return -EINTR;
 		ret = statsfd_agg_compute_locked(src, src->agg_buf);
 		if (!ret)
-			memcpy(sf->buf + stats_end / sizeof(u64), src->agg_buf,
-			       schema->agg_size);
+			memcpy(sf->buf + schema->stats_size / sizeof(u64),
+			       src->agg_buf, schema->agg_size);
 		mutex_unlock(&src->children_lock);
 		if (ret)
 			return ret;
 	}
-	if (want_meta) {
-		sf->buf[schema->meta_offset / sizeof(u64)] = meta.sample_ns;
+	if (meta) {
+		sf->buf[schema->meta_offset / sizeof(u64)] = snap.sample_ns;
 		sf->buf[schema->meta_offset / sizeof(u64) + 1] =
-			meta.generation;
+			snap.generation;
+	}
+	return 0;
+}
+
+/*
+ * Bytes [@off, @off + @len) of the source's whole data block: the plain
+ * values they cover, the aggregates if they reach them, the time and
+ * generation if they reach those.  Only what the range covers is copied
+ * or computed.
+ */
+static int statsfd_fill_data(struct statsfd_file *sf, u32 off, u32 len)
+{
+	const struct statsfd_schema *schema = sf->src->schema;
+	u32 stats_end = schema->stats_size;
+	u32 aggs_end = stats_end + schema->agg_size;
+	u32 end = off + len;
+	struct statsfd_range range = { 0 };
+
+	if (off < stats_end) {
+		range.first = off / sizeof(u64);
+		range.nr = DIV_ROUND_UP(min(end, stats_end), sizeof(u64)) -
+			   range.first;
+	}
+	return statsfd_fill(sf, &range, range.nr ? 1 : 0,
+			    schema->agg_size && off < aggs_end &&
+			    end > stats_end,
+			    schema->meta_offset && end > schema->meta_offset);
+}
+
+/*
+ * A view's data block: one snapshot of the values it selects, gathered
+ * from the source's data block layout in @sf->buf into its compact one.
+ */
+static int statsfd_fill_view(struct statsfd_file *sf)
+{
+	const struct statsfd_view *view = sf->view;
+	u64 *out = sf->vbuf;
+	u32 i;
+	int ret;
+
+	ret = statsfd_fill(sf, view->ranges, view->nr_ranges, view->need_aggs,
+			   view->need_meta);
+	if (ret)
+		return ret;
+	for (i = 0; i < view->nr; i++) {
+		memcpy(out, sf->buf + view->sel[i].full_offset / sizeof(u64),
+		       view->sel[i].size * sizeof(u64));
+		out += view->sel[i].size;
 	}
 	return 0;
 }
@@ -103,9 +144,15 @@ static ssize_t statsfd_copy_data(char __user *dst, struct statsfd_file *sf,
 
 	if (mutex_lock_killable(&sf->lock))
 		return -EINTR;
-	ret = statsfd_fill_data(sf, off, len);
-	if (!ret)
-		ret = statsfd_copy_block(dst, sf->buf, off, len);
+	if (sf->view) {
+		ret = statsfd_fill_view(sf);
+		if (!ret)
+			ret = statsfd_copy_block(dst, sf->vbuf, off, len);
+	} else {
+		ret = statsfd_fill_data(sf, off, len);
+		if (!ret)
+			ret = statsfd_copy_block(dst, sf->buf, off, len);
+	}
 	mutex_unlock(&sf->lock);
 	return ret;
 }
@@ -118,8 +165,8 @@ static ssize_t statsfd_copy_data(char __user *dst, struct statsfd_file *sf,
  * @ppos: file position; advanced by the bytes returned
  *
  * The header, id and descriptors are copied from the blocks built once
- * for the schema and the source.  The part of the data block the read
- * covers is one snapshot: the plain values of one update window (for a
+ * for the schema (or the view) and the source.  The part of the data block
+ * the read covers (for a view, all of its data block) is one snapshot: the plain values of one update window (for a
  * schema with update windows; each u64 untorn otherwise), the aggregates
  * over one snapshot of each child, and the time and generation of the
  * values.  Nothing here allocates memory or takes a lock the stats
@@ -137,16 +184,26 @@ ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 {
 	struct statsfd_source *src = sf->src;
 	const struct statsfd_schema *schema = src->schema;
-	const struct statsfd_header *hdr = &schema->header;
+	const struct statsfd_header *hdr =
+		sf->view ? &sf->view->header : &schema->header;
+	const void *desc_block =
+		sf->view ? sf->view->desc_block : schema->desc_block;
+	u32 file_size = sf->view ? sf->view->file_size : schema->file_size;
+	/* Before the read: a change during it stays pending. */
+	u64 gen = READ_ONCE(src->children_gen);
 	loff_t pos = *ppos;
 	size_t done = 0;
 	ssize_t err = 0;
 
 	if (pos < 0)
 		return -EINVAL;
-	if (pos >= schema->file_size || !len)
+	if (pos >= file_size || !len)
 		return 0;
-	len = min_t(u64, len, schema->file_size - pos);
+	len = min_t(u64, len, file_size - pos);
+	/* Reading the header or the data acknowledges the children's changes. */
+	if (pos < hdr->id_offset ||
+	    (pos < hdr->desc_offset && pos + len > hdr->data_offset))
+		WRITE_ONCE(sf->seen_gen, gen);
 
 	while (done < len) {
 		u32 off = pos + done;	/* below file_size, a u32 */
@@ -168,7 +225,7 @@ ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 			got = err;
 		} else {
 			want = len - done;
-			got = statsfd_copy_block(buf + done, schema->desc_block,
+			got = statsfd_copy_block(buf + done, desc_block,
 						 off - hdr->desc_offset, want);
 		}
 		done += got;

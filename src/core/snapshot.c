@@ -105,27 +105,28 @@ void statsfd_area_free(struct statsfd_source *src)
 }
 
 /*
- * One optimistic copy of values [@first, @first + @nr) of @src into the
- * same places of @dst.  Each value is loaded with READ_ONCE(): the writer
- * may be storing it right now, and the check below only tells afterwards
+ * One optimistic copy of the values in @ranges of @src into the same
+ * places of @dst.  Each value is loaded with READ_ONCE(): the writer may
+ * be storing it right now, and the check below only tells afterwards
  * whether it did.
  */
 static bool statsfd_snapshot_try(const struct statsfd_source *src, u64 *dst,
-				 u32 first, u32 nr,
+				 const struct statsfd_range *ranges, u32 nr,
 				 struct statsfd_snap_meta *meta)
 {
 	const struct statsfd_mmap_header *area = src->area;
 	const u64 *vals = src->stats;
 	u64 seq, ns = 0;
-	u32 i;
+	u32 r, i;
 
 	seq = READ_ONCE(area->seq);
 	if (seq & 1)
 		return false;
 	/* The count before the values; pairs with update_begin's smp_wmb(). */
 	smp_rmb();
-	for (i = first; i < first + nr; i++)
-		dst[i] = READ_ONCE(vals[i]);
+	for (r = 0; r < nr; r++)
+		for (i = ranges[r].first; i < ranges[r].first + ranges[r].nr; i++)
+			dst[i] = READ_ONCE(vals[i]);
 	/* Between the two loads of the count: the values were current then. */
 	if (meta)
 		ns = ktime_get_boottime_ns();
@@ -162,7 +163,7 @@ static bool statsfd_snapshot_cancel(struct statsfd_source *src,
  * writer stops writing.  One request at a time per source (@snap_lock).
  */
 static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
-				 u32 first, u32 nr,
+				 const struct statsfd_range *ranges, u32 nr,
 				 struct statsfd_snap_meta *meta)
 {
 	struct statsfd_snap_req req = { .dst = dst };
@@ -192,7 +193,7 @@ static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
 			/* The writer went quiet: copy without its help. */
 			if (!statsfd_snapshot_cancel(src, &req))
 				goto served;
-			if (statsfd_snapshot_try(src, dst, first, nr, meta)) {
+			if (statsfd_snapshot_try(src, dst, ranges, nr, meta)) {
 				ret = 0;
 				goto out;
 			}
@@ -228,42 +229,66 @@ out:
 }
 
 /**
- * statsfd_snapshot_copy() - copy values of @src that belong to one window
+ * statsfd_snapshot_copy_ranges() - copy values of @src of one window
  * @src: the source
  * @dst: the copy, indexed like @src's stats struct: value i goes to
  *	@dst[i]; schema stats_size bytes, all of which may be written
- * @first: index of the first u64 wanted
- * @nr: number of u64s wanted; 0 is valid (then only @meta is filled)
+ * @ranges: the u64s wanted, as ranges of the stats struct
+ * @nr: number of @ranges; 0 is valid (then only @meta is filled)
  * @meta: where to store when the copy was current, or NULL
  *
  * For a source with update windows the values copied were all current at
  * one moment, @meta->sample_ns, after @meta->generation windows.  A few
  * optimistic copies come first; if the writer keeps opening windows, it is
- * asked to make the copy at the end of its next one.  The writer never
- * waits.  A source without windows is copied value by value, each u64
- * untorn (@meta is then left alone).
+ * asked to make the copy at the end of one of its next windows.  The
+ * writer never waits.  A source without windows is copied value by value,
+ * each u64 untorn (@meta is then left alone).
  *
  * Context: process context; may sleep (only on the slow path).
  * Return: 0; -EINTR if a fatal signal ended the wait; -EAGAIN if the
  * writer kept one window open for STATSFD_SNAPSHOT_WAIT_NS.
  */
-int statsfd_snapshot_copy(struct statsfd_source *src, u64 *dst, u32 first,
-			  u32 nr, struct statsfd_snap_meta *meta)
+int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
+				 const struct statsfd_range *ranges, u32 nr,
+				 struct statsfd_snap_meta *meta)
 {
 	const u64 *vals = src->stats;
-	u32 i;
+	u32 r, i;
 
 	if (!src->area) {
-		for (i = first; i < first + nr; i++)
-			dst[i] = READ_ONCE(vals[i]);
+		for (r = 0; r < nr; r++)
+			for (i = ranges[r].first;
+			     i < ranges[r].first + ranges[r].nr; i++)
+				dst[i] = READ_ONCE(vals[i]);
 		return 0;
 	}
 	for (i = 0; i < STATSFD_SNAPSHOT_TRIES; i++) {
-		if (statsfd_snapshot_try(src, dst, first, nr, meta))
+		if (statsfd_snapshot_try(src, dst, ranges, nr, meta))
 			return 0;
 		cpu_relax();
 	}
-	return statsfd_snapshot_slow(src, dst, first, nr, meta);
+	return statsfd_snapshot_slow(src, dst, ranges, nr, meta);
+}
+
+/**
+ * statsfd_snapshot_copy() - copy a range of values of @src of one window
+ * @src: the source
+ * @dst: as for statsfd_snapshot_copy_ranges()
+ * @first: index of the first u64 wanted
+ * @nr: number of u64s wanted; 0 is valid (then only @meta is filled)
+ * @meta: where to store when the copy was current, or NULL
+ *
+ * statsfd_snapshot_copy_ranges() of one range.
+ *
+ * Context: process context; may sleep (only on the slow path).
+ * Return: as statsfd_snapshot_copy_ranges().
+ */
+int statsfd_snapshot_copy(struct statsfd_source *src, u64 *dst, u32 first,
+			  u32 nr, struct statsfd_snap_meta *meta)
+{
+	struct statsfd_range range = { .first = first, .nr = nr };
+
+	return statsfd_snapshot_copy_ranges(src, dst, &range, 1, meta);
 }
 EXPORT_SYMBOL_IF_KUNIT(statsfd_snapshot_copy);
 

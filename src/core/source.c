@@ -10,6 +10,8 @@
 #include <linux/export.h>
 #include <linux/kernel.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/mutex.h>
 #include <linux/statsfd.h>
@@ -121,6 +123,9 @@ int statsfd_source_init(struct statsfd_source *src,
 	INIT_LIST_HEAD(&src->child_node);
 	src->parent = NULL;
 	src->debugfs = NULL;
+	init_waitqueue_head(&src->wq);
+	src->children_gen = 0;
+	src->hung_up = false;
 	return 0;
 
 err_agg:
@@ -132,6 +137,18 @@ err_id:
 	return ret;
 }
 EXPORT_SYMBOL_GPL(statsfd_source_init);
+
+/*
+ * The set of @parent's children changed: every stats file on @parent
+ * polls EPOLLPRI until it reads its header or data again.  Called with
+ * @parent->children_lock held, so changes are counted one by one.
+ */
+static void statsfd_children_changed(struct statsfd_source *parent)
+{
+	lockdep_assert_held(&parent->children_lock);
+	WRITE_ONCE(parent->children_gen, parent->children_gen + 1);
+	wake_up_poll(&parent->wq, EPOLLPRI | EPOLLERR);
+}
 
 /*
  * Detach every child still attached to @parent, each as
@@ -157,6 +174,8 @@ static void statsfd_source_detach_children(struct statsfd_source *parent)
 		child->parent = NULL;
 	}
 	list_splice_init(&parent->children, &orphans);
+	if (parent->num_children)
+		statsfd_children_changed(parent);
 	parent->num_children = 0;
 	mutex_unlock(&parent->children_lock);
 
@@ -226,6 +245,7 @@ void statsfd_source_add_child(struct statsfd_source *parent,
 	list_add_tail(&child->child_node, &parent->children);
 	parent->num_children++;
 	child->parent = parent;
+	statsfd_children_changed(parent);
 	mutex_unlock(&parent->children_lock);
 }
 EXPORT_SYMBOL_GPL(statsfd_source_add_child);
@@ -261,6 +281,29 @@ void statsfd_source_del_child(struct statsfd_source *child)
 	list_del_init(&child->child_node);
 	parent->num_children--;
 	child->parent = NULL;
+	statsfd_children_changed(parent);
 	mutex_unlock(&parent->children_lock);
 }
 EXPORT_SYMBOL_GPL(statsfd_source_del_child);
+
+/**
+ * statsfd_source_hangup() - tell pollers that the source's owner is gone
+ * @src: an initialized source
+ *
+ * For the owner's user the object behind @src no longer exists (for a
+ * VM: its VMM closed the VM fd and every vCPU fd), although stats fds may
+ * still pin it and read its last values.  From now on every stats file of
+ * @src polls EPOLLHUP, and pollers are woken.  Calling it again does
+ * nothing more.  Plain stats updates never wake pollers: only this and
+ * changes of the set of children do.
+ *
+ * Context: process context.
+ */
+void statsfd_source_hangup(struct statsfd_source *src)
+{
+	if (READ_ONCE(src->hung_up))
+		return;
+	WRITE_ONCE(src->hung_up, true);
+	wake_up_poll(&src->wq, EPOLLHUP);
+}
+EXPORT_SYMBOL_GPL(statsfd_source_hangup);

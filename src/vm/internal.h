@@ -134,6 +134,9 @@ struct statsfd_vm_sys_stats {
  * struct statsfd_vm_vm - a VM: a set of vCPUs plus its stats
  * @users: references: the VM fd, every vCPU fd and every stats fd of the VM
  *	or of one of its vCPUs; the VM and its vCPUs are freed at zero
+ * @handles: the VM fd and the vCPU fds still open: the VMM's own handles.
+ *	At zero the VM is gone for its VMM, and the stats sources of the VM
+ *	and of its vCPUs are hung up (their stats fds poll EPOLLHUP)
  * @lock: serializes vCPU creation; protects @vcpus and @vcpus_created
  * @vcpus: the vCPUs, indexed by vcpu_id, so that the duplicate check of
  *	STATSFD_VM_CREATE_VCPU is one lookup, not a walk over every vCPU.
@@ -148,6 +151,7 @@ struct statsfd_vm_sys_stats {
  */
 struct statsfd_vm_vm {
 	refcount_t users;
+	atomic_t handles;
 	struct mutex lock; /* vCPU creation, @vcpus */
 	struct xarray vcpus;
 	u32 max_vcpus;
@@ -214,6 +218,7 @@ void statsfd_vm_counter_peak(u64 *peak, u64 value);
 int statsfd_vm_create_vm(const void __user *uarg);
 void statsfd_vm_vm_get(struct statsfd_vm_vm *vm);
 void statsfd_vm_vm_put(struct statsfd_vm_vm *vm);
+void statsfd_vm_vm_close_handle(struct statsfd_vm_vm *vm);
 void statsfd_vm_count_stats_fd(struct statsfd_vm_vm *vm, s64 delta);
 void statsfd_vm_vm_stat_add(struct statsfd_vm_vm *vm, u64 *stat, s64 delta);
 

@@ -136,7 +136,7 @@ static int statsfd_vm_vcpu_release(struct inode *inode, struct file *file)
 {
 	struct statsfd_vm_vcpu *vcpu = file->private_data;
 
-	statsfd_vm_vm_put(vcpu->vm);
+	statsfd_vm_vm_close_handle(vcpu->vm);
 	return 0;
 }
 
@@ -248,8 +248,9 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 		goto out_put_fd;
 	}
 
-	/* Nothing fails from here on.  The vCPU fd's reference: */
+	/* Nothing fails from here on.  The vCPU fd's reference and handle: */
 	statsfd_vm_vm_get(vm);
+	atomic_inc(&vm->handles);
 	/* Into the reserved slot: allocates nothing, cannot fail. */
 	xa_store(&vm->vcpus, vcpu->id, vcpu, GFP_KERNEL_ACCOUNT);
 	statsfd_source_add_child(&vm->src, &vcpu->src);

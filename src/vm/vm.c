@@ -87,6 +87,31 @@ void statsfd_vm_vm_put(struct statsfd_vm_vm *vm)
 }
 
 /**
+ * statsfd_vm_vm_close_handle() - the VMM closed the VM fd or a vCPU fd
+ * @vm: the VM; the caller's reference (the closed fd's) is dropped here
+ *
+ * When the last of the VMM's handles goes, the VM no longer exists for
+ * its VMM: the sources of the VM and of every vCPU are hung up, so that
+ * their stats fds, which may live on in a monitor, poll EPOLLHUP.  Their
+ * values stay readable.  No vCPU can be created any more (that takes the
+ * VM fd), so walking @vm->vcpus needs no lock.
+ *
+ * Context: process context (the release of the fd).
+ */
+void statsfd_vm_vm_close_handle(struct statsfd_vm_vm *vm)
+{
+	struct statsfd_vm_vcpu *vcpu;
+	unsigned long id;
+
+	if (atomic_dec_and_test(&vm->handles)) {
+		statsfd_source_hangup(&vm->src);
+		xa_for_each(&vm->vcpus, id, vcpu)
+			statsfd_source_hangup(&vcpu->src);
+	}
+	statsfd_vm_vm_put(vm);
+}
+
+/**
  * statsfd_vm_count_stats_fd() - count a stats fd of @vm opening or closing
  * @vm: the VM the fd is on, or the VM of the vCPU it is on; pinned by the
  *	caller
@@ -167,7 +192,7 @@ static long statsfd_vm_vm_ioctl(struct file *file, unsigned int cmd,
 
 static int statsfd_vm_vm_release(struct inode *inode, struct file *file)
 {
-	statsfd_vm_vm_put(file->private_data);
+	statsfd_vm_vm_close_handle(file->private_data);
 	return 0;
 }
 
@@ -225,6 +250,7 @@ int statsfd_vm_create_vm(const void __user *uarg)
 		goto out_unreserve;
 	}
 	refcount_set(&vm->users, 1);
+	atomic_set(&vm->handles, 1);
 	mutex_init(&vm->lock);
 	xa_init(&vm->vcpus);
 	vm->max_vcpus = READ_ONCE(statsfd_vm_max_vcpus);

@@ -179,4 +179,43 @@ struct statsfd_mmap_header {
 	__u64 reserved[4];
 };
 
+/*
+ * ioctls of every stats fd (and of every view fd made from one), magic
+ * 0xB8; the VM provider's ioctls use 0xB9 (include/uapi/linux/statsfd_vm.h).
+ */
+#define STATSFD_IOC_MAGIC		0xB8
+
+/* statsfd_view_args.flags: @list holds __u32 descriptor indices. */
+#define STATSFD_VIEW_BY_INDEX		(1U << 0)
+#define STATSFD_VIEW_FLAGS		STATSFD_VIEW_BY_INDEX
+
+/* Most stats one view may select; far above any schema. */
+#define STATSFD_VIEW_COUNT_MAX		65536
+
+/**
+ * struct statsfd_view_args - argument of STATSFD_IOC_VIEW
+ * @flags: 0 (@list names the stats) or STATSFD_VIEW_BY_INDEX (@list
+ *	indexes them); other bits must be 0
+ * @count: entries in @list, 1 to the number of descriptors of the fd
+ * @list: user pointer: @count __u64 user pointers to NUL-terminated
+ *	names, or with STATSFD_VIEW_BY_INDEX @count __u32 indices of
+ *	descriptors of the fd the ioctl is made on (a view's own indices
+ *	for a view)
+ * @reserved: must be 0
+ *
+ * STATSFD_IOC_VIEW returns a new read-only stats fd (O_CLOEXEC) whose
+ * file is a complete stats file of its own: the same header format and
+ * id, the selected descriptors in the order of @list, and a data block
+ * holding only their values, back to back in that order.  See "Views" in
+ * Documentation/statsfd-abi.rst.
+ */
+struct statsfd_view_args {
+	__u32 flags;
+	__u32 count;
+	__u64 list;
+	__u64 reserved[2];
+};
+
+#define STATSFD_IOC_VIEW	_IOW(STATSFD_IOC_MAGIC, 0x01, struct statsfd_view_args)
+
 #endif /* _UAPI_LINUX_STATSFD_H */
