@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -29,48 +31,36 @@
 
 #include "statsfd.h"
 #include "statsfd_internal.h"
+#include "statsfd_priv.h"
 
-#define HDR_SIZE	sizeof(struct statsfd_header)
-#define DESC_SIZE	sizeof(struct statsfd_desc)
+#define set_err statsfd__set_err
+#define read_exact statsfd__read_exact
 
-struct statsfd {
-	int fd;
-	bool close_fd;
-	struct statsfd_header hdr;
-	char *id;
-	unsigned int num_stats;
-	struct statsfd_stat *stats;
-	/* Indices of @stats sorted by name, for statsfd_find(). */
-	unsigned int *by_name;
-	/* The raw descriptor block; the names point into it. */
-	unsigned char *desc_raw;
-	size_t desc_len;
-	size_t data_size;
-	uint64_t hash;
-	/* The recognized sample_ns and generation stats, or NULL. */
-	const struct statsfd_stat *sample_st;
-	const struct statsfd_stat *gen_st;
-	/*
-	 * The read-only mapping of the values, or NULL: @map_len bytes, the
-	 * values at @map + @map_data_off, @map_data_size bytes of them (the
-	 * first bytes of the data block).  @map_full: every stat but
-	 * sample_ns and generation is in it, so statsfd_read() can use it.
-	 */
-	const void *map;
-	size_t map_len;
-	uint32_t map_data_off;
-	uint32_t map_data_size;
-	bool map_full;
-	/* Test seam (statsfd_internal.h). */
-	void (*map_hook)(void *arg, unsigned int attempt);
-	void *map_hook_arg;
-	/* Updated with relaxed atomics, off the fast path only. */
-	uint64_t map_retries;
-	uint64_t map_fallbacks;
+static int real_ioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg);
+}
+
+static const struct statsfd__sys real_sys = {
+	.ioctl = real_ioctl,
+	.poll = poll,
+	.pread = pread,
 };
 
-__attribute__((format(printf, 3, 4)))
-static void set_err(struct statsfd_error *err, int code, const char *fmt, ...)
+struct statsfd__sys statsfd__sys = {
+	.ioctl = real_ioctl,
+	.poll = poll,
+	.pread = pread,
+};
+
+void statsfd__set_sys(const struct statsfd__sys *sys)
+{
+	statsfd__sys.ioctl = sys && sys->ioctl ? sys->ioctl : real_sys.ioctl;
+	statsfd__sys.poll = sys && sys->poll ? sys->poll : real_sys.poll;
+	statsfd__sys.pread = sys && sys->pread ? sys->pread : real_sys.pread;
+}
+
+void statsfd__set_err(struct statsfd_error *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 	const char *colon;
@@ -93,8 +83,8 @@ static void set_err(struct statsfd_error *err, int code, const char *fmt, ...)
 }
 
 /* One pread of exactly @len bytes; a short read is reported as EIO. */
-static int read_exact(int fd, void *buf, size_t len, uint64_t off,
-		      const char *what, struct statsfd_error *err)
+int statsfd__read_exact(int fd, void *buf, size_t len, uint64_t off,
+			const char *what, struct statsfd_error *err)
 {
 	size_t done = 0;
 	ssize_t r;
@@ -104,8 +94,8 @@ static int read_exact(int fd, void *buf, size_t len, uint64_t off,
 	 * returns everything at once or a short count at EOF.
 	 */
 	while (done < len) {
-		r = pread(fd, (char *)buf + done, len - done,
-			  (off_t)(off + done));
+		r = statsfd__sys.pread(fd, (char *)buf + done, len - done,
+				       (off_t)(off + done));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -611,12 +601,42 @@ static bool may_be_stats_fd(int fd)
 	       (unsigned long)st.f_type == (unsigned long)ANON_INODE_FS_MAGIC;
 }
 
+/*
+ * Validate the descriptors of @sf: its header, id and raw descriptor
+ * block are filled in, @stats and @by_name allocated for them.
+ */
+int statsfd__parse(struct statsfd *sf, struct statsfd_error *err)
+{
+	unsigned int i;
+
+	for (i = 0; i < sf->num_stats; i++) {
+		if (check_desc(sf, i, err))
+			return -EINVAL;
+		sf->by_name[i] = i;
+	}
+	return check_layout(sf, err);
+}
+
+/* After statsfd__parse(): what is derived from the descriptors. */
+void statsfd__finish(struct statsfd *sf)
+{
+	sf->sample_st = statsfd_find(sf, STATSFD_STAT_SAMPLE_NS);
+	if (sf->sample_st && !is_sample_stat(sf->sample_st))
+		sf->sample_st = NULL;
+	sf->gen_st = statsfd_find(sf, STATSFD_STAT_GENERATION);
+	if (sf->gen_st && !is_generation_stat(sf->gen_st))
+		sf->gen_st = NULL;
+	sf->hash = fnv1a(0xcbf29ce484222325ULL, &sf->hdr.name_size,
+			 sizeof(sf->hdr.name_size));
+	sf->hash = fnv1a(sf->hash, &sf->data_size, sizeof(sf->data_size));
+	sf->hash = fnv1a(sf->hash, sf->desc_raw, sf->desc_len);
+}
+
 struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
 				struct statsfd_error *err)
 {
 	struct statsfd *sf;
 	uint64_t *probe = NULL;
-	unsigned int i;
 	int e;
 
 	if (err)
@@ -658,12 +678,7 @@ struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
 	if (read_exact(fd, sf->desc_raw, sf->desc_len, sf->hdr.desc_offset,
 		       "descriptors", err))
 		goto fail;
-	for (i = 0; i < sf->num_stats; i++) {
-		if (check_desc(sf, i, err))
-			goto fail;
-		sf->by_name[i] = i;
-	}
-	if (check_layout(sf, err))
+	if (statsfd__parse(sf, err))
 		goto fail;
 
 	/* Prove the data block is really there before anyone relies on it. */
@@ -677,20 +692,10 @@ struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
 	free(probe);
 	probe = NULL;
 
-	sf->sample_st = statsfd_find(sf, STATSFD_STAT_SAMPLE_NS);
-	if (sf->sample_st && !is_sample_stat(sf->sample_st))
-		sf->sample_st = NULL;
-	sf->gen_st = statsfd_find(sf, STATSFD_STAT_GENERATION);
-	if (sf->gen_st && !is_generation_stat(sf->gen_st))
-		sf->gen_st = NULL;
+	statsfd__finish(sf);
 	/* Any failure (ENODEV for KVM and unmappable sources): pread only. */
 	if (!(flags & STATSFD_OPEN_NO_MMAP) && may_be_stats_fd(fd))
 		statsfd__attach_map(sf, fd, NULL);
-
-	sf->hash = fnv1a(0xcbf29ce484222325ULL, &sf->hdr.name_size,
-			 sizeof(sf->hdr.name_size));
-	sf->hash = fnv1a(sf->hash, &sf->data_size, sizeof(sf->data_size));
-	sf->hash = fnv1a(sf->hash, sf->desc_raw, sf->desc_len);
 	return sf;
 
 fail:
@@ -733,6 +738,7 @@ void statsfd_close(struct statsfd *sf)
 	free(sf->desc_raw);
 	free(sf->stats);
 	free(sf->by_name);
+	free(sf->emul_off);
 	free(sf);
 }
 
@@ -884,6 +890,8 @@ int statsfd_read(const struct statsfd *sf, uint64_t *buf,
 
 	if (!sf->data_size)
 		return 0;
+	if (sf->emul_off)
+		return statsfd__emul_read(sf, buf, NULL, 0, err);
 	if (sf->map_full &&
 	    map_snapshot(sf, buf, NULL, 0, sf->sample_st != NULL, &meta)) {
 		/* Only sample_ns, generation and holes are past the mapping. */
@@ -931,6 +939,8 @@ int statsfd_read_stats(const struct statsfd *sf,
 	}
 	if (!n)
 		return 0;
+	if (sf->emul_off)
+		return statsfd__emul_read(sf, buf, stats, n, err);
 	if (mapped && map_snapshot(sf, buf, stats, n, want_ns, &meta)) {
 		put_meta(sf, buf, &meta, want_ns, want_gen);
 		return 0;

@@ -44,6 +44,19 @@
  * an open fd until statsfd_close() unmaps it, even when the caller closed
  * the fd itself.
  *
+ * Views.  statsfd_open_view() asks the kernel (STATSFD_IOC_VIEW) for a
+ * stats fd holding only some stats, and returns a handle on it with the
+ * same API as any other: reads then copy only those values.  KVM's fds,
+ * files and kernels without views refuse (statsfd_view_unsupported());
+ * with STATSFD_VIEW_EMULATE the library then reads the selected stats of
+ * the original fd itself, behind the same handle API.
+ *
+ * Events.  A statsfd stats fd polls POLLPRI when the set of children of
+ * its source changed (vCPUs of a VM, VMs of the device) and POLLHUP once
+ * its owner is gone (the VMM closed the VM): statsfd_wait(),
+ * statsfd_wait_many(), or the caller's own poll/epoll on statsfd_fd()
+ * with statsfd_poll_events(), then statsfd_events().
+ *
  * Not thread-safe per handle for statsfd_read() into a shared buffer, but
  * handles are immutable after open: several threads may read one handle
  * into their own buffers.  See Documentation/statsfd-tools.rst.
@@ -270,6 +283,177 @@ const struct statsfd_stat *statsfd_generation_stat(const struct statsfd *sf);
  */
 double statsfd_sample_interval(const struct statsfd *sf, const uint64_t *prev,
 			       const uint64_t *cur, double fallback);
+
+/* statsfd_open_view() flag: emulate a view where the fd has none. */
+#define STATSFD_VIEW_EMULATE		(1u << 0)
+
+/**
+ * enum statsfd_view_kind - what statsfd_view_kind() says of a handle
+ * @STATSFD_VIEW_NONE: a whole stats fd (statsfd_open_fd())
+ * @STATSFD_VIEW_KERNEL: a view fd made by the kernel (STATSFD_IOC_VIEW)
+ * @STATSFD_VIEW_EMULATED: the library reads the selected stats of the
+ *	original fd (STATSFD_VIEW_EMULATE)
+ */
+enum statsfd_view_kind {
+	STATSFD_VIEW_NONE,
+	STATSFD_VIEW_KERNEL,
+	STATSFD_VIEW_EMULATED,
+};
+
+/**
+ * statsfd_open_view() - a handle on a view of @sf holding only some stats
+ * @sf: handle (a whole stats fd, or itself a view)
+ * @names: @n names of stats of @sf; the view has them in this order
+ * @n: how many, 1 to statsfd_num_stats(@sf) (0 only with
+ *	STATSFD_VIEW_EMULATE: a handle without stats)
+ * @flags: 0 or STATSFD_VIEW_EMULATE
+ * @err: filled on failure; may be NULL
+ *
+ * The selection is checked against @sf's descriptors first, with the
+ * errnos the kernel would give: EINVAL (unknown @flags, @n 0, a NULL
+ * name), E2BIG (@n above the number of stats), ENAMETOOLONG (a name of
+ * name_size bytes or more), ENOENT (no such stat), EEXIST (selected
+ * twice); @err->field names the entry ("names[2]").  Then STATSFD_IOC_VIEW
+ * on statsfd_fd(@sf) makes the view fd, which is opened like any stats fd
+ * (never mapped: the kernel maps no view) and must hold exactly the
+ * stats asked for, in order (else EINVAL).  A failed ioctl is reported
+ * with its errno and the field "view": ENOTTY or EINVAL mean the fd has
+ * no views (a KVM stats fd, a file, a kernel without STATSFD_IOC_VIEW; see
+ * statsfd_view_unsupported()), ENOMEM, EMFILE or ENFILE a lack of
+ * resources.
+ *
+ * With STATSFD_VIEW_EMULATE, where the fd has no views (and for a view of
+ * an emulated view, or @n 0) the handle is made by the library: the same
+ * descriptors and compact data block a kernel view would have, read with
+ * one pread() spanning the selected stats of a dup() of @sf's fd (so it
+ * does not depend on @sf staying open).  statsfd_view_kind() tells which.
+ *
+ * The view pins what @sf pins; statsfd_fd() of the view polls like @sf
+ * (the kernel's views poll like their source, an emulated view's fd is
+ * @sf's file), but as a separate open file when the kernel made it: reads
+ * of one do not acknowledge changes on the other (see statsfd_events()).
+ * Return: a new handle owning its fd, or NULL with @err filled and errno
+ * set.
+ */
+struct statsfd *statsfd_open_view(const struct statsfd *sf,
+				  const char *const *names, unsigned int n,
+				  unsigned int flags, struct statsfd_error *err);
+
+/**
+ * statsfd_open_view_indices() - statsfd_open_view() by descriptor index
+ * @sf: handle
+ * @indices: @n indices of stats of @sf (statsfd_stat() indices; for a
+ *	view, its own), in the order the view has them
+ * @n: how many
+ * @flags: 0 or STATSFD_VIEW_EMULATE
+ * @err: filled on failure; may be NULL
+ *
+ * As statsfd_open_view(), with STATSFD_VIEW_BY_INDEX; an index out of
+ * range is ENOENT ("indices[i]").
+ * Return: a new handle, or NULL.
+ */
+struct statsfd *statsfd_open_view_indices(const struct statsfd *sf,
+					  const unsigned int *indices,
+					  unsigned int n, unsigned int flags,
+					  struct statsfd_error *err);
+
+/**
+ * statsfd_view_kind() - whether @sf is a view, and whose
+ * @sf: handle
+ *
+ * Return: STATSFD_VIEW_NONE, STATSFD_VIEW_KERNEL or STATSFD_VIEW_EMULATED.
+ */
+enum statsfd_view_kind statsfd_view_kind(const struct statsfd *sf);
+
+/**
+ * statsfd_view_unsupported() - whether a failed statsfd_open_view*() means
+ *	that the fd has no views at all
+ * @err: the error it reported
+ *
+ * Return: true when STATSFD_IOC_VIEW itself failed with ENOTTY or EINVAL
+ * on a selection the library had checked: read the whole fd and keep the
+ * stats wanted (or ask again with STATSFD_VIEW_EMULATE).
+ */
+bool statsfd_view_unsupported(const struct statsfd_error *err);
+
+/* Events of a stats fd, as statsfd_events() reports them. */
+/* POLLPRI: the set of the source's children changed (acknowledged). */
+#define STATSFD_EVENT_CHILDREN		(1u << 0)
+/* POLLHUP: the owner hung the source up; for good, values frozen. */
+#define STATSFD_EVENT_HANGUP		(1u << 1)
+
+/**
+ * statsfd_poll_events() - the events to ask poll() or epoll for
+ * @sf: handle
+ *
+ * POLLPRI, which has the value of EPOLLPRI: use it in struct pollfd's
+ * events or struct epoll_event's.  Hang-ups (POLLHUP, EPOLLHUP) are always
+ * reported without being asked for.  Never POLLIN: a stats fd is always
+ * readable, so a poller asking for it would never sleep.  Fds without
+ * events (KVM's, files) simply never report any; epoll refuses them with
+ * EPERM.
+ * Return: the event mask.
+ */
+unsigned int statsfd_poll_events(const struct statsfd *sf);
+
+/**
+ * statsfd_events() - what the events poll/epoll reported on @sf mean
+ * @sf: handle whose statsfd_fd() was polled
+ * @revents: struct pollfd's revents or struct epoll_event's events
+ * @err: filled on failure; may be NULL
+ *
+ * POLLPRI becomes STATSFD_EVENT_CHILDREN, after reading the header of
+ * statsfd_fd(), which acknowledges the change: the kernel reports it (a
+ * count of changes per open file, never lost) until the file reads its
+ * header or data, so a level-triggered poller would otherwise be woken
+ * again at once.  Any read of the data block of the same open file
+ * (statsfd_read() included) acknowledges too, so a change that comes
+ * between a wait and a read would be consumed by the read: to see every
+ * change, read through a view (or another stats fd of the source) and
+ * wait on this one.  POLLHUP becomes STATSFD_EVENT_HANGUP, which stays:
+ * remove the fd from epoll (or close it) after it, or be woken for ever.
+ * POLLERR, which the kernel sets with POLLPRI for select() users, adds
+ * nothing.
+ * Return: STATSFD_EVENT_* (0 for none), or a negative errno: -EBADF for
+ * POLLNVAL, or the error of the acknowledging read.
+ */
+int statsfd_events(const struct statsfd *sf, unsigned int revents,
+		   struct statsfd_error *err);
+
+/**
+ * statsfd_wait() - wait for an event on @sf
+ * @sf: handle
+ * @timeout_ms: as poll(): -1 for ever, 0 to check
+ * @err: filled on failure; may be NULL
+ *
+ * Return: statsfd_events() of what came, 0 on timeout, -EINTR when a
+ * signal came first, or another negative errno.
+ */
+int statsfd_wait(const struct statsfd *sf, int timeout_ms,
+		 struct statsfd_error *err);
+
+/**
+ * struct statsfd_wait_item - one handle for statsfd_wait_many()
+ * @sf: the handle to wait on (its statsfd_fd())
+ * @events: out: its STATSFD_EVENT_* (0 for none)
+ */
+struct statsfd_wait_item {
+	const struct statsfd *sf;
+	unsigned int events;
+};
+
+/**
+ * statsfd_wait_many() - wait for events on several handles, with one poll()
+ * @items: the handles; @events set for each
+ * @n: how many
+ * @timeout_ms: as poll()
+ * @err: filled on failure; may be NULL
+ *
+ * Return: the number of items with events, 0 on timeout, -EINTR when a
+ * signal came first, or another negative errno.
+ */
+int statsfd_wait_many(struct statsfd_wait_item *items, unsigned int n,
+		      int timeout_ms, struct statsfd_error *err);
 
 /**
  * statsfd_values() - the values of @st inside a buffer statsfd_read() filled

@@ -8,11 +8,21 @@
  * holding a struct statsfd_mmap_header and values, which they change
  * through a writable mapping of the same memfd to play the kernel's
  * writer.
+ *
+ * Nor can a file make a view (STATSFD_IOC_VIEW) or poll EPOLLPRI and
+ * EPOLLHUP, so the tests replace the three system calls the library makes
+ * on stats fds with their own (statsfd__set_sys()): an ioctl() that checks
+ * the struct statsfd_view_args it is given and answers with a view image
+ * or an errno, a poll() that reports chosen events, and a pread() that
+ * serves images from fds that can poll for real (a pipe whose writer
+ * closes hangs up; a TCP socket with urgent data polls POLLPRI).
  */
 #ifndef STATSFD_LIB_INTERNAL_H
 #define STATSFD_LIB_INTERNAL_H
 
+#include <poll.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "statsfd.h"
 
@@ -53,5 +63,29 @@ void statsfd__set_map_hook(struct statsfd *sf,
  */
 void statsfd__map_counters(const struct statsfd *sf, uint64_t *retries,
 			   uint64_t *fallbacks);
+
+/**
+ * struct statsfd__sys - the system calls libstatsfd makes on stats fds
+ * @ioctl: STATSFD_IOC_VIEW (statsfd_open_view*())
+ * @poll: statsfd_wait() and statsfd_wait_many()
+ * @pread: every read of a header, id, descriptors or data block,
+ *	including the header read that acknowledges a change of children
+ *	(statsfd_events())
+ *
+ * Each has the contract of the system call of the same name: -1 with
+ * errno set on failure.
+ */
+struct statsfd__sys {
+	int (*ioctl)(int fd, unsigned long req, void *arg);
+	int (*poll)(struct pollfd *fds, nfds_t nfds, int timeout);
+	ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
+};
+
+/**
+ * statsfd__set_sys() - replace the library's system calls, process-wide
+ * @sys: the calls to make instead; a NULL member (or @sys NULL) restores
+ *	the real one.  Not thread-safe: set it before any handle is used.
+ */
+void statsfd__set_sys(const struct statsfd__sys *sys);
 
 #endif /* STATSFD_LIB_INTERNAL_H */
