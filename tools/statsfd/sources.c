@@ -69,16 +69,36 @@ void cli_free_sources(struct cli_sources *s)
 
 	for (i = 0; i < s->n; i++) {
 		statsfd_close(s->v[i].sf);
+		statsfd_close(s->v[i].ev);
 		free(s->v[i].cur);
 		free(s->v[i].prev);
 	}
 	free(s->v);
-	memset(s, 0, sizeof(*s));
+	s->v = NULL;
+	s->n = s->cap = 0;
 }
 
-/* Parse, label and add a freshly obtained stats fd (always consumed). */
+/* Close source @i and remove it, keeping the order of the others. */
+void cli_drop_source(struct cli_sources *s, unsigned int i)
+{
+	struct cli_source *src = &s->v[i];
+
+	statsfd_close(src->sf);
+	statsfd_close(src->ev);
+	free(src->cur);
+	free(src->prev);
+	memmove(src, src + 1, (s->n - i - 1) * sizeof(*src));
+	s->n--;
+}
+
+/*
+ * Parse, label and add a freshly obtained stats fd (always consumed); @pid
+ * is the process it was found in (0 for none): a VM's children changing
+ * makes `watch` look through that process again.
+ */
 static int add_fd(struct cli_sources *s, int fd, unsigned int flags,
-		  const char *provider, int vcpu, const char *origin)
+		  const char *provider, int vcpu, pid_t pid,
+		  const char *origin)
 {
 	struct statsfd_error err;
 	struct statsfd_labels l;
@@ -95,7 +115,12 @@ static int add_fd(struct cli_sources *s, int fd, unsigned int flags,
 		snprintf(l.target, sizeof(l.target), "vcpu");
 		l.vcpu = vcpu;
 	}
-	return cli_add_handle(s, sf, &l, origin);
+	if (cli_add_handle(s, sf, &l, origin))
+		return -ENOMEM;
+	s->v[s->n - 1].pid = pid;
+	if (pid > 0 && !strcmp(l.target, "vm"))
+		s->v[s->n - 1].root = CLI_ROOT_PID;
+	return 0;
 }
 
 int cli_add_fd(struct cli_sources *s, const char *arg)
@@ -112,7 +137,7 @@ int cli_add_fd(struct cli_sources *s, const char *arg)
 		return -EBADF;
 	}
 	snprintf(origin, sizeof(origin), "fd %ld", fd);
-	return add_fd(s, (int)fd, 0, NULL, -1, origin);
+	return add_fd(s, (int)fd, 0, NULL, -1, 0, origin);
 }
 
 int cli_add_file(struct cli_sources *s, const char *path)
@@ -125,7 +150,7 @@ int cli_add_file(struct cli_sources *s, const char *path)
 		return -errno;
 	}
 	snprintf(origin, sizeof(origin), "file %s", path);
-	return add_fd(s, fd, STATSFD_OPEN_CLOSE_FD, NULL, -1, origin);
+	return add_fd(s, fd, STATSFD_OPEN_CLOSE_FD, NULL, -1, 0, origin);
 }
 
 enum vmfd_kind {
@@ -283,7 +308,7 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 		}
 		if (!add_fd(s, sfd, STATSFD_OPEN_CLOSE_FD,
 			    kind < VMFD_SFD_VM ? "kvm" : "statsfd_vm", vcpu,
-			    origin))
+			    pid, origin))
 			added++;
 	}
 	for (i = 0; i < nseen; i++)
@@ -323,13 +348,49 @@ int cli_add_pid(struct cli_sources *s, const char *arg)
 	return ret > 0 ? 0 : (ret ? ret : -ENOENT);
 }
 
+/* The statsfd_vm VMs and vCPUs of every process we may take fds from. */
+static void scan_all(struct cli_sources *s, unsigned int *denied,
+		     unsigned int *procs)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		(*procs)++;
+		scan_pid(s, (pid_t)pid, true, true, denied);
+	}
+	closedir(d);
+}
+
+/*
+ * After a change of children: the statsfd_vm fds of the VMM @pid (a VM
+ * got a vCPU), or of every process (the device got a VM).  KVM's fds
+ * never report a change, so only statsfd_vm's are looked at.  Sources
+ * already known come back too; cli_wait() drops those duplicates.
+ */
+int cli_rescan_default(struct cli_sources *s, enum cli_root root, pid_t pid)
+{
+	unsigned int denied = 0, procs = 0, n0 = s->n;
+
+	if (root == CLI_ROOT_PID && pid > 0)
+		scan_pid(s, pid, true, true, &denied);
+	else if (root == CLI_ROOT_DEVICE)
+		scan_all(s, &denied, &procs);
+	return (int)(s->n - n0);
+}
+
 int cli_add_device(struct cli_sources *s, const char *path)
 {
 	unsigned int denied = 0, procs = 0;
 	char origin[96];
-	struct dirent *de;
 	int dev, sfd;
-	DIR *d;
 
 	dev = open(path, O_RDWR | O_CLOEXEC);
 	if (dev < 0 && (errno == EACCES || errno == EPERM))
@@ -347,25 +408,15 @@ int cli_add_device(struct cli_sources *s, const char *path)
 		return -errno;
 	}
 	snprintf(origin, sizeof(origin), "device %s", path);
-	if (add_fd(s, sfd, STATSFD_OPEN_CLOSE_FD, "statsfd_vm", -1, origin))
+	if (add_fd(s, sfd, STATSFD_OPEN_CLOSE_FD, "statsfd_vm", -1, 0, origin))
 		return -EINVAL;
 	snprintf(s->v[s->n - 1].labels.target, sizeof(s->v[0].labels.target),
 		 "system");
+	/* Its children are the VMs: a change means a VM came or went. */
+	s->v[s->n - 1].root = CLI_ROOT_DEVICE;
 
 	/* Then every VM and vCPU of every process we may take fds from. */
-	d = opendir("/proc");
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || pid <= 0 || pid == getpid())
-			continue;
-		procs++;
-		scan_pid(s, (pid_t)pid, true, true, &denied);
-	}
-	closedir(d);
+	scan_all(s, &denied, &procs);
 	if (denied)
 		fprintf(stderr, "statsfd: note: %u of %u processes could not be inspected (%s)\n",
 			denied, procs, "no ptrace permission; run as root to see every VM");

@@ -46,6 +46,8 @@ static const char usage[] =
 "Options:\n"
 "  --json, --prometheus   output format of show\n"
 "  --name GLOB            only stats whose name matches (repeatable)\n"
+"  --stats NAME,...       read only these stats, through a view of each source\n"
+"                         (where the fd has no views: read and filtered here)\n"
 "  --all                  also zero rows in watch and empty buckets in show\n"
 "  --interval SEC         watch period (default 1)\n"
 "  --count N              watch: stop after N refreshes (default: until ^C)\n"
@@ -61,6 +63,8 @@ struct opts {
 	bool json, prom, all, ansi;
 	const char **names;
 	unsigned int nnames;
+	const char *stats[256];
+	unsigned int nstats;
 	double interval;
 	long count;
 	int timeout_ms;
@@ -99,6 +103,8 @@ static int read_all(struct cli_sources *s)
 	int ret = 0;
 
 	for (i = 0; i < s->n; i++) {
+		if (s->v[i].hidden)
+			continue;
 		if (statsfd_read(s->v[i].sf, s->v[i].cur, &err)) {
 			fprintf(stderr, "statsfd: %s: %s\n", statsfd_id(s->v[i].sf), err.msg);
 			ret = -1;
@@ -147,6 +153,8 @@ static void show_table(const struct opts *o, struct cli_sources *s)
 	for (i = 0; i < s->n; i++) {
 		const struct cli_source *src = &s->v[i];
 
+		if (src->hidden)
+			continue;
 		describe(src, desc, sizeof(desc));
 		printf("%s%s  (%s; from %s)\n", i ? "\n" : "", statsfd_id(src->sf),
 		       desc, src->origin);
@@ -187,9 +195,12 @@ static void show_json(const struct opts *o, struct cli_sources *s)
 
 	for (i = 0; i < s->n; i++) {
 		const struct cli_source *src = &s->v[i];
-		struct json_object *so = json_object_new_object();
-		struct json_object *stats = json_object_new_array();
+		struct json_object *so, *stats;
 
+		if (src->hidden)
+			continue;
+		so = json_object_new_object();
+		stats = json_object_new_array();
 		json_object_object_add(so, "id", json_object_new_string(statsfd_id(src->sf)));
 		json_object_object_add(so, "provider", json_object_new_string(src->labels.provider));
 		json_object_object_add(so, "target", json_object_new_string(src->labels.target));
@@ -253,7 +264,7 @@ static void show_prom(struct cli_sources *s)
 	struct statsfd_buf *labels = calloc(s->n + 1, sizeof(*labels));
 	char (*prefix)[72] = calloc(s->n + 1, sizeof(*prefix));
 	struct statsfd_buf out = { 0 };
-	unsigned int i;
+	unsigned int i, n = 0;
 
 	if (!ser || !labels || !prefix) {
 		fprintf(stderr, "statsfd: out of memory\n");
@@ -263,6 +274,8 @@ static void show_prom(struct cli_sources *s)
 		const struct statsfd_labels *l = &s->v[i].labels;
 		struct statsfd_buf *b = &labels[i];
 
+		if (s->v[i].hidden)
+			continue;
 		snprintf(prefix[i], sizeof(prefix[i]), "%s_%s", l->provider, l->target);
 		statsfd_buf_printf(b, "id=\"");
 		statsfd_prom_escape(b, statsfd_id(s->v[i].sf));
@@ -274,11 +287,11 @@ static void show_prom(struct cli_sources *s)
 		}
 		if (l->vcpu >= 0)
 			statsfd_buf_printf(b, ",vcpu=\"%d\"", l->vcpu);
-		ser[i] = (struct statsfd_prom_series){
+		ser[n++] = (struct statsfd_prom_series){
 			s->v[i].sf, s->v[i].cur, prefix[i], b->data, NULL,
 		};
 	}
-	if (statsfd_prom_write(&out, ser, s->n, NULL))
+	if (statsfd_prom_write(&out, ser, n, NULL))
 		fprintf(stderr, "statsfd: out of memory\n");
 	else if (out.data)
 		fputs(out.data, stdout);
@@ -392,7 +405,7 @@ static const char *col_label(const struct cli_source *src, char *buf, size_t len
 }
 
 static void render(const struct opts *o, struct cli_sources *s, double dt,
-		   long frame, int width, bool tty)
+		   long frame, int width, bool tty, const struct cli_changes *ch)
 {
 	const int cw = 11, nw = 26;
 	unsigned int *group = calloc(s->n + 1, sizeof(*group));
@@ -410,10 +423,18 @@ static void render(const struct opts *o, struct cli_sources *s, double dt,
 	printf("statsfd watch: %u source%s, every %.3g s, refresh %ld%s  "
 	       "(counters: per second; others: current value)\n", s->n,
 	       s->n == 1 ? "" : "s", o->interval, frame, of);
+	if (ch->ngone)
+		printf("gone (hung up): %s\n", ch->gone.data);
+	if (ch->nadded)
+		printf("new: %s\n", ch->added.data);
 	/* Sources sharing a schema, provider and target become columns of one table. */
 	for (i = 0; i < s->n; i++) {
+		if (s->v[i].hidden) {
+			group[i] = UINT32_MAX;
+			continue;
+		}
 		for (j = 0; j < i; j++)
-			if (statsfd_same_schema(s->v[i].sf, s->v[j].sf) &&
+			if (!s->v[j].hidden && statsfd_same_schema(s->v[i].sf, s->v[j].sf) &&
 			    !strcmp(s->v[i].labels.target, s->v[j].labels.target) &&
 			    !strcmp(s->v[i].labels.provider, s->v[j].labels.provider))
 				break;
@@ -475,12 +496,26 @@ static void render(const struct opts *o, struct cli_sources *s, double dt,
 	free(group);
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * Between refreshes, wait on every source's events (cli_wait()): a source
+ * whose owner hung up is dropped at once, a change of children makes us
+ * look for new sources.  Both are listed at the top of the next refresh.
+ */
 static int cmd_watch(const struct opts *o, struct cli_sources *s)
 {
-	struct timespec t0, t1, d;
+	struct cli_changes ch = { 0 };
+	struct timespec t0, t1;
 	struct winsize ws;
 	bool tty = o->ansi || isatty(STDOUT_FILENO);
-	int width = 132;
+	int width = 132, ret = 0;
 	long frame;
 	unsigned int i;
 
@@ -492,28 +527,37 @@ static int cmd_watch(const struct opts *o, struct cli_sources *s)
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (frame = 1; !stop && (!o->count || frame <= o->count); frame++) {
-		double dt;
+		double dt, deadline = mono_s() + o->interval, left;
 
-		d.tv_sec = (time_t)o->interval;
-		d.tv_nsec = (long)((o->interval - (double)d.tv_sec) * 1e9);
-		while (nanosleep(&d, &d) && errno == EINTR && !stop)
-			;
-		if (stop)
+		while (!stop && (left = deadline - mono_s()) > 0) {
+			int r = cli_wait(s, (int)(left * 1000) + 1, &ch);
+
+			if (r < 0 && r != -EINTR) {
+				ret = 1;
+				break;
+			}
+		}
+		if (stop || ret)
 			break;
+		cli_rescan_pending(s, &ch);
 		for (i = 0; i < s->n; i++) {
 			uint64_t *tmp = s->v[i].prev;
 
 			s->v[i].prev = s->v[i].cur;
 			s->v[i].cur = tmp;
 		}
-		if (read_all(s))
-			return 1;
+		if (read_all(s)) {
+			ret = 1;
+			break;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 		t0 = t1;
-		render(o, s, dt > 0 ? dt : 1e-9, frame, width, tty);
+		render(o, s, dt > 0 ? dt : 1e-9, frame, width, tty, &ch);
+		cli_changes_reset(&ch);
 	}
-	return 0;
+	cli_changes_reset(&ch);
+	return ret;
 }
 
 static int cmd_list(struct cli_sources *s)
@@ -522,11 +566,17 @@ static int cmd_list(struct cli_sources *s)
 	char desc[200];
 
 	for (i = 0; i < s->n; i++) {
+		const struct statsfd *sf = s->v[i].sf;
+		enum statsfd_view_kind vk = statsfd_view_kind(sf);
+
 		describe(&s->v[i], desc, sizeof(desc));
-		printf("%-28s %u stats, %zu data bytes%s; %s; from %s\n",
-		       statsfd_id(s->v[i].sf), statsfd_num_stats(s->v[i].sf),
-		       statsfd_data_size(s->v[i].sf),
-		       statsfd_is_mapped(s->v[i].sf) ? ", values mapped" : "",
+		printf("%-28s %u stats, %zu data bytes%s%s; %s; from %s\n",
+		       statsfd_id(sf), s->v[i].hidden ? 0 : statsfd_num_stats(sf),
+		       s->v[i].hidden ? 0 : statsfd_data_size(sf),
+		       statsfd_is_mapped(sf) ? ", values mapped" : "",
+		       s->v[i].hidden ? ", none of --stats" :
+		       vk == STATSFD_VIEW_KERNEL ? ", through a view" :
+		       vk == STATSFD_VIEW_EMULATED ? ", filtered (no views)" : "",
 		       desc, s->v[i].origin);
 	}
 	return 0;
@@ -569,6 +619,32 @@ static int cmd_dump(const struct opts *o, struct cli_sources *s)
 		close(fd);
 	free(buf);
 	return r == (ssize_t)end ? 0 : 1;
+}
+
+/* --stats a,b,c (repeatable): names kept in order, each once. */
+static int parse_stats(struct opts *o, char *csv)
+{
+	char *tok, *save = NULL;
+	unsigned int i;
+
+	for (tok = strtok_r(csv, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < o->nstats; i++)
+			if (!strcmp(o->stats[i], tok))
+				break;
+		if (i < o->nstats)
+			continue;
+		if (o->nstats == sizeof(o->stats) / sizeof(o->stats[0])) {
+			fprintf(stderr, "statsfd: --stats: at most %zu names\n",
+				sizeof(o->stats) / sizeof(o->stats[0]));
+			return -1;
+		}
+		o->stats[o->nstats++] = tok;
+	}
+	if (!o->nstats) {
+		fprintf(stderr, "statsfd: --stats: a comma-separated list of stat names\n");
+		return -1;
+	}
+	return 0;
 }
 
 static struct json_object *csv_array(const char *csv, bool ints)
@@ -667,6 +743,7 @@ enum {
 	OPT_PROM, OPT_NAME, OPT_ALL, OPT_INTERVAL, OPT_COUNT, OPT_TIMEOUT,
 	OPT_OUTPUT, OPT_COLLECTOR, OPT_SCHEMAS, OPT_SOURCES, OPT_TARGET,
 	OPT_VM, OPT_VCPUS, OPT_PROVIDER, OPT_NAMES, OPT_RAW, OPT_ANSI,
+	OPT_STATS,
 };
 
 static const struct option longopts[] = {
@@ -693,6 +770,7 @@ static const struct option longopts[] = {
 	{ "names", required_argument, NULL, OPT_NAMES },
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "ansi", no_argument, NULL, OPT_ANSI },
+	{ "stats", required_argument, NULL, OPT_STATS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -807,6 +885,10 @@ int main(int argc, char **argv)
 		case OPT_ANSI:
 			o.ansi = true;
 			break;
+		case OPT_STATS:
+			if (parse_stats(&o, optarg))
+				return 2;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -828,6 +910,18 @@ int main(int argc, char **argv)
 	if (!s.n) {
 		fprintf(stderr, "statsfd: no stats fd found\n");
 		return 1;
+	}
+	/* dump writes a source's whole image; the others read --stats views. */
+	if (strcmp(o.cmd, "dump")) {
+		s.stats = o.stats;
+		s.nstats = o.nstats;
+		s.watch = !strcmp(o.cmd, "watch");
+		if (cli_prepare(&s, 0))
+			ret = 1;
+		if (s.no_views)
+			fprintf(stderr, "statsfd: note: --stats: %u of %u sources have no views (KVM's stats fds, files, or a kernel without STATSFD_IOC_VIEW): their stats are read whole and filtered here\n",
+				s.no_views, s.n);
+		cli_warn_missing(&s);
 	}
 	if (!strcmp(o.cmd, "watch")) {
 		ret = cmd_watch(&o, &s) || ret;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Host test of the statsfd CLI on synthetic images: show (table, --json,
-# --prometheus checked by promtool), --name, dump, watch --count, list,
+# --prometheus checked by promtool), --name, --stats (files have no views:
+# filtered here, with a note), dump, watch --count, list,
 # --fd, --socket (a VMM-side sender registers fds), and the --pid error
 # paths (no VM fds, no such process, ptrace permission refused).
 # Usage: cli_test.sh BUILD_DIR   (TAP on stdout)
@@ -84,6 +85,27 @@ check "watch: rates over the sources' sample_ns, not the wall clock" \
 	grep -Eq '^  halt_exits +1k/s$' "$tmp/watch-snap.txt"
 check "watch: sample_ns is the time base, not a row; generation is a rate" \
 	bash -c "! grep -q sample_ns '$tmp/watch-snap.txt' && grep -Eq '^  generation +[0-9.]+k/s$' '$tmp/watch-snap.txt'"
+
+# --stats: a file has no views (STATSFD_IOC_VIEW is ENOTTY): read whole and
+# filtered, with one note for all the sources.
+"$bin" show --file "$tmp/v0.img" --file "$tmp/v1.img" --stats blocking,io_exits \
+	>"$tmp/stats.txt" 2>"$tmp/stats.err"
+check "--stats: only the stats named, in that order" \
+	bash -c "[ \"\$(grep -Ec '^  (blocking|io_exits) ' '$tmp/stats.txt')\" = 4 ] && ! grep -q halt_exits '$tmp/stats.txt' && grep -A2 '^  NAME' '$tmp/stats.txt' | sed -n 2p | grep -q '^  blocking '"
+check "--stats on files: one note that they have no views" \
+	bash -c "[ \"\$(wc -l <'$tmp/stats.err')\" = 1 ] && grep -q '2 of 2 sources have no views' '$tmp/stats.err'"
+"$bin" list --file "$tmp/v0.img" --stats io_exits,nope >"$tmp/stats-list.txt" 2>"$tmp/stats-list.err"
+check "--stats: list says filtered (no views); a name no source has is named" \
+	bash -c "grep -q '^vm-1-0/vcpu-0 .* 1 stats, 8 data bytes, filtered (no views); ' '$tmp/stats-list.txt' && grep -q 'no source has a stat named nope' '$tmp/stats-list.err'"
+"$bin" show --prometheus --file "$tmp/v0.img" --stats halt_exits 2>/dev/null >"$tmp/stats-prom.txt"
+check "--stats with --prometheus: only that family" \
+	bash -c "grep -q '^statsfd_vm_vcpu_halt_exits_total' '$tmp/stats-prom.txt' && [ \"\$(grep -c '^# TYPE' '$tmp/stats-prom.txt')\" = 1 ]"
+"$bin" dump --file "$tmp/v1.img" --stats io_exits --output "$tmp/stats-dump.img"
+check "--stats does not change dump" cmp -s "$tmp/v1.img" "$tmp/stats-dump.img"
+timeout 20 "$bin" watch --count 1 --interval 0.2 --all --file "$tmp/v0.img" \
+	--stats halt_exits,guest_cycles >"$tmp/stats-watch.txt" 2>/dev/null
+check "watch --stats: rows of those stats only" \
+	bash -c "[ \"\$(grep -Ec '^  [a-z_]+ +[0-9]' '$tmp/stats-watch.txt')\" = 2 ] && grep -q '^  guest_cycles ' '$tmp/stats-watch.txt'"
 
 "$bin" list --file "$tmp/v0.img" >"$tmp/list.txt"
 check "list (a file is never mapped)" \
