@@ -41,8 +41,6 @@
 #define CLIENT_OUT_MAX		(64u << 20)
 #define MAX_IDS			64
 
-int collector_verbose;
-
 struct options {
 	const char *socket;
 	const char *listen;
@@ -76,28 +74,11 @@ static const char usage[] =
 "                        with pread; each mapping is one memory map of the\n"
 "                        process (default 16384, 0: none)\n"
 "  --max-clients N       (default 1024)\n"
+"  --stats NAME,...      read and export only these stats, through a view of\n"
+"                        each source (filtered here where the fd has none)\n"
 "  --client-timeout MS   drop a client that registered nothing and is idle, or\n"
 "                        whose replies make no progress, after this (default 10000)\n"
 "  --verbose\n";
-
-void logmsg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "statsfd-collector: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int ep_ctl(struct collector *c, int op, int fd, uint32_t events,
 		  void *ptr)
@@ -105,221 +86,6 @@ static int ep_ctl(struct collector *c, int op, int fd, uint32_t events,
 	struct epoll_event ev = { .events = events, .data.ptr = ptr };
 
 	return epoll_ctl(c->epfd, op, fd, &ev);
-}
-
-/* ---- sources ---------------------------------------------------------- */
-
-static struct schema *get_schema(struct collector *c, struct statsfd *sf,
-				 const struct statsfd_labels *l)
-{
-	struct schema *sc;
-
-	for (sc = c->schemas; sc; sc = sc->next)
-		if (!strcmp(sc->provider, l->provider) &&
-		    !strcmp(sc->target, l->target) &&
-		    statsfd_same_schema(sc->members->sf, sf))
-			return sc;
-	sc = calloc(1, sizeof(*sc));
-	if (!sc)
-		return NULL;
-	sc->id = ++c->next_schema_id;
-	snprintf(sc->provider, sizeof(sc->provider), "%s", l->provider);
-	snprintf(sc->target, sizeof(sc->target), "%s", l->target);
-	snprintf(sc->prom_prefix, sizeof(sc->prom_prefix), "%s_%s", l->provider,
-		 l->target);
-	sc->next = c->schemas;
-	c->schemas = sc;
-	return sc;
-}
-
-static bool labels_taken(struct collector *c, const struct statsfd_labels *l)
-{
-	struct source *s;
-
-	for (s = c->sources; s; s = s->next)
-		if (s->labels.vcpu == l->vcpu && !strcmp(s->labels.vm, l->vm) &&
-		    !strcmp(s->labels.target, l->target) &&
-		    !strcmp(s->labels.provider, l->provider))
-			return true;
-	return false;
-}
-
-/*
- * Validate and adopt @fd (always consumed).  The header and descriptors
- * are read here, once; from now on only the data block is.
- */
-int add_source(struct collector *c, struct client *cl, int fd,
-	       const struct statsfd_labels *l, char *why, size_t len,
-	       struct source **out)
-{
-	struct statsfd_error err;
-	struct statsfd_buf lab = { 0 };
-	struct source *s;
-	struct schema *sc;
-
-	if (c->nsources >= c->max_sources) {
-		close(fd);
-		snprintf(why, len, "source limit (%u) reached", c->max_sources);
-		return -ENOSPC;
-	}
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		close(fd);
-		snprintf(why, len, "out of memory");
-		return -ENOMEM;
-	}
-	/*
-	 * Rejects anything that is not a stats fd: pipes, sockets, garbage.
-	 * A mapping costs no fd but one of the process's memory maps
-	 * (vm.max_map_count, 65530 by default, also serves malloc): bounded.
-	 */
-	s->sf = statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD |
-				(c->nmapped < c->max_mapped ? 0 :
-				 STATSFD_OPEN_NO_MMAP), &err);
-	if (!s->sf) {
-		free(s);
-		c->stats.fds_rejected++;
-		snprintf(why, len, "not a valid stats fd: %s", err.msg);
-		return -err.err;
-	}
-	if (labels_taken(c, l)) {
-		snprintf(why, len, "a source with provider %s, target %s, vm \"%s\" and vcpu %d is already registered",
-			 l->provider, l->target, l->vm, l->vcpu);
-		goto fail;
-	}
-	s->values = calloc(1, statsfd_data_size(s->sf) + 8);
-	s->tmp = calloc(1, statsfd_data_size(s->sf) + 8);
-	if (!s->values || !s->tmp) {
-		snprintf(why, len, "out of memory");
-		goto fail;
-	}
-	if (statsfd_read(s->sf, s->values, &err)) {
-		snprintf(why, len, "first read failed: %s", err.msg);
-		goto fail;
-	}
-	s->labels = *l;
-	if (l->vm[0]) {
-		statsfd_buf_printf(&lab, "vm=\"");
-		statsfd_prom_escape(&lab, l->vm);
-		statsfd_buf_printf(&lab, "\"");
-	}
-	if (l->vcpu >= 0)
-		statsfd_buf_printf(&lab, "%svcpu=\"%d\"", l->vm[0] ? "," : "", l->vcpu);
-	statsfd_buf_append(&lab, "", 0);
-	if (lab.oom)
-		goto fail_nomem;
-	s->prom_labels = lab.data;
-	sc = get_schema(c, s->sf, l);
-	if (!sc)
-		goto fail_nomem;
-
-	s->id = ++c->next_source_id;
-	s->owner = cl;
-	s->mapped = statsfd_is_mapped(s->sf);
-	c->nmapped += s->mapped;
-	s->schema = sc;
-	s->reads = 1;
-	s->next_in_schema = sc->members;
-	if (sc->members)
-		sc->members->prev_in_schema = s;
-	sc->members = s;
-	sc->nmembers++;
-	s->next = c->sources;
-	if (c->sources)
-		c->sources->prev = s;
-	c->sources = s;
-	c->nsources++;
-	s->next_in_client = cl->sources;
-	cl->sources = s;
-	cl->nsources++;
-	if (out)
-		*out = s;
-	if (collector_verbose)
-		logmsg("client %" PRIu64 " (pid %d uid %u): source %" PRIu64 " %s (%s %s vm=%s vcpu=%d), schema %u",
-		       cl->id, cl->pid, cl->uid, s->id, statsfd_id(s->sf),
-		       l->provider, l->target, l->vm, l->vcpu, sc->id);
-	return 0;
-
-fail_nomem:
-	snprintf(why, len, "out of memory");
-fail:
-	statsfd_buf_free(&lab);
-	statsfd_close(s->sf);
-	free(s->values);
-	free(s->tmp);
-	free(s);
-	return -EINVAL;
-}
-
-/* Unlink @s everywhere and close its fd, which releases the VM it pins. */
-void drop_source(struct collector *c, struct source *s)
-{
-	struct schema *sc = s->schema, **psc;
-	struct source **ps;
-
-	for (ps = &s->owner->sources; *ps; ps = &(*ps)->next_in_client) {
-		if (*ps == s) {
-			*ps = s->next_in_client;
-			break;
-		}
-	}
-	s->owner->nsources--;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		c->sources = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	c->nsources--;
-	if (s->prev_in_schema)
-		s->prev_in_schema->next_in_schema = s->next_in_schema;
-	else
-		sc->members = s->next_in_schema;
-	if (s->next_in_schema)
-		s->next_in_schema->prev_in_schema = s->prev_in_schema;
-	if (!--sc->nmembers) {
-		for (psc = &c->schemas; *psc; psc = &(*psc)->next) {
-			if (*psc == sc) {
-				*psc = sc->next;
-				break;
-			}
-		}
-		free(sc);
-	}
-	c->nmapped -= s->mapped;
-	/* Unmaps the values too: the VM is released only then. */
-	statsfd_close(s->sf);
-	free(s->prom_labels);
-	free(s->values);
-	free(s->tmp);
-	free(s);
-}
-
-/*
- * One read of the data block per source (through the mapping for a
- * mapped vCPU, else one pread); scrapes use the result.
- */
-static void read_sources(struct collector *c)
-{
-	struct statsfd_error err;
-	struct source *s;
-
-	for (s = c->sources; s; s = s->next) {
-		uint64_t *t;
-
-		if (statsfd_read(s->sf, s->tmp, &err)) {
-			if (!s->read_errors++)
-				logmsg("source %" PRIu64 " (%s): %s", s->id,
-				       statsfd_id(s->sf), err.msg);
-			c->stats.read_errors++;
-			continue;
-		}
-		t = s->values;
-		s->values = s->tmp;
-		s->tmp = t;
-		s->reads++;
-		c->stats.reads++;
-	}
 }
 
 /* ---- clients ---------------------------------------------------------- */
@@ -808,13 +574,45 @@ static int drop_privileges(const char *user)
 	return 0;
 }
 
+/* --stats a,b (repeatable): each name once, in order. */
+static int parse_stats(struct collector *c, const char *csv)
+{
+	char *dup = strdup(csv), *tok, *save = NULL, **f;
+	unsigned int i;
+
+	if (!dup)
+		return -1;
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < c->nfilter; i++)
+			if (!strcmp(c->filter[i], tok))
+				break;
+		if (i < c->nfilter)
+			continue;
+		if (strlen(tok) >= STATSFD_LIB_NAME_SIZE_MAX || c->nfilter >= 4096)
+			goto bad;
+		f = realloc(c->filter, (c->nfilter + 1) * sizeof(*f));
+		if (!f)
+			goto bad;
+		c->filter = f;
+		c->filter[c->nfilter] = strdup(tok);
+		if (!c->filter[c->nfilter])
+			goto bad;
+		c->nfilter++;
+	}
+	free(dup);
+	return c->nfilter ? 0 : -1;
+bad:
+	free(dup);
+	return -1;
+}
+
 static int parse_args(int argc, char **argv, struct options *o,
 		      struct collector *c)
 {
 	enum {
 		O_SOCKET = 256, O_MODE, O_GROUP, O_LISTEN, O_PORTFILE, O_USER,
 		O_AUID, O_AGID, O_INTERVAL, O_MAXSRC, O_MAXCL, O_TIMEOUT, O_VERBOSE,
-		O_MAXMAP,
+		O_MAXMAP, O_STATS,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -829,6 +627,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "max-sources", required_argument, NULL, O_MAXSRC },
 		{ "max-mapped", required_argument, NULL, O_MAXMAP },
 		{ "max-clients", required_argument, NULL, O_MAXCL },
+		{ "stats", required_argument, NULL, O_STATS },
 		{ "client-timeout", required_argument, NULL, O_TIMEOUT },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
 		{ "help", no_argument, NULL, 'h' },
@@ -898,6 +697,10 @@ static int parse_args(int argc, char **argv, struct options *o,
 			if (*end || v < 10)
 				goto bad;
 			c->client_timeout_ms = (unsigned int)v;
+			break;
+		case O_STATS:
+			if (parse_stats(c, optarg))
+				goto bad;
 			break;
 		case 'v':
 		case O_VERBOSE:
@@ -994,8 +797,9 @@ int main(int argc, char **argv)
 		goto out_http;
 	}
 	port_file = NULL;
-	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms",
-	       o.socket, o.listen, port, geteuid(), o.interval_ms);
+	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms%s",
+	       o.socket, o.listen, port, geteuid(), o.interval_ms,
+	       c.nfilter ? ", reading only the --stats" : "");
 
 	for (;;) {
 		struct epoll_event ev[64];
@@ -1018,6 +822,9 @@ int main(int argc, char **argv)
 
 				if (read(tfd, &ticks, sizeof(ticks)) > 0)
 					read_sources(&c);
+			} else if (kind == EP_SOURCE) {
+				/* A hangup or a change of children: O(1). */
+				source_event(&c, ev[i].data.ptr, ev[i].events);
 			} else if (kind == EP_SIGNAL) {
 				logmsg("signal received, exiting");
 				ret = 0;
@@ -1046,12 +853,16 @@ int main(int argc, char **argv)
 					read_client(&c, cl);
 			}
 		}
+		/* No event of this batch refers to them any more. */
+		reap_sources(&c);
 		http_run(&c);
 		check_deadlines(&c);
+		reap_sources(&c);
 	}
 out_clients:
 	while (c.clients)
 		drop_client(&c, c.clients, "collector exiting");
+	reap_sources(&c);
 out_http:
 	if (port_file)
 		fclose(port_file);

@@ -37,9 +37,10 @@ struct schema {
 
 /**
  * struct source - one registered stats fd
+ * @kind: epoll tag, EP_SOURCE (its data.ptr is the source)
  * @id: collector-wide number, never reused
  * @owner: the client that registered it; it is dropped with the client
- * @sf: parsed handle, owns the fd
+ * @sf: parsed handle, owns the fd; with --stats, a view of the stats fd
  * @schema: shared descriptors
  * @labels: as the VMM sent them
  * @prom_labels: preformatted Prometheus labels
@@ -48,13 +49,16 @@ struct schema {
  * @reads: successful reads
  * @read_errors: failed reads; @values then keeps the last good sample
  * @mapped: @sf maps the values (counted in collector.nmapped)
- * @next: in the global list
+ * @polled: its fd is in the epoll set (it has events: statsfd's fds)
+ * @dead: dropped during the current batch of events; freed after it
+ * @next: in the global list (in collector.dead once dead)
  * @prev: in the global list
  * @next_in_client: in the owner's list
  * @next_in_schema: in the schema's member list
  * @prev_in_schema: in the schema's member list
  */
 struct source {
+	int kind;
 	uint64_t id;
 	struct client *owner;
 	struct statsfd *sf;
@@ -66,6 +70,8 @@ struct source {
 	uint64_t reads;
 	uint64_t read_errors;
 	bool mapped;
+	bool polled;
+	bool dead;
 	struct source *next, *prev;
 	struct source *next_in_client;
 	struct source *next_in_schema, *prev_in_schema;
@@ -117,7 +123,7 @@ struct client {
 	struct client *next, *prev;
 };
 
-enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT };
+enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE };
 
 /**
  * struct collector - the daemon
@@ -133,6 +139,10 @@ enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT };
  * @max_sources: limit on @nsources
  * @nmapped: sources whose values are mapped
  * @max_mapped: limit on @nmapped (--max-mapped); further sources pread
+ * @npolled: sources whose fds are in the epoll set
+ * @filter: --stats: the names of the only stats read and exported
+ * @nfilter: how many (0: every stat)
+ * @dead: sources dropped during the current batch of events
  * @client_timeout_ms: see --client-timeout
  * @mhd: the HTTP server, or NULL
  * @stats: the daemon's own counters, exposed as statsfd_collector_*
@@ -150,11 +160,16 @@ struct collector {
 	unsigned int max_sources;
 	unsigned int nmapped;
 	unsigned int max_mapped;
+	unsigned int npolled;
+	char **filter;
+	unsigned int nfilter;
+	struct source *dead;
 	unsigned int client_timeout_ms;
 	struct MHD_Daemon *mhd;
 	struct {
 		uint64_t reads, read_errors, scrapes, clients_refused,
-			 clients_dropped, requests, bad_requests, fds_rejected;
+			 clients_dropped, requests, bad_requests, fds_rejected,
+			 sources_hung_up, children_changes;
 	} stats;
 };
 
@@ -168,6 +183,9 @@ int add_source(struct collector *c, struct client *cl, int fd,
 	       const struct statsfd_labels *l, char *why, size_t len,
 	       struct source **out);
 void drop_source(struct collector *c, struct source *s);
+void reap_sources(struct collector *c);
+void read_sources(struct collector *c);
+void source_event(struct collector *c, struct source *s, uint32_t events);
 void queue_reply(struct collector *c, struct client *cl,
 		 struct json_object *reply);
 void handle_request(struct collector *c, struct client *cl, char *json,

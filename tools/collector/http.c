@@ -76,6 +76,15 @@ char *render_metrics(struct collector *c, size_t *len)
 	self_metric(&b, "clients_dropped_total", "counter",
 		    "Clients dropped for idling or not reading their replies.",
 		    c->stats.clients_dropped);
+	self_metric(&b, "sources_polled", "gauge",
+		    "Stats fds waited on for their events (hangup, change of children).",
+		    c->npolled);
+	self_metric(&b, "sources_hung_up_total", "counter",
+		    "Sources dropped because their owner hung them up (EPOLLHUP: the VM is gone).",
+		    c->stats.sources_hung_up);
+	self_metric(&b, "children_changes_total", "counter",
+		    "Changes of a source's children reported (EPOLLPRI: a vCPU added to a VM).",
+		    c->stats.children_changes);
 	self_metric(&b, "family_conflicts", "gauge",
 		    "Stats skipped in the last scrape: same metric name, different type.",
 		    conflicts);

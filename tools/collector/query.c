@@ -204,6 +204,11 @@ static struct json_object *cmd_query_sources(struct collector *c,
 		json_object_object_add(o, "reads", json_object_new_uint64(s->reads));
 		json_object_object_add(o, "read-errors", json_object_new_uint64(s->read_errors));
 		json_object_object_add(o, "mapped", json_object_new_boolean(s->mapped));
+		json_object_object_add(o, "view", json_object_new_string(
+			statsfd_view_kind(s->sf) == STATSFD_VIEW_KERNEL ? "kernel" :
+			statsfd_view_kind(s->sf) == STATSFD_VIEW_EMULATED ? "emulated" :
+			"none"));
+		json_object_object_add(o, "events", json_object_new_boolean(s->polled));
 		json_object_array_add(arr, o);
 	}
 	return arr;

@@ -184,7 +184,8 @@ static char *http_get(const char *path, double *secs)
 	return body;
 }
 
-static int start_daemon(const char *bin)
+/* @extra: one more option and its value (e.g. --stats), or NULL. */
+static int start_daemon(const char *bin, const char *extra, const char *value)
 {
 	char interval[] = "100", timeout[] = "1000";
 	double t0 = now_s();
@@ -196,7 +197,7 @@ static int start_daemon(const char *bin)
 		      "--listen", "127.0.0.1:0", "--port-file", port_path,
 		      "--user", "nobody", "--allow-uid", "0", "--interval", interval,
 		      "--client-timeout", timeout, "--max-sources", "10000",
-		      (char *)NULL);
+		      extra, value, (char *)NULL);
 		_exit(127);
 	}
 	while (now_s() - t0 < 15) {
@@ -615,6 +616,76 @@ static void test_many_sources(void)
 	       (now_s() - t) * 1000);
 }
 
+/*
+ * A second daemon with --stats: memfds have no views, so the library
+ * emulates them; only the stats named are read, queried and exported, a
+ * source with none of them is kept with none.
+ */
+static void test_stats_filter(const char *bin)
+{
+	struct json_object *r, *v, *x;
+	int s, fds[3], i, status;
+	bool ok = true;
+	size_t j;
+	char *m;
+
+	unlink(port_path);
+	if (!tap_ok(!start_daemon(bin, "--stats", "halt_wait_hist_ns,io_exits,nope"),
+		    "--stats: the collector starts with a filter"))
+		return;
+	s = statsfd_msg_connect(sock_path);
+	r = register_web(s, fds);
+	tap_ok(ret_of(r) != NULL, "--stats: VM web and its 2 vCPUs registered");
+	json_object_put(r);
+	poke(fds[2], 1, 4321);	/* vCPU 1 io_exits */
+	msleep(400);
+	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	for (j = 0; ret_of(r) && j < json_object_array_length(ret_of(r)); j++) {
+		v = json_object_array_get_idx(ret_of(r), j);
+		ok &= json_object_object_get_ex(v, "view", &x) &&
+		      !strcmp(json_object_get_string(x), "emulated") &&
+		      json_object_object_get_ex(v, "events", &x) &&
+		      !json_object_get_boolean(x);
+	}
+	tap_ok(ret_of(r) && j == 3 && ok,
+	       "--stats on memfds: \"view\": \"emulated\" (a file has no views), \"events\": false");
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":[1]}}", NULL, 0);
+	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
+	    json_object_array_get_idx(ret_of(r), 0) : NULL;
+	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
+	       json_object_array_length(x) == 2 &&
+	       json_object_object_get_ex(json_object_array_get_idx(x, 0), "name", &v) &&
+	       !strcmp(json_object_get_string(v), "halt_wait_hist_ns") &&
+	       json_object_object_get_ex(json_object_array_get_idx(x, 1), "value", &v) &&
+	       json_object_get_uint64(v) == 4321,
+	       "query-stats: only the 2 stats of the filter, in its order, values read");
+	json_object_put(r);
+	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vm\"}}", NULL, 0);
+	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
+	    json_object_array_get_idx(ret_of(r), 0) : NULL;
+	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
+	       json_object_array_length(x) == 0,
+	       "the VM (none of the stats): kept, with no stats");
+	json_object_put(r);
+	m = http_get("/metrics", NULL);
+	tap_ok(m && strstr(m, "statsfd_vm_vcpu_io_exits_total{vm=\"web\",vcpu=\"1\"} 4321\n") &&
+	       strstr(m, "statsfd_vm_vcpu_halt_wait_hist_seconds_count{vm=\"web\",vcpu=\"0\"}") &&
+	       !strstr(m, "halt_exits") && !strstr(m, "statsfd_vm_vm_") &&
+	       strstr(m, "statsfd_collector_sources 3\n") &&
+	       strstr(m, "statsfd_collector_sources_hung_up_total 0\n") &&
+	       strstr(m, "statsfd_collector_children_changes_total 0\n") &&
+	       strstr(m, "statsfd_collector_sources_polled 0\n"),
+	       "GET /metrics: only the filter's stats; the hangup and children metrics");
+	free(m);
+	for (i = 0; i < 3; i++)
+		close(fds[i]);
+	close(s);
+	kill(daemon_pid, SIGTERM);
+	tap_ok(waitpid(daemon_pid, &status, 0) == daemon_pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0, "--stats: clean exit");
+}
+
 /* Exit status of the collector run with @arg (a bad option value). */
 static int run_status(const char *bin, const char *opt, const char *arg)
 {
@@ -685,7 +756,11 @@ int main(int argc, char **argv)
 	tap_ok(run_status(argv[1], "--max-mapped", "lots") == 2 &&
 	       run_status(argv[1], "--max-mapped", "") == 2,
 	       "--max-mapped: a value that is not a number is a usage error");
-	if (!tap_ok(!start_daemon(argv[1]), "collector starts and reports its HTTP port"))
+	tap_ok(run_status(argv[1], "--stats", "") == 2 &&
+	       run_status(argv[1], "--stats", ",,") == 2,
+	       "--stats: an empty list is a usage error");
+	if (!tap_ok(!start_daemon(argv[1], NULL, NULL),
+		    "collector starts and reports its HTTP port"))
 		return tap_done();
 	test_basic(save);
 	test_bad_input();
@@ -696,6 +771,7 @@ int main(int argc, char **argv)
 	kill(daemon_pid, SIGTERM);
 	tap_ok(waitpid(daemon_pid, &status, 0) == daemon_pid && WIFEXITED(status) &&
 	       WEXITSTATUS(status) == 0, "SIGTERM: clean exit 0");
+	test_stats_filter(argv[1]);
 	unlink(sock_path);
 	unlink(port_path);
 	rmdir(dir);
