@@ -4,14 +4,18 @@
 # statsfd-collector running as uid nobody, statsfd-vmm creating VMs and
 # handing their stats fds over, a Prometheus scrape over HTTP (busybox
 # wget), filtered queries, the CLI's --device, --pid and watch modes, and
-# VM teardown dropping the sources.  Runs under busybox sh; prints TAP
+# VM teardown dropping the sources; views (--stats of the CLI and of the
+# collector, through STATSFD_IOC_VIEW) and events (a vCPU added to a
+# running VM appearing in `watch`, a VM torn down disappearing from
+# `watch` and, its VMM keeping the connection, from the collector by its
+# stats fds' hangup alone).  Runs under busybox sh; prints TAP
 # with its plan last, and exits 1 if any test is not ok.  The guest loads
 # statsfd_vm.ko and installs the tools, so a missing device or tool is a
 # failure here, never a skip.
 n=0
 failed=0
 tmp=/tmp/tools-e2e
-cpid= vpid= v2pid=
+cpid= vpid= v2pid= c2pid= v3pid= wpid=
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 nok() {
@@ -31,7 +35,7 @@ check() {
 	if "$@"; then ok "$d"; else nok "$d"; fi
 }
 cleanup() {
-	for p in $v2pid $vpid $cpid; do
+	for p in $wpid $v3pid $c2pid $v2pid $vpid $cpid; do
 		kill "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
@@ -50,8 +54,11 @@ waitfor() {
 	return 1
 }
 metric() { # name{labels} -> value (0 when absent)
-	wget -q -O - "http://127.0.0.1:$port/metrics" 2>/dev/null |
-		awk -v k="$1" 'index($0, k " ") == 1 { v = $2 } END { print v + 0 }'
+	metric_at "$port" "$1"
+}
+metric_at() { # port name{labels} -> value (0 when absent)
+	wget -q -O - "http://127.0.0.1:$1/metrics" 2>/dev/null |
+		awk -v k="$2" 'index($0, k " ") == 1 { v = $2 } END { print v + 0 }'
 }
 
 missing=
@@ -130,6 +137,63 @@ v2pid=$!
 check "second statsfd-vmm starts and registers" waitfor 200 test -s "$tmp/ready2"
 check "teardown of VM t0 drops its 2 sources, t1 stays" \
 	waitfor 50 sh -c "statsfd query --collector '$tmp/c.sock' --sources | grep -q '\"vm\": \"t1\"' && ! statsfd query --collector '$tmp/c.sock' --sources | grep -q '\"vm\": \"t0\"'"
+
+# Views: --stats reads through STATSFD_IOC_VIEW, one stat per source here
+# (io_exits of the vCPUs, io_exits_sum of the VMs).
+statsfd list --pid "$vpid" --stats io_exits,io_exits_sum >"$tmp/view-list.txt" 2>"$tmp/view-list.err"
+check "statsfd --stats: 2 VMs and 4 vCPUs each read through a kernel view of 1 stat" \
+	test "$(grep -c ' 1 stats, 8 data bytes, through a view;' "$tmp/view-list.txt")" -eq 6
+check "statsfd --stats: no fallback note (the module has views)" \
+	sh -c "! grep -q 'have no views' '$tmp/view-list.err'"
+statsfd show --pid "$vpid" --stats halt_exits >"$tmp/view-show.txt" 2>&1
+check "statsfd show --stats halt_exits: that stat of the 4 vCPUs only" \
+	sh -c "[ \$(grep -c '^  halt_exits ' '$tmp/view-show.txt') -eq 4 ] && ! grep -q '^  io_exits ' '$tmp/view-show.txt'"
+
+# Events.  A collector reading through views (--stats) and a VMM whose VM
+# h1 gets a second vCPU after 3 s and whose VM h0 is torn down after 5 s
+# with its collector connection kept: only the hangup of its stats fds
+# tells the collector.  `watch --pid` follows both.
+statsfd-collector --socket "$tmp/c2.sock" --socket-mode 0600 \
+	--listen 127.0.0.1:0 --port-file "$tmp/port2" --user nobody \
+	--interval 200 --stats io_exits,halt_exits 2>"$tmp/collector2.log" &
+c2pid=$!
+if ! waitfor 100 test -s "$tmp/port2"; then
+	nok "collector --stats starts"
+	sed 's/^/# /' "$tmp/collector2.log"
+	finish
+fi
+port2=$(cat "$tmp/port2")
+statsfd-vmm --vms 2 --vcpus 1 --workload io --names h0,h1 --add-vcpu 1:3 \
+	--teardown 0:5 --keep-connection --collector "$tmp/c2.sock" \
+	--ready-file "$tmp/ready3" >"$tmp/vmm3.log" 2>&1 &
+v3pid=$!
+check "third statsfd-vmm (add-vcpu, teardown keeping the connection) registers" \
+	waitfor 200 test -s "$tmp/ready3"
+timeout 60 statsfd watch --pid "$v3pid" --interval 0.5 --count 16 \
+	>"$tmp/watch-ev.txt" 2>"$tmp/watch-ev.err" &
+wpid=$!
+statsfd query --collector "$tmp/c2.sock" --sources >"$tmp/src2.json"
+check "collector --stats: vCPUs read through kernel views, waited on for events" \
+	sh -c "grep -q '\"view\": \"kernel\"' '$tmp/src2.json' && grep -q '\"events\": true' '$tmp/src2.json' && ! grep -q '\"events\": false' '$tmp/src2.json'"
+check "collector --stats: the vCPU stats named are exported, the others not" \
+	sh -c "wget -q -O - http://127.0.0.1:$port2/metrics | grep -q '^statsfd_vm_vcpu_io_exits_total{vm=\"h1\"' && ! wget -q -O - http://127.0.0.1:$port2/metrics | grep -q 'halt_wait_hist'"
+check "vCPU 1 added to h1: registered with the collector, the VM's change of children seen" \
+	waitfor 100 sh -c "statsfd query --collector '$tmp/c2.sock' --sources | grep -q '\"vcpu\": 1' && [ \$(wget -q -O - http://127.0.0.1:$port2/metrics | awk '/^statsfd_collector_children_changes_total / { print \$2 }') -ge 1 ]"
+check "h0 torn down, connection kept: its 2 sources dropped on their hangup" \
+	waitfor 100 sh -c "[ \$(wget -q -O - http://127.0.0.1:$port2/metrics | awk '/^statsfd_collector_sources_hung_up_total / { print \$2 }') -eq 2 ] && ! statsfd query --collector '$tmp/c2.sock' --sources | grep -q '\"vm\": \"h0\"'"
+check "collector --stats: h1 and its 2 vCPUs stay" \
+	test "$(metric_at "$port2" statsfd_collector_sources)" -eq 3
+wait "$wpid"
+check "statsfd watch --pid: the new vCPU appears (rescan on the VM's POLLPRI)" \
+	sh -c "grep -q '^new: .*/vcpu-1' '$tmp/watch-ev.txt' && grep -q 'new source .*/vcpu-1' '$tmp/watch-ev.err'"
+check "statsfd watch --pid: the torn-down VM and its vCPU go at once (POLLHUP)" \
+	sh -c "grep '^gone (hung up): ' '$tmp/watch-ev.txt' | grep -q '/vcpu-0' && grep -q 'went away (hangup): dropped' '$tmp/watch-ev.err'"
+check "statsfd watch --pid: the last refresh shows h1 and its 2 vCPUs only" \
+	sh -c "grep '^statsfd watch:' '$tmp/watch-ev.txt' | tail -n 1 | grep -q '^statsfd watch: 3 sources'"
+wpid=
+kill "$v3pid" "$c2pid"
+wait "$v3pid" "$c2pid" 2>/dev/null
+v3pid= c2pid=
 
 # The VMM exits: every one of its sources is dropped promptly.
 kill "$vpid" "$v2pid"

@@ -4,7 +4,9 @@
  * on real KVM with --kvm), runs a synthetic workload on every vCPU in its
  * own thread, and hands the VM and vCPU stats fds to statsfd-collector,
  * one connection per VM: closing that connection is how the collector
- * learns the VM is gone.  See Documentation/statsfd-tools.rst.
+ * learns the VM is gone (with --keep-connection, its stats fds hanging up
+ * are).  --add-vcpu adds a vCPU to a running VM, as CPU hotplug would.
+ * See Documentation/statsfd-tools.rst.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -95,9 +97,13 @@ static struct {
 	double duration;
 	int teardown_vm;
 	double teardown_after;
+	int add_vcpu_vm;
+	double add_vcpu_after;
+	bool keep_connection;
 	bool quiet;
 } opt = {
 	.device = "/dev/statsfd_vm", .nvms = 2, .nvcpus = 4, .teardown_vm = -1,
+	.add_vcpu_vm = -1,
 };
 
 static struct vm vms[MAX_VMS];
@@ -187,7 +193,8 @@ static void *kicker_thread(void *arg)
 	while (!vm->stop && !stop_all) {
 		nanosleep(&ts, NULL);
 		ioctl(vm->vcpus[i].fd, STATSFD_VM_KICK, 0);
-		i = (i + 1) % vm->nvcpus;
+		/* --add-vcpu publishes a new vCPU by raising nvcpus. */
+		i = (i + 1) % __atomic_load_n(&vm->nvcpus, __ATOMIC_ACQUIRE);
 	}
 	return NULL;
 }
@@ -273,8 +280,11 @@ static void create_vm_kvm(struct vm *vm)
 	}
 }
 
-/* Hand the VM's stats fds to the collector over the VM's own connection. */
-static void register_vm(struct vm *vm)
+/*
+ * Hand stats fds to the collector over the VM's own connection: the VM's
+ * and its vCPUs' from @first on (a new vCPU alone: @with_vm false).
+ */
+static void register_sources(struct vm *vm, bool with_vm, int first)
 {
 	struct json_object *args = json_object_new_object(), *srcs, *req, *reply, *e;
 	int fds[MAX_VCPUS + 1];
@@ -284,7 +294,8 @@ static void register_vm(struct vm *vm)
 	size_t len;
 	int i, ret;
 
-	vm->conn = statsfd_msg_connect(opt.collector);
+	if (vm->conn < 0)
+		vm->conn = statsfd_msg_connect(opt.collector);
 	if (vm->conn < 0) {
 		errno = -vm->conn;
 		die("collector %s: %s", opt.collector);
@@ -293,11 +304,13 @@ static void register_vm(struct vm *vm)
 			       json_object_new_string(opt.kvm ? "kvm" : "statsfd_vm"));
 	json_object_object_add(args, "vm", json_object_new_string(vm->name));
 	srcs = json_object_new_array();
-	e = json_object_new_object();
-	json_object_object_add(e, "target", json_object_new_string("vm"));
-	json_object_array_add(srcs, e);
-	fds[nfds++] = vm->stats_fd;
-	for (i = 0; i < vm->nvcpus; i++) {
+	if (with_vm) {
+		e = json_object_new_object();
+		json_object_object_add(e, "target", json_object_new_string("vm"));
+		json_object_array_add(srcs, e);
+		fds[nfds++] = vm->stats_fd;
+	}
+	for (i = first; i < vm->nvcpus; i++) {
 		e = json_object_new_object();
 		json_object_object_add(e, "target", json_object_new_string("vcpu"));
 		json_object_object_add(e, "vcpu", json_object_new_int(i));
@@ -327,7 +340,51 @@ static void register_vm(struct vm *vm)
 	json_object_put(reply);
 }
 
-static void stop_vm(struct vm *vm)
+static void register_vm(struct vm *vm)
+{
+	register_sources(vm, true, 0);
+}
+
+/*
+ * --add-vcpu: one more vCPU in a running VM (statsfd_vm), as CPU hotplug
+ * would add one; the VM's stats fds poll POLLPRI.  It is registered with
+ * the collector on the VM's connection, then runs.
+ */
+static void add_vcpu(struct vm *vm)
+{
+	int i = vm->nvcpus;
+	struct statsfd_vm_create_vcpu cc = { .vcpu_id = (unsigned int)i };
+	struct vcpu *v = &vm->vcpus[i];
+
+	if (opt.kvm || i >= MAX_VCPUS || vm->stop)
+		return;
+	v->vm = vm;
+	v->index = i;
+	v->fd = ioctl(vm->fd, STATSFD_VM_CREATE_VCPU, &cc);
+	if (v->fd < 0)
+		die("%s: STATSFD_VM_CREATE_VCPU: %s", vm->name);
+	v->stats_fd = ioctl(v->fd, STATSFD_VM_GET_STATS_FD, 0);
+	if (v->stats_fd < 0)
+		die("%s: vCPU STATSFD_VM_GET_STATS_FD: %s", vm->name);
+	/* Published to the kicker only once its fd is there. */
+	__atomic_store_n(&vm->nvcpus, i + 1, __ATOMIC_RELEASE);
+	if (opt.collector)
+		register_sources(vm, false, i);
+	if (pthread_create(&v->thread, NULL, vcpu_thread_sfd, v))
+		die("%s: pthread_create: %s", vm->name);
+	v->started = true;
+	if (!opt.quiet)
+		printf("statsfd-vmm: VM %s: vCPU %d added\n", vm->name, i);
+	fflush(stdout);
+}
+
+/*
+ * Stop the vCPUs and close every fd of @vm: its stats fds held elsewhere
+ * (the collector, a monitor) then poll POLLHUP.  The collector connection
+ * is closed too unless --keep-connection (or @keep), when only the
+ * hangup tells the collector.
+ */
+static void stop_vm(struct vm *vm, bool keep)
 {
 	int i;
 
@@ -344,9 +401,10 @@ static void stop_vm(struct vm *vm)
 		pthread_join(vm->kicker, NULL);
 	vm->kicker_started = false;
 	/* The collector drops this VM's sources as soon as this closes. */
-	if (vm->conn >= 0)
+	if (vm->conn >= 0 && !keep) {
 		close(vm->conn);
-	vm->conn = -1;
+		vm->conn = -1;
+	}
 	for (i = 0; i < vm->nvcpus; i++) {
 		if (vm->vcpus[i].kvm_run)
 			munmap(vm->vcpus[i].kvm_run, vm->vcpus[i].kvm_run_size);
@@ -382,6 +440,9 @@ static const char usage[] =
 "  --collector PATH     register each VM's stats fds with statsfd-collector\n"
 "  --duration SEC       run this long, then tear down (default: until signal)\n"
 "  --teardown VM:SEC    tear VM number VM down after SEC seconds\n"
+"  --keep-connection    on teardown, keep the VM's collector connection: the\n"
+"                       collector learns from its stats fds hanging up\n"
+"  --add-vcpu VM:SEC    add a vCPU to VM number VM after SEC seconds\n"
 "  --ready-file FILE    created once every VM runs (and is registered)\n"
 "  --device PATH        statsfd_vm device (default /dev/statsfd_vm)\n"
 "  --kvm                use real KVM (/dev/kvm) instead\n"
@@ -397,6 +458,8 @@ int main(int argc, char **argv)
 		{ "collector", required_argument, NULL, 'C' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "teardown", required_argument, NULL, 't' },
+		{ "keep-connection", no_argument, NULL, 'K' },
+		{ "add-vcpu", required_argument, NULL, 'a' },
 		{ "ready-file", required_argument, NULL, 'r' },
 		{ "device", required_argument, NULL, 'D' },
 		{ "kvm", no_argument, NULL, 'k' },
@@ -433,6 +496,15 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			if (sscanf(optarg, "%d:%lf", &opt.teardown_vm, &opt.teardown_after) != 2) {
+				fputs(usage, stderr);
+				return 2;
+			}
+			break;
+		case 'K':
+			opt.keep_connection = true;
+			break;
+		case 'a':
+			if (sscanf(optarg, "%d:%lf", &opt.add_vcpu_vm, &opt.add_vcpu_after) != 2) {
 				fputs(usage, stderr);
 				return 2;
 			}
@@ -548,7 +620,12 @@ int main(int argc, char **argv)
 			if (!opt.quiet)
 				printf("statsfd-vmm: tearing down VM %s\n", vms[opt.teardown_vm].name);
 			fflush(stdout);
-			stop_vm(&vms[opt.teardown_vm]);
+			stop_vm(&vms[opt.teardown_vm], opt.keep_connection);
+		}
+		if (opt.add_vcpu_vm >= 0 && opt.add_vcpu_vm < opt.nvms &&
+		    t >= opt.add_vcpu_after && vms[opt.add_vcpu_vm].nvcpus) {
+			add_vcpu(&vms[opt.add_vcpu_vm]);
+			opt.add_vcpu_vm = -1;
 		}
 		if (opt.duration > 0 && t >= opt.duration)
 			break;
@@ -560,10 +637,14 @@ int main(int argc, char **argv)
 			continue;
 		for (j = 0; j < vms[i].nvcpus; j++)
 			runs += vms[i].vcpus[j].runs;
-		stop_vm(&vms[i]);
+		stop_vm(&vms[i], false);
 		if (!opt.quiet)
 			printf("statsfd-vmm: VM %s stopped after %lu runs\n", vms[i].name, runs);
 	}
+	/* Connections --keep-connection kept for VMs torn down earlier. */
+	for (i = 0; i < opt.nvms; i++)
+		if (vms[i].conn >= 0)
+			close(vms[i].conn);
 	if (kvm_fd >= 0)
 		close(kvm_fd);
 	return 0;
