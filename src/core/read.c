@@ -200,10 +200,6 @@ ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 	if (pos >= file_size || !len)
 		return 0;
 	len = min_t(u64, len, file_size - pos);
-	/* Reading the header or the data acknowledges the children's changes. */
-	if (pos < hdr->id_offset ||
-	    (pos < hdr->desc_offset && pos + len > hdr->data_offset))
-		WRITE_ONCE(sf->seen_gen, gen);
 
 	while (done < len) {
 		u32 off = pos + done;	/* below file_size, a u32 */
@@ -236,6 +232,13 @@ ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 	/* The one exit for a read that got this far: never lose bytes read. */
 	if (!done)
 		return err < 0 ? err : -EFAULT;
+	/*
+	 * Returning bytes of the header or of the data acknowledges the
+	 * children's changes up to @gen; a failed read acknowledges nothing.
+	 */
+	if (pos < hdr->id_offset ||
+	    (pos < hdr->desc_offset && pos + done > hdr->data_offset))
+		WRITE_ONCE(sf->seen_gen, gen);
 	*ppos = pos + done;
 	return done;
 }

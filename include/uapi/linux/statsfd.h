@@ -9,6 +9,7 @@
 #ifndef _UAPI_LINUX_STATSFD_H
 #define _UAPI_LINUX_STATSFD_H
 
+#include <linux/ioctl.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
 
