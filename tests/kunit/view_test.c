@@ -178,6 +178,22 @@ static u64 put_indices(struct kunit *test, const u32 *idx, u32 n)
 	return (u64)(uintptr_t)list;
 }
 
+/*
+ * An fd the ioctl installed that a test did not want: its file is
+ * released now, not by a delayed fput after the test freed the source.
+ */
+static void drop_fd(long fd)
+{
+	struct file *file;
+
+	if (fd < 0)
+		return;
+	file = fget(fd);
+	close_fd(fd);
+	if (file)
+		__fput_sync(file);
+}
+
 /* STATSFD_IOC_VIEW on @file with @args placed in user memory. */
 static long view_ioctl(struct kunit *test, struct file *file,
 		       const struct statsfd_view_args *args)
@@ -1080,8 +1096,7 @@ static void expect_fails(struct kunit *test, struct file *file,
 
 	for (i = 0; i < FAIL_ROUNDS; i++) {
 		ret = view_ioctl(test, file, args);
-		if (ret >= 0)
-			close_fd(ret);
+		drop_fd(ret);
 		KUNIT_ASSERT_EQ_MSG(test, ret, err, "round %u", i);
 	}
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->parent->gets) +
@@ -1259,18 +1274,19 @@ static void statsfd_view_bad_pointer_efault(struct kunit *test)
 	u64 __user *list = (u64 __user *)(ctx->ubuf + U_LIST);
 	int gets = atomic_read(&ctx->child[0]->gets);
 	unsigned int i;
+	long ret;
 
 	/* The argument itself. */
 	for (i = 0; i < FAIL_ROUNDS; i++) {
-		KUNIT_ASSERT_EQ(test,
-				ctx->cfile->f_op->unlocked_ioctl(ctx->cfile,
-					STATSFD_IOC_VIEW,
-					(unsigned long)ctx->bad),
-				-EFAULT);
-		KUNIT_ASSERT_EQ(test,
-				ctx->cfile->f_op->unlocked_ioctl(ctx->cfile,
-					STATSFD_IOC_VIEW, 0),
-				-EFAULT);
+		ret = ctx->cfile->f_op->unlocked_ioctl(ctx->cfile,
+						       STATSFD_IOC_VIEW,
+						       (unsigned long)ctx->bad);
+		drop_fd(ret);
+		KUNIT_ASSERT_EQ(test, ret, -EFAULT);
+		ret = ctx->cfile->f_op->unlocked_ioctl(ctx->cfile,
+						       STATSFD_IOC_VIEW, 0);
+		drop_fd(ret);
+		KUNIT_ASSERT_EQ(test, ret, -EFAULT);
 	}
 	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->child[0]->gets), gets);
 
