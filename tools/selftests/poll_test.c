@@ -1122,8 +1122,9 @@ static void *poller_fn(void *arg)
 struct churner {
 	pthread_t thread;
 	int dev;
-	int rounds_max;
-	__u64 t_end;
+	int rounds_min;
+	__u64 t_min; /* churn at least until then and rounds_min rounds */
+	__u64 t_end; /* and never after then */
 	unsigned long rounds;
 	unsigned long errors;
 	unsigned long no_hup;
@@ -1135,7 +1136,8 @@ static void *churner_fn(void *arg)
 	struct churner *c = arg;
 	struct statsfd_vm_run run = { .io_exits = 10, .hypercall_exits = 3 };
 
-	while (c->rounds < c->rounds_max && now_ns() < c->t_end) {
+	while ((c->rounds < c->rounds_min || now_ns() < c->t_min) &&
+	       now_ns() < c->t_end) {
 		int vm, vcpu[2], vs, cs, i;
 
 		vm = vm_create(c->dev);
@@ -1195,8 +1197,9 @@ FIXTURE_TEARDOWN(churn)
 /*
  * 100 threads poll one stats fd (the system's: poll(), select(), level-
  * and edge-triggered epoll) and read its header on every event, while
- * two threads create and destroy VMs; a bounded time, and every hangup
- * seen at once.  The harness checks the kernel log (KASAN, lockdep).
+ * two threads create and destroy VMs for a bounded time (at least 2 s and
+ * 25 VMs each, at most 15 s; more with STATSFD_STRESS), and every hangup
+ * is seen at once.  The harness checks the kernel log (KASAN, lockdep).
  */
 TEST_F_TIMEOUT(churn, hundred_pollers_while_vms_churn, 300)
 {
@@ -1219,7 +1222,8 @@ TEST_F_TIMEOUT(churn, hundred_pollers_while_vms_churn, 300)
 	for (i = 0; i < NR_CHURNERS; i++) {
 		memset(&c[i], 0, sizeof(c[i]));
 		c[i].dev = self->dev;
-		c[i].rounds_max = stress_scale(25, 400);
+		c[i].rounds_min = stress_scale(25, 400);
+		c[i].t_min = t0 + stress_scale(2, 20) * 1000000000ULL;
 		c[i].t_end = t0 + stress_scale(15, 120) * 1000000000ULL;
 		ASSERT_EQ(0, pthread_create(&c[i].thread, NULL, churner_fn,
 					    &c[i]));
