@@ -253,11 +253,15 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 	atomic_inc(&vm->handles);
 	/* Into the reserved slot: allocates nothing, cannot fail. */
 	xa_store(&vm->vcpus, vcpu->id, vcpu, GFP_KERNEL_ACCOUNT);
-	statsfd_source_add_child(&vm->src, &vcpu->src);
 	statsfd_vm_vcpu_debugfs_create(vcpu);
 	statsfd_vm_vm_stat_add(vm, &vm->stats->vcpus_created, 1);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_created, 1);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_alive, 1);
+	/*
+	 * Last: this wakes the VM's pollers (EPOLLPRI), who must find the
+	 * counters that announce the vCPU already updated.
+	 */
+	statsfd_source_add_child(&vm->src, &vcpu->src);
 	mutex_unlock(&vm->lock);
 
 	fd_install(fd, file);

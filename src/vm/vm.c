@@ -64,13 +64,13 @@ static void statsfd_vm_vm_free(struct statsfd_vm_vm *vm)
 		nr_vcpus++;
 	}
 	xa_destroy(&vm->vcpus);
+	/* Before the system's pollers are woken by the VM's departure. */
+	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_alive, -nr_vcpus);
+	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vms_alive, -1);
 	/* Also removes the text view and detaches @vm from the system. */
 	statsfd_source_destroy(&vm->src);
 	mutex_destroy(&vm->lock);
 	kfree(vm);
-
-	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_alive, -nr_vcpus);
-	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vms_alive, -1);
 	statsfd_vm_unreserve_vm();
 }
 
@@ -278,12 +278,13 @@ int statsfd_vm_create_vm(const void __user *uarg)
 	}
 
 	/* Nothing fails from here on. */
-	statsfd_source_add_child(&statsfd_vm_sys_src, &vm->src);
 	if (dir && READ_ONCE(statsfd_vm_debugfs))
 		statsfd_source_debugfs_create(&vm->src, vm->src.id, dir);
 	statsfd_vm_counter_add(&sys->vms_created, 1);
 	alive = statsfd_vm_counter_add(&sys->vms_alive, 1);
 	statsfd_vm_counter_peak(&sys->max_vms_alive, alive);
+	/* Last: wakes the system's pollers, who find the counters updated. */
+	statsfd_source_add_child(&statsfd_vm_sys_src, &vm->src);
 
 	fd_install(fd, file);
 	return fd;
