@@ -693,6 +693,26 @@ static inline int recv_fd(int sk)
 	return fd;
 }
 
+/*
+ * Whether the running kernel has function or variable @name, from
+ * /proc/kallsyms: what a kernel was built with, told apart from a debugfs
+ * file that is merely missing.
+ */
+static inline bool kernel_has_symbol(const char *name)
+{
+	char line[256], sym[200];
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*s %199s", sym) == 1 &&
+			!strcmp(sym, name);
+	fclose(f);
+	return found;
+}
+
 /* The lowest free fd number: nothing may change it on a failed ioctl. */
 static inline int next_fd(void)
 {
