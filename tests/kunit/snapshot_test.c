@@ -13,6 +13,7 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
+#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
@@ -1555,6 +1556,58 @@ static void statsfd_snapshot_aggregates_without_windows_do_see_a_mix(struct kuni
 	KUNIT_EXPECT_EQ(test, c.errors, 0);
 }
 
+/* A writer whose windows last about a millisecond, back to back. */
+struct slow_writer {
+	struct statsfd_source *src;
+	u64 windows;
+};
+
+static int slow_writer_fn(void *data)
+{
+	struct slow_writer *w = data;
+	struct statsfd_source *src = w->src;
+
+	while (!kthread_should_stop()) {
+		statsfd_update_begin(src);
+		set_words(src, src->area->seq / 2 + 1);
+		mdelay(1);
+		statsfd_update_end(src);
+		w->windows++;
+		if (w->windows % 256 == 0)
+			cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Long windows with no gap a reader could use: the writer serves the
+ * reader within STATSFD_SERVE_WINDOWS of them, however long they take;
+ * -EAGAIN is only for a writer that stops inside a window.
+ */
+static void statsfd_snapshot_read_behind_long_windows_is_served_not_eagain(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct slow_writer *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	struct sfk_thread *t;
+	u64 *got = ctx->kbuf;
+	ssize_t ret;
+	int cpu, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->src = &ctx->src->src;
+	cpu = pin_test_thread(test);
+	t = sfk_thread_start_on(test, slow_writer_fn, w, "sfk_slow",
+				cpu ? 0 : 1);
+	msleep(20);
+	for (i = 0; i < 5; i++) {
+		ret = read_data(test, ctx, ctx->file, got, 0,
+				SFK_SNAP_CHILD_DATA_SIZE);
+		KUNIT_EXPECT_EQ(test, ret, SFK_SNAP_CHILD_DATA_SIZE);
+	}
+	sfk_thread_stop(t);
+	kunit_info(test, "%llu windows of about 1 ms\n", w->windows);
+}
+
 static struct kunit_case statsfd_snapshot_cases[] = {
 	/* schema */
 	KUNIT_CASE(statsfd_schema_init_snapshot_appends_sample_ns_and_generation),
@@ -1580,6 +1633,7 @@ static struct kunit_case statsfd_snapshot_cases[] = {
 	KUNIT_CASE(statsfd_snapshot_copy_gives_up_with_eagain_on_a_window_left_open),
 	KUNIT_CASE(statsfd_snapshot_read_in_a_window_left_open_is_eagain),
 	KUNIT_CASE(statsfd_snapshot_copy_ends_with_eintr_on_a_fatal_signal),
+	KUNIT_CASE(statsfd_snapshot_read_behind_long_windows_is_served_not_eagain),
 	/* never a mix */
 	KUNIT_CASE(statsfd_snapshot_read_never_mixes_two_windows),
 	KUNIT_CASE(statsfd_snapshot_read_without_windows_does_see_a_mix),
