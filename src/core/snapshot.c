@@ -44,6 +44,11 @@
  * itself: a writer that has stopped writing will not serve it.
  */
 #define STATSFD_SNAPSHOT_IDLE_NS	(20 * NSEC_PER_USEC)
+/*
+ * A reader that itself did not run for this long (its CPU, or the whole
+ * machine, stood still) does not count that time against the writer.
+ */
+#define STATSFD_SNAPSHOT_STALL_NS	(10 * NSEC_PER_MSEC)
 
 /**
  * statsfd_area_alloc() - allocate the values area of a snapshot source
@@ -168,13 +173,14 @@ static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
 				 struct statsfd_snap_meta *meta)
 {
 	struct statsfd_snap_req req = { .dst = dst };
-	u64 now, changed, seq, last;
+	u64 now, prev, changed, seq, last;
 	int ret;
 
 	if (mutex_lock_killable(&src->snap_lock))
 		return -EINTR;
 
 	changed = ktime_get_ns();
+	prev = changed;
 	last = READ_ONCE(src->area->seq);
 	/* Publishes req.dst; the writer takes it with xchg(). */
 	smp_store_release(&src->snap_req, &req);
@@ -185,6 +191,14 @@ static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
 
 		now = ktime_get_ns();
 		seq = READ_ONCE(src->area->seq);
+		/*
+		 * A gap in this loop is time the reader did not watch: the
+		 * whole machine (a guest's vCPU, say) may have stood still,
+		 * writer included.  It is not the writer's to account for.
+		 */
+		if (now - prev > STATSFD_SNAPSHOT_STALL_NS)
+			changed = now;
+		prev = now;
 		if (seq != last) {
 			last = seq;
 			changed = now;
