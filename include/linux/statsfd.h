@@ -255,11 +255,11 @@ struct statsfd_snap_req;
  */
 /*
  * How often, in windows, statsfd_update_end() looks for a reader waiting
- * for a copy; a power of two.  At the run loop's rate of a window per
- * exit that is a few microseconds; a writer that opens windows more
- * slowly leaves gaps in which readers copy without help.
+ * for a copy; a power of two.  A reader behind a writer that never leaves
+ * it a gap waits at most this many windows; the other windows pay nothing
+ * for the check but a test of the count they just stored.
  */
-#define STATSFD_SERVE_WINDOWS		128
+#define STATSFD_SERVE_WINDOWS		16
 
 #define STATSFD_SCHEMA_SNAPSHOT		BIT(0)
 #define STATSFD_SCHEMA_MMAP		BIT(1)
@@ -351,7 +351,8 @@ struct statsfd_source_ops {
  * @area: private: with STATSFD_SCHEMA_SNAPSHOT, the header whose @seq the
  *	update windows advance, followed by the values; else NULL
  * @snap_req: private: a reader's request for a copy of the values, served
- *	by the writer at the end of its next window; see snapshot.c
+ *	by the writer at the end of one of its next STATSFD_SERVE_WINDOWS
+ *	windows; see snapshot.c
  * @ops: lifetime callbacks
  * @id: the id string, schema->name_size bytes, NUL-terminated, zero-padded
  * @snap_lock: private: one request in @snap_req at a time

@@ -169,6 +169,9 @@ EXPORT_SYMBOL_IF_KUNIT(statsfd_agg_compute);
  * the same hold of the lock that unlists it, so no reader ever sees the
  * child's values counted twice or not at all.  A value the child's writer
  * stores after this is lost, as it would be after the child is freed.
+ * The values are read one by one, not as a snapshot: the owner removes a
+ * child whose writer has stopped (a vCPU of a VM being freed), so there
+ * is no window left to be inside of.
  *
  * Context: process context; the caller holds @parent->children_lock.
  */

@@ -15,10 +15,12 @@
  * A writer never waits for a reader.  A reader of a source whose windows
  * follow each other so closely that no copy gets through (a vCPU that
  * does nothing but exit) asks the writer instead: it leaves a request in
- * the source, and the writer's next statsfd_update_end() copies the
- * values into the reader's buffer, between two windows, and marks the
- * request done.  Checking for a request costs the writer one load per
- * window; serving one costs a copy of the values, once per such read.
+ * the source, and one of the writer's next STATSFD_SERVE_WINDOWS
+ * statsfd_update_end() calls copies the values into the reader's buffer,
+ * between two windows, and marks the request done.  Checking for a
+ * request costs the writer a test of the count it just stored, and one
+ * load every STATSFD_SERVE_WINDOWS windows; serving one costs a copy of
+ * the values, once per such read.
  */
 #include <linux/atomic.h>
 #include <linux/compiler.h>
@@ -42,6 +44,11 @@
  * itself: a writer that has stopped writing will not serve it.
  */
 #define STATSFD_SNAPSHOT_IDLE_NS	(20 * NSEC_PER_USEC)
+/*
+ * A reader that itself did not run for this long (its CPU, or the whole
+ * machine, stood still) does not count that time against the writer.
+ */
+#define STATSFD_SNAPSHOT_STALL_NS	(10 * NSEC_PER_MSEC)
 
 /**
  * statsfd_area_alloc() - allocate the values area of a snapshot source
@@ -167,14 +174,14 @@ static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
 				 struct statsfd_snap_meta *meta)
 {
 	struct statsfd_snap_req req = { .dst = dst };
-	u64 start, now, changed, seq, last;
+	u64 now, prev, changed, seq, last;
 	int ret;
 
 	if (mutex_lock_killable(&src->snap_lock))
 		return -EINTR;
 
-	start = ktime_get_ns();
-	changed = start;
+	changed = ktime_get_ns();
+	prev = changed;
 	last = READ_ONCE(src->area->seq);
 	/* Publishes req.dst; the writer takes it with xchg(). */
 	smp_store_release(&src->snap_req, &req);
@@ -185,6 +192,14 @@ static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
 
 		now = ktime_get_ns();
 		seq = READ_ONCE(src->area->seq);
+		/*
+		 * A gap in this loop is time the reader did not watch: the
+		 * whole machine (a guest's vCPU, say) may have stood still,
+		 * writer included.  It is not the writer's to account for.
+		 */
+		if (now - prev > STATSFD_SNAPSHOT_STALL_NS)
+			changed = now;
+		prev = now;
 		if (seq != last) {
 			last = seq;
 			changed = now;
@@ -207,7 +222,12 @@ static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
 			ret = -EINTR;
 			break;
 		}
-		if (now - start > STATSFD_SNAPSHOT_WAIT_NS) {
+		/*
+		 * A writer that keeps closing windows serves the request
+		 * within STATSFD_SERVE_WINDOWS of them, however long they
+		 * are: give up only on one that stopped inside a window.
+		 */
+		if (now - changed > STATSFD_SNAPSHOT_WAIT_NS) {
 			ret = -EAGAIN;
 			break;
 		}
@@ -246,7 +266,8 @@ out:
  *
  * Context: process context; may sleep (only on the slow path).
  * Return: 0; -EINTR if a fatal signal ended the wait; -EAGAIN if the
- * writer kept one window open for STATSFD_SNAPSHOT_WAIT_NS.
+ * writer kept one window open for STATSFD_SNAPSHOT_WAIT_NS (it stopped
+ * inside it: a writer that keeps closing windows serves the reader).
  */
 int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
 				 const struct statsfd_range *ranges, u32 nr,

@@ -56,6 +56,23 @@ const struct statsfd_schema statsfd_kunit_parent_tmpl = {
 	.stats_size = sizeof(struct statsfd_kunit_parent),
 };
 
+/* The same stats, with update windows: a vCPU-like and a VM-like schema. */
+const struct statsfd_schema statsfd_kunit_snap_child_tmpl = {
+	.name = "kunit.snap_child",
+	.descs = statsfd_kunit_child_descs,
+	.num_descs = ARRAY_SIZE(statsfd_kunit_child_descs),
+	.stats_size = sizeof(struct statsfd_kunit_child),
+	.flags = STATSFD_SCHEMA_SNAPSHOT | STATSFD_SCHEMA_MMAP,
+};
+
+const struct statsfd_schema statsfd_kunit_snap_parent_tmpl = {
+	.name = "kunit.snap_parent",
+	.descs = statsfd_kunit_parent_descs,
+	.num_descs = ARRAY_SIZE(statsfd_kunit_parent_descs),
+	.stats_size = sizeof(struct statsfd_kunit_parent),
+	.flags = STATSFD_SCHEMA_SNAPSHOT,
+};
+
 /* flags, exponent, size, offset (from data_offset), bucket_size, name */
 const struct statsfd_kunit_desc statsfd_kunit_child_expect[] = {
 	{ 0x000,  0, 1,   0,  0, "exits" },
@@ -83,8 +100,43 @@ const struct statsfd_kunit_desc statsfd_kunit_parent_expect[] = {
 	{ 0x1004,  0, 6, 112,  0, "log_sum" },
 };
 
+/* sample_ns: instant, seconds, 10^-9; generation: cumulative, none. */
+const struct statsfd_kunit_desc statsfd_kunit_snap_child_expect[] = {
+	{ 0x000,  0, 1,   0,  0, "exits" },
+	{ 0x041,  0, 1,   8,  0, "blocking" },
+	{ 0x002,  0, 1,  16,  0, "max_run" },
+	{ 0x020, -9, 1,  24,  0, "wait_ns" },
+	{ 0x003,  0, 4,  32, 10, "lin" },
+	{ 0x004,  0, 6,  64,  0, "log" },
+	{ 0x110,  0, 1, 112,  0, "io_bytes" },
+	{ 0x030,  0, 1, 120,  0, "cycles" },
+	{ 0x021, -9, 1, 128,  0, "sample_ns" },
+	{ 0x000,  0, 1, 136,  0, "generation" },
+};
+
+const struct statsfd_kunit_desc statsfd_kunit_snap_parent_expect[] = {
+	{ 0x0000,  0, 1,   0,  0, "created" },
+	{ 0x0001,  0, 1,   8,  0, "alive" },
+	{ 0x1000,  0, 1,  16,  0, "exits_sum" },
+	{ 0x2001,  0, 1,  24,  0, "exits_min" },
+	{ 0x3001,  0, 1,  32,  0, "exits_max" },
+	{ 0x4001,  0, 1,  40,  0, "exits_avg" },
+	{ 0x5001,  0, 1,  48,  0, "exits_count_nonzero" },
+	{ 0x1001,  0, 1,  56,  0, "blocking_sum" },
+	{ 0x1001,  0, 1,  64,  0, "max_run_sum" },
+	{ 0x3021, -9, 1,  72,  0, "wait_ns_max" },
+	{ 0x1003,  0, 4,  80, 10, "lin_sum" },
+	{ 0x1004,  0, 6, 112,  0, "log_sum" },
+	{ 0x0021, -9, 1, 160,  0, "sample_ns" },	/* after the aggregates */
+	{ 0x0000,  0, 1, 168,  0, "generation" },
+};
+
 static_assert(ARRAY_SIZE(statsfd_kunit_child_expect) == SFK_CHILD_NUM_DESCS);
 static_assert(ARRAY_SIZE(statsfd_kunit_parent_expect) == SFK_PARENT_NUM_DESCS);
+static_assert(ARRAY_SIZE(statsfd_kunit_snap_child_expect) ==
+	      SFK_SNAP_CHILD_NUM_DESCS);
+static_assert(ARRAY_SIZE(statsfd_kunit_snap_parent_expect) ==
+	      SFK_SNAP_PARENT_NUM_DESCS);
 static_assert(sizeof(struct statsfd_kunit_child) == SFK_CHILD_DATA_SIZE);
 static_assert(sizeof(struct statsfd_kunit_parent) == SFK_PARENT_STATS_SIZE);
 
@@ -113,7 +165,7 @@ KUNIT_DEFINE_ACTION_WRAPPER(statsfd_kunit_fput, __fput_sync, struct file *);
 /**
  * statsfd_kunit_schema() - a test-owned, initialized copy of a template
  * @test: the test; the schema is destroyed when it ends
- * @tmpl: public fields to copy
+ * @tmpl: public fields to copy (flags included)
  * @child: child schema for aggregates, or NULL
  *
  * Return: the schema (the test is aborted if initialization fails).
@@ -132,6 +184,7 @@ struct statsfd_schema *statsfd_kunit_schema(struct kunit *test,
 	schema->num_descs = tmpl->num_descs;
 	schema->stats_size = tmpl->stats_size;
 	schema->name_size = tmpl->name_size;
+	schema->flags = tmpl->flags;
 	schema->child_schema = child;
 	KUNIT_ASSERT_EQ(test, statsfd_schema_init(schema), 0);
 	ret = kunit_add_action_or_reset(test, statsfd_kunit_schema_destroy, schema);

@@ -50,6 +50,25 @@ struct statsfd_kunit_parent {
 #define SFK_PARENT_DESC_OFFSET	232
 #define SFK_PARENT_FILE_SIZE	1000
 
+/*
+ * The same two schemas with update windows: the child with
+ * STATSFD_SCHEMA_SNAPSHOT | STATSFD_SCHEMA_MMAP (like a vCPU), the parent
+ * with STATSFD_SCHEMA_SNAPSHOT alone.  Each data block ends with sample_ns
+ * and generation (16 bytes, after the aggregates), and each descriptor
+ * block with their two descriptors.
+ */
+#define SFK_SNAP_CHILD_NUM_DESCS	10
+#define SFK_SNAP_CHILD_META		128	/* sample_ns; generation at +8 */
+#define SFK_SNAP_CHILD_DATA_SIZE	144
+#define SFK_SNAP_CHILD_DESC_OFFSET	216
+#define SFK_SNAP_CHILD_FILE_SIZE	856
+
+#define SFK_SNAP_PARENT_NUM_DESCS	14
+#define SFK_SNAP_PARENT_META		160
+#define SFK_SNAP_PARENT_DATA_SIZE	176
+#define SFK_SNAP_PARENT_DESC_OFFSET	248
+#define SFK_SNAP_PARENT_FILE_SIZE	1144
+
 /* Expected serialized descriptor. */
 struct statsfd_kunit_desc {
 	u32 flags;
@@ -64,6 +83,10 @@ extern const struct statsfd_kunit_desc statsfd_kunit_child_expect[];
 extern const struct statsfd_kunit_desc statsfd_kunit_parent_expect[];
 extern const struct statsfd_schema statsfd_kunit_child_tmpl;
 extern const struct statsfd_schema statsfd_kunit_parent_tmpl;
+extern const struct statsfd_kunit_desc statsfd_kunit_snap_child_expect[];
+extern const struct statsfd_kunit_desc statsfd_kunit_snap_parent_expect[];
+extern const struct statsfd_schema statsfd_kunit_snap_child_tmpl;
+extern const struct statsfd_schema statsfd_kunit_snap_parent_tmpl;
 
 /* A source whose ops count the references a stats file takes and drops. */
 struct statsfd_kunit_src {

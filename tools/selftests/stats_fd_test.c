@@ -239,8 +239,8 @@ TEST_F(sfd, huge_length_is_short_read_5)
 	EXPECT_EQ(self->size, raw_pread(self->fd, buf, len, 0));
 	EXPECT_EQ(0, image_cmp(buf, self->image, 0, self->size, self->mask));
 	EXPECT_EQ(self->size - 24, raw_pread(self->fd, buf, len, 24));
-	EXPECT_EQ(0, image_cmp(buf, self->image, 24, self->size - 24,
-			       self->mask));
+	EXPECT_EQ(0,
+		  image_cmp(buf, self->image, 24, self->size - 24, self->mask));
 	errno = 0;
 	EXPECT_EQ(-1, raw_pread(self->fd, buf, SIZE_MAX, 0));
 	EXPECT_EQ(EFAULT, errno);
@@ -396,9 +396,9 @@ TEST_F(sfd, buffer_into_prot_none_9)
 					TH_LOG("off %lld room %zu: ret %zd",
 					       (long long)offs[i], room, ret);
 				}
-				EXPECT_EQ(0, image_cmp(buf, self->image,
-						       offs[i], ret,
-						       self->mask));
+				EXPECT_EQ(0,
+					  image_cmp(buf, self->image, offs[i],
+						    ret, self->mask));
 			}
 			again = raw_pread(self->fd, buf, len, offs[i]);
 			EXPECT_EQ(ret, again);
@@ -598,49 +598,6 @@ TEST_F(sfd, dup_and_fork_12)
 	close(fd2);
 }
 
-static int send_fd(int sk, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char c = 'F';
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf,
-		.msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
-
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sk, &msg, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sk)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char c;
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf,
-		.msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg;
-	int fd;
-
-	if (recvmsg(sk, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
-}
-
 /* What the unprivileged child found wrong, one bit each. */
 #define NOBODY_DROP BIT(0) /* could not become nobody */
 #define NOBODY_RECV BIT(1) /* no fd received */
@@ -710,8 +667,7 @@ static int nobody_child(int sk, const unsigned char *image, size_t size,
 	errno = 0;
 	if (mappable)
 		bad |= nobody_map(fd, image, data_offset);
-	else if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) !=
-			 MAP_FAILED ||
+	else if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) != MAP_FAILED ||
 		 errno != ENODEV)
 		bad |= NOBODY_MMAP;
 	errno = 0;

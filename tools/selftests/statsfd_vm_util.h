@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -645,6 +646,71 @@ static inline int map_copy(const struct statsfd_mmap_header *h,
 		}
 	}
 	return 0;
+}
+
+/* Pass @fd over the AF_UNIX socket @sk (SCM_RIGHTS); 0 or -1. */
+static inline int send_fd(int sk, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char c = 'F';
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+
+	cmsg->cmsg_level = SOL_SOCKET;
+	cmsg->cmsg_type = SCM_RIGHTS;
+	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
+	return sendmsg(sk, &msg, 0) == 1 ? 0 : -1;
+}
+
+/* An fd passed over @sk with send_fd(), close-on-exec; or -1. */
+static inline int recv_fd(int sk)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char c;
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cmsg;
+	int fd;
+
+	if (recvmsg(sk, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	cmsg = CMSG_FIRSTHDR(&msg);
+	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
+	return fd;
+}
+
+/*
+ * Whether the running kernel has function or variable @name, from
+ * /proc/kallsyms: what a kernel was built with, told apart from a debugfs
+ * file that is merely missing.
+ */
+static inline bool kernel_has_symbol(const char *name)
+{
+	char line[256], sym[200];
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%*s %*s %199s", sym) == 1 &&
+			!strcmp(sym, name);
+	fclose(f);
+	return found;
 }
 
 /* The lowest free fd number: nothing may change it on a failed ioctl. */

@@ -31,26 +31,6 @@
 #define FAILSLAB "/sys/kernel/debug/failslab"
 #define KMEMLEAK "/sys/kernel/debug/kmemleak"
 
-/*
- * Whether the running kernel has function or variable @name, from
- * /proc/kallsyms: what a kernel was built with, told apart from a debugfs
- * file that is merely missing.
- */
-static bool kernel_has_symbol(const char *name)
-{
-	char line[256], sym[200];
-	bool found = false;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f))
-		found = sscanf(line, "%*s %*s %199s", sym) == 1 &&
-			!strcmp(sym, name);
-	fclose(f);
-	return found;
-}
-
 /* ---------------------------------------------------------------- kmemleak */
 
 /* Built with CONFIG_DEBUG_KMEMLEAK, whether or not its file is usable. */

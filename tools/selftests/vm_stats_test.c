@@ -260,7 +260,6 @@ struct want_desc {
 #define W_AVG STATSFD_AGG_AVERAGE
 #define W_CNZ STATSFD_AGG_COUNT_NONZERO
 
-
 static const struct want_desc vcpu_schema[] = {
 	{ "exits", W_CUM, 0, 1, 0 },
 	{ "io_exits", W_CUM, 0, 1, 0 },
