@@ -37,12 +37,12 @@ static int statsfd_mmap(struct file *file, struct vm_area_struct *vma)
 }
 
 /*
- * Readable at any time.  EPOLLPRI | EPOLLERR (as sysfs and kernfs report
- * a change, so that select() users see it among the exceptional
- * conditions) while the source's set of children changed since this file
- * last read its header or data: a change is counted, never a level a
- * waker could race with.  EPOLLHUP once the owner hung the source up.
- * Plain stats updates never wake anyone.
+ * Readable at any time.  EPOLLPRI | EPOLLERR while the source's set of
+ * children changed since this file last returned bytes of its header or
+ * data: a change is counted, never a level a waker could race with.
+ * EPOLLPRI is the event; EPOLLERR comes with it as sysfs and kernfs
+ * report a change, for pollers that only look at POLLERR.  EPOLLHUP once
+ * the owner hung the source up.  Plain stats updates never wake anyone.
  */
 static __poll_t statsfd_poll(struct file *file, poll_table *wait)
 {

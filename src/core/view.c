@@ -185,7 +185,7 @@ struct statsfd_view *statsfd_view_create(struct statsfd_source *src,
 	if (args->flags & ~STATSFD_VIEW_FLAGS || args->reserved[0] ||
 	    args->reserved[1] || !args->count)
 		return ERR_PTR(-EINVAL);
-	if (args->count > n)
+	if (args->count > n || args->count > STATSFD_VIEW_COUNT_MAX)
 		return ERR_PTR(-E2BIG);
 
 	view = kzalloc(struct_size(view, sel, args->count),

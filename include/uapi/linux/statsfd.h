@@ -182,15 +182,16 @@ struct statsfd_mmap_header {
 
 /*
  * ioctls of every stats fd (and of every view fd made from one), magic
- * 0xB8; the VM provider's ioctls use 0xB9 (include/uapi/linux/statsfd_vm.h).
+ * 0xBA (free in mainline's ioctl-number.rst); the VM provider's ioctls
+ * use 0xB9 (include/uapi/linux/statsfd_vm.h).
  */
-#define STATSFD_IOC_MAGIC		0xB8
+#define STATSFD_IOC_MAGIC		0xBA
 
 /* statsfd_view_args.flags: @list holds __u32 descriptor indices. */
 #define STATSFD_VIEW_BY_INDEX		(1U << 0)
 #define STATSFD_VIEW_FLAGS		STATSFD_VIEW_BY_INDEX
 
-/* Most stats one view may select; far above any schema. */
+/* Most stats one view may select (E2BIG beyond); far above any schema. */
 #define STATSFD_VIEW_COUNT_MAX		65536
 
 /**
