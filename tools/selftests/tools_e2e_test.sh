@@ -163,13 +163,15 @@ if ! waitfor 100 test -s "$tmp/port2"; then
 	finish
 fi
 port2=$(cat "$tmp/port2")
-statsfd-vmm --vms 2 --vcpus 1 --workload io --names h0,h1 --add-vcpu 1:3 \
-	--teardown 0:5 --keep-connection --collector "$tmp/c2.sock" \
+# The vCPU comes and the VM goes late enough for watch to have started
+# and read everything once even on the slow debug guest (about 2 s there).
+statsfd-vmm --vms 2 --vcpus 1 --workload io --names h0,h1 --add-vcpu 1:8 \
+	--teardown 0:11 --keep-connection --collector "$tmp/c2.sock" \
 	--ready-file "$tmp/ready3" >"$tmp/vmm3.log" 2>&1 &
 v3pid=$!
 check "third statsfd-vmm (add-vcpu, teardown keeping the connection) registers" \
 	waitfor 200 test -s "$tmp/ready3"
-timeout 60 statsfd watch --pid "$v3pid" --interval 0.5 --count 16 \
+timeout 60 statsfd watch --pid "$v3pid" --interval 0.5 --count 28 \
 	>"$tmp/watch-ev.txt" 2>"$tmp/watch-ev.err" &
 wpid=$!
 statsfd query --collector "$tmp/c2.sock" --sources >"$tmp/src2.json"
@@ -178,9 +180,9 @@ check "collector --stats: vCPUs read through kernel views, waited on for events"
 check "collector --stats: the vCPU stats named are exported, the others not" \
 	sh -c "wget -q -O - http://127.0.0.1:$port2/metrics | grep -q '^statsfd_vm_vcpu_io_exits_total{vm=\"h1\"' && ! wget -q -O - http://127.0.0.1:$port2/metrics | grep -q 'halt_wait_hist'"
 check "vCPU 1 added to h1: registered with the collector, the VM's change of children seen" \
-	waitfor 100 sh -c "statsfd query --collector '$tmp/c2.sock' --sources | grep -q '\"vcpu\": 1' && [ \$(wget -q -O - http://127.0.0.1:$port2/metrics | awk '/^statsfd_collector_children_changes_total / { print \$2 }') -ge 1 ]"
+	waitfor 200 sh -c "statsfd query --collector '$tmp/c2.sock' --sources | grep -q '\"vcpu\": 1' && [ \$(wget -q -O - http://127.0.0.1:$port2/metrics | awk '/^statsfd_collector_children_changes_total / { print \$2 }') -ge 1 ]"
 check "h0 torn down, connection kept: its 2 sources dropped on their hangup" \
-	waitfor 100 sh -c "[ \$(wget -q -O - http://127.0.0.1:$port2/metrics | awk '/^statsfd_collector_sources_hung_up_total / { print \$2 }') -eq 2 ] && ! statsfd query --collector '$tmp/c2.sock' --sources | grep -q '\"vm\": \"h0\"'"
+	waitfor 200 sh -c "[ \$(wget -q -O - http://127.0.0.1:$port2/metrics | awk '/^statsfd_collector_sources_hung_up_total / { print \$2 }') -eq 2 ] && ! statsfd query --collector '$tmp/c2.sock' --sources | grep -q '\"vm\": \"h0\"'"
 check "collector --stats: h1 and its 2 vCPUs stay" \
 	test "$(metric_at "$port2" statsfd_collector_sources)" -eq 3
 wait "$wpid"
