@@ -57,8 +57,9 @@ struct dentry;
  * Written only by the thread inside STATSFD_VM_RUN on this vCPU (RUN is
  * serialized by &statsfd_vm_vcpu.mutex), and only through the
  * statsfd_vm_stat_*() helpers: plain adds published with WRITE_ONCE(),
- * grouped in update windows (statsfd_vm_window_begin()/_end()), one per
- * exit, halt step or run boundary; read lock-free by stats fds, the
+ * grouped in update windows (statsfd_vm_window_begin()/_end()): one per
+ * stretch of exits between two guest entries, halt step or run boundary
+ * (see statsfd_vm_vcpu_run()); read lock-free by stats fds, the
  * mapping of the values and the debugfs view.  Lives in the page the core
  * allocates for the vCPU's source (the schema is mappable).
  */
@@ -252,9 +253,8 @@ void statsfd_vm_vcpu_kick(struct statsfd_vm_vcpu *vcpu);
 /*
  * An update window on the vCPU's source: what the run loop writes between
  * these two reaches readers as one.  Two plain stores, no lock, no atomic.
- * @windows is the run's &statsfd_vm_vcpu.windows; the exit handler passes
- * it in a register, so the hot path does not reload it around the
- * window's barriers.
+ * @windows is the run's &statsfd_vm_vcpu.windows, which the run loop keeps
+ * in a register, so that it does not reload it around a window's barriers.
  */
 static inline void statsfd_vm_window_begin(struct statsfd_vm_vcpu *vcpu,
 					   bool windows)

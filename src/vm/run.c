@@ -216,13 +216,12 @@ out:
  */
 static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
 				   enum statsfd_vm_exit_reason reason,
-				   const struct statsfd_vm_run *run, bool windows)
+				   const struct statsfd_vm_run *run)
 {
 	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
 	u64 state = vcpu->guest_state;
 
-	/* One window per exit: exits and exits by reason move together. */
-	statsfd_vm_window_begin(vcpu, windows);
+	/* Inside the caller's window: exits and exits by reason together. */
 	statsfd_vm_stat_add(&stats->exits, 1);
 	statsfd_vm_stat_add(&stats->guest_cycles, run->cycles_per_exit);
 	switch (reason) {
@@ -243,7 +242,6 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
 		statsfd_vm_stat_add(&stats->halt_exits, 1);
 		break;
 	}
-	statsfd_vm_window_end(vcpu, windows);
 	vcpu->guest_state = state * 6364136223846793005ULL + reason + 1;
 }
 
@@ -264,11 +262,16 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
  * lockless readers, to this vCPU's own stats: a count shared with other
  * vCPUs (the device's, or the VM's) would put one cache line written by
  * every RUN on every CPU in this path.  The writes are grouped in update
- * windows, one per exit (exits and its exit reason), per halt outcome,
- * per change of blocking and at the start and end of the run, so that a
- * reader sees each group whole; no window spans a sleep.  The
- * update_windows parameter (read here, once per run) turns them off, to
- * measure their cost and to show what a reader sees without them.
+ * windows, so that a reader sees each group whole: one at the start of
+ * the run (runs); one per stretch of exits handled back to back between
+ * two guest entries, i.e. the at most STATSFD_VM_SIGNAL_CHECK_EXITS exits
+ * between two signal checks, closed early before a halt; per change of
+ * blocking and per halt outcome; and one at the end of the run.  No
+ * window spans a guest entry or a sleep, as a hypervisor's would close
+ * before VM entry, and the per-exit cost of a window is two stores per
+ * stretch, not per exit.  The update_windows parameter (read here, once
+ * per run) turns them off, to measure their cost and to show what a
+ * reader sees without them.
  *
  * Return: 0 when the whole workload ran, -EINTR when a signal ended it.
  */
@@ -286,29 +289,40 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 	};
 	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
 	u64 done = 0, i;
-	bool windows;
+	bool windows, open = false;
 	size_t phase;
 	int ret = 0;
 
 	vcpu->windows = READ_ONCE(statsfd_vm_update_windows);
 	windows = vcpu->windows;
-	statsfd_vm_window_begin(vcpu, vcpu->windows);
+	statsfd_vm_window_begin(vcpu, windows);
 	statsfd_vm_stat_add(&stats->runs, 1);
-	statsfd_vm_window_end(vcpu, vcpu->windows);
+	statsfd_vm_window_end(vcpu, windows);
 
 	for (phase = 0; phase < ARRAY_SIZE(phases); phase++) {
 		for (i = 0; i < phases[phase].count; i++) {
 			if (done % STATSFD_VM_SIGNAL_CHECK_EXITS == 0) {
+				/* "Guest entry": the stretch's window closes. */
+				if (open) {
+					statsfd_vm_window_end(vcpu, windows);
+					open = false;
+				}
 				if (signal_pending(current)) {
 					ret = -EINTR;
 					goto out;
 				}
 				cond_resched();
 			}
-			statsfd_vm_handle_exit(vcpu, phases[phase].reason, run,
-					       windows);
+			if (!open) {
+				statsfd_vm_window_begin(vcpu, windows);
+				open = true;
+			}
+			statsfd_vm_handle_exit(vcpu, phases[phase].reason, run);
 			done++;
 			if (phases[phase].reason == STATSFD_VM_EXIT_HALT) {
+				/* A halt sleeps: never inside a window. */
+				statsfd_vm_window_end(vcpu, windows);
+				open = false;
 				ret = statsfd_vm_halt(vcpu, run->halt_poll_ns,
 						      run->halt_timeout_ns);
 				if (ret)
@@ -318,7 +332,9 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 	}
 out:
 	*exits_done = done;
-	statsfd_vm_window_begin(vcpu, vcpu->windows);
+	/* The last stretch and the run's end: one window. */
+	if (!open)
+		statsfd_vm_window_begin(vcpu, windows);
 	if (ret == -EINTR) {
 		/* KVM_EXIT_INTR: back to userspace to handle the signal. */
 		statsfd_vm_stat_add(&stats->exits, 1);
@@ -328,6 +344,6 @@ out:
 	statsfd_vm_stat_linhist(stats->run_exits_hist, done,
 				STATSFD_VM_RUN_HIST_BUCKET);
 	statsfd_vm_stat_max(&stats->max_run_exits, done);
-	statsfd_vm_window_end(vcpu, vcpu->windows);
+	statsfd_vm_window_end(vcpu, windows);
 	return ret;
 }

@@ -4,7 +4,18 @@
  * vCPU and stats fd of a fleet (1024 VMs x 8 vCPUs by default), the time to
  * read every stats fd once, the CPU the collector daemon spends reading them
  * all twice a second, and the core's own per-instance memory with
- * bench-module sources.
+ * bench-module sources, of both kinds: plain (the values in the owner's
+ * object), with snapshots (the core's values area, kmalloc) and mappable
+ * (the values area in whole pages).
+ *
+ * Slab memory comes from /proc/meminfo and /proc/slabinfo.  Pages the core
+ * allocates for a mappable source are in no meminfo field of their own, so
+ * when the guest gives it a memory cgroup ($BENCH_CGROUP, cgroup v2), the
+ * phase moves itself into it first and also reports what the cgroup was
+ * charged: memory.current and the kernel, slab, ... fields of memory.stat
+ * (everything statsfd allocates per instance is charged, GFP_KERNEL_ACCOUNT
+ * or SLAB_ACCOUNT).  Kernel memory charged beyond slab objects is then the
+ * pages.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,12 +40,15 @@
 /**
  * struct mem_snap - kernel memory figures at one moment
  * @kb: selected /proc/meminfo fields in kB
+ * @cg: memory.current, then selected memory.stat fields of the bench's
+ *	memory cgroup, in bytes; all 0 without one
  * @slab_bytes: active_objs * objsize of each /proc/slabinfo cache
  * @slab_name: the caches' names
  * @nslab: number of caches
  */
 struct mem_snap {
 	long kb[8];
+	long long cg[8];
 	long long slab_bytes[512];
 	char slab_name[512][40];
 	int nslab;
@@ -44,6 +58,69 @@ static const char *const mem_fields[] = {
 	"MemFree", "Slab", "SUnreclaim", "SReclaimable", "VmallocUsed",
 	"Percpu", "KernelStack", "PageTables",
 };
+
+/* cg[0] is memory.current; these are cg[1...], from memory.stat. */
+static const char *const cg_fields[] = {
+	"current", "kernel", "slab", "anon", "percpu", "vmalloc",
+	"kernel_stack", "pagetables",
+};
+
+#define CG_KERNEL	1
+#define CG_SLAB		2
+
+/* The bench's memory cgroup directory, once b5 has moved into it. */
+static const char *cgroup_dir;
+
+/*
+ * Move this process into the cgroup $BENCH_CGROUP (prepared by guest.sh),
+ * so that what it creates from now on is charged there.  Without it the
+ * memcg figures are left out.
+ */
+static void cgroup_enter(void)
+{
+	const char *dir = getenv("BENCH_CGROUP");
+	char path[512];
+
+	if (!dir || !*dir)
+		return;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (!write_param(path, "0")) {
+		fprintf(stderr, "b5: cannot enter %s: %s\n", dir,
+			strerror(errno));
+		return;
+	}
+	cgroup_dir = dir;
+}
+
+static void cgroup_snap(struct mem_snap *m)
+{
+	char path[512], line[256], key[64];
+	long long v;
+	size_t i;
+	FILE *f;
+
+	if (!cgroup_dir)
+		return;
+	snprintf(path, sizeof(path), "%s/memory.current", cgroup_dir);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) == 1)
+			m->cg[0] = v;
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/memory.stat", cgroup_dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %lld", key, &v) != 2)
+			continue;
+		for (i = 1; i < ARRAY_SIZE(cg_fields); i++)
+			if (!strcmp(key, cg_fields[i]))
+				m->cg[i] = v;
+	}
+	fclose(f);
+}
 
 static void mem_snap(struct mem_snap *m)
 {
@@ -83,6 +160,7 @@ static void mem_snap(struct mem_snap *m)
 		m->slab_bytes[m->nslab++] = (long long)active * objsize;
 	}
 	fclose(f);
+	cgroup_snap(m);
 }
 
 struct slab_delta {
@@ -122,6 +200,21 @@ static void jmem_delta(const char *key, const struct mem_snap *a,
 			 k == 0 ? "MemUsed" : mem_fields[k]);
 		jnum(name, (double)delta / instances);
 	}
+	if (cgroup_dir) {
+		jopen("memcg", '{');
+		for (k = 0; k < ARRAY_SIZE(cg_fields); k++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s_per_instance",
+				 cg_fields[k]);
+			jnum(name, (double)(b->cg[k] - a->cg[k]) / instances);
+		}
+		/* Kernel memory charged beyond slab objects: the pages. */
+		jnum("kernel_not_slab_per_instance",
+		     (double)((b->cg[CG_KERNEL] - a->cg[CG_KERNEL]) -
+			      (b->cg[CG_SLAB] - a->cg[CG_SLAB])) / instances);
+		jclose('}');
+	}
 	for (i = 0; i < b->nslab; i++) {
 		long long before = 0;
 
@@ -150,9 +243,12 @@ static void jmem_delta(const char *key, const struct mem_snap *a,
  * Per-instance memory of the bench module's sources: a set with 1 source
  * and one with @count sources; the difference divided by @count - 1 is what
  * one more instance costs, the rest is the schema (descriptors) and cache.
+ * @flags: 0 (plain, non-mappable), STATSFD_BENCH_SNAPSHOT (the core's
+ * values area, kmalloc) or with STATSFD_BENCH_MMAP too (whole pages).
  */
 static void b5_bench_sources(int bdev, uint32_t num_desc, uint32_t values,
-			     uint32_t count, struct mem_snap *m)
+			     uint32_t count, uint32_t flags,
+			     struct mem_snap *m)
 {
 	char key[64];
 	int one, many, *fds;
@@ -160,9 +256,9 @@ static void b5_bench_sources(int bdev, uint32_t num_desc, uint32_t values,
 	double per, base_one;
 
 	mem_snap(&m[0]);
-	one = bench_set_create(bdev, num_desc, values, 1);
+	one = bench_set_create(bdev, num_desc, values, 1, flags);
 	mem_snap(&m[1]);
-	many = bench_set_create(bdev, num_desc, values, count);
+	many = bench_set_create(bdev, num_desc, values, count, flags);
 	mem_snap(&m[2]);
 	fds = calloc(count, sizeof(*fds));
 	if (!fds)
@@ -174,10 +270,14 @@ static void b5_bench_sources(int bdev, uint32_t num_desc, uint32_t values,
 	}
 	mem_snap(&m[3]);
 
-	snprintf(key, sizeof(key), "bench_%ux%u", num_desc, values);
+	snprintf(key, sizeof(key), "bench_%ux%u%s", num_desc, values,
+		 (flags & STATSFD_BENCH_MMAP) ? "_mmap" :
+		 (flags & STATSFD_BENCH_SNAPSHOT) ? "_snap" : "");
 	jopen(key, '{');
 	jnum("num_desc", num_desc);
 	jnum("values", values);
+	jnum("flags", flags);
+	jbool("mappable", flags & STATSFD_BENCH_MMAP);
 	jnum("data_size", values * 8);
 	jnum("desc_block_size", num_desc * (16 + STATSFD_NAME_SIZE_DEFAULT));
 	jmem_delta("set_of_1", &m[0], &m[1], 1);
@@ -188,6 +288,11 @@ static void b5_bench_sources(int bdev, uint32_t num_desc, uint32_t values,
 	base_one = (m[1].kb[1] - m[0].kb[1]) * 1024.0;
 	jnum("slab_per_instance", per);
 	jnum("slab_schema_and_cache", base_one - per);
+	/* What the memory cgroup was charged beyond slab: the pages. */
+	if (cgroup_dir)
+		jnum("pages_per_instance",
+		     (double)((m[2].cg[CG_KERNEL] - m[1].cg[CG_KERNEL]) -
+			      (m[2].cg[CG_SLAB] - m[1].cg[CG_SLAB])) / count);
 	jclose('}');
 
 	for (i = 0; i < count; i++)
@@ -414,7 +519,7 @@ void phase_b5(int nvm, int nvcpu, int collector_seconds)
 	struct fleet f = { .nvm = nvm, .nvcpu = nvcpu };
 	double vm_ns, vcpu_ns;
 	int dev, bdev, i, j, n = nvm * nvcpu;
-	uint32_t vcpu_desc, vcpu_values;
+	uint32_t vcpu_desc = 0, vcpu_values, d;
 	struct rlimit rl;
 
 	getrlimit(RLIMIT_NOFILE, &rl);
@@ -425,7 +530,9 @@ void phase_b5(int nvm, int nvcpu, int collector_seconds)
 	if (!f.vm || !f.vm_stats || !f.vcpu || !f.vcpu_stats)
 		die("calloc");
 
+	cgroup_enter();
 	jbegin("b5");
+	jstr("memcg", cgroup_dir ? cgroup_dir : "");
 	jnum("vms", nvm);
 	jnum("vcpus_per_vm", nvcpu);
 	jnum("rlimit_nofile", rl.rlim_cur);
@@ -481,8 +588,13 @@ void phase_b5(int nvm, int nvcpu, int collector_seconds)
 	jclose(']');
 	if (collector_seconds > 0)
 		b5_collector(&f, collector_seconds);
-	vcpu_desc = vc_s.h.num_desc;
-	vcpu_values = vc_s.data_size / 8;
+	/*
+	 * The vCPU's shape without what snapshots add (sample_ns and
+	 * generation): its plain stats and values, as in earlier runs.
+	 */
+	vcpu_values = sfile_plain_size(&vc_s) / 8;
+	for (d = 0; d < vc_s.h.num_desc; d++)
+		vcpu_desc += sfile_desc(&vc_s, d)->offset < vcpu_values * 8;
 	sfile_close(&vm_s);
 	sfile_close(&vc_s);
 
@@ -504,9 +616,14 @@ void phase_b5(int nvm, int nvcpu, int collector_seconds)
 	bdev = open(dev_bench, O_RDWR | O_CLOEXEC);
 	if (bdev < 0)
 		die("open %s", dev_bench);
-	b5_bench_sources(bdev, 10, 1000, 4096, m);
-	b5_bench_sources(bdev, 1000, 1000, 4096, m);
-	b5_bench_sources(bdev, vcpu_desc, vcpu_values, 8192, m);
+	b5_bench_sources(bdev, 10, 1000, 4096, 0, m);
+	b5_bench_sources(bdev, 1000, 1000, 4096, 0, m);
+	/* vCPU-shaped, the three kinds: plain, snapshots, mappable. */
+	b5_bench_sources(bdev, vcpu_desc, vcpu_values, 8192, 0, m);
+	b5_bench_sources(bdev, vcpu_desc, vcpu_values, 8192,
+			 STATSFD_BENCH_SNAPSHOT, m);
+	b5_bench_sources(bdev, vcpu_desc, vcpu_values, 8192,
+			 STATSFD_BENCH_SNAPSHOT | STATSFD_BENCH_MMAP, m);
 	close(bdev);
 	jend();
 	free(f.vm);

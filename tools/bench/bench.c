@@ -10,7 +10,7 @@
  *
  * This file only parses the command line and dispatches the phase.  Each
  * benchmark family is a file of its own (info.c, check.c, b1_read.c, ...,
- * b6_aggregate.c), on top of the shared part in bench_common.c; bench.h
+ * b8_windows.c), on top of the shared part in bench_common.c; bench.h
  * says how to add one.
  */
 #define _GNU_SOURCE
@@ -26,7 +26,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: statsfd-bench [-r rounds] PHASE [args]\n"
 		"  info | check | b1 | b2 | b3 | b4 LABEL [EXITS] | b4kvm [EXITS] |\n"
-		"  b5 [VMS VCPUS COLLECTOR_SECONDS] | b6 [MAX_VCPUS]\n");
+		"  b5 [VMS VCPUS COLLECTOR_SECONDS] | b6 [MAX_VCPUS] |\n"
+		"  b7 [BUSY_SECONDS] | b8 [EXITS]\n");
 	exit(2);
 }
 
@@ -82,6 +83,11 @@ int main(int argc, char **argv)
 			 optind + 2 < argc ? atoi(argv[optind + 2]) : 10);
 	else if (!strcmp(phase, "b6"))
 		phase_b6(optind < argc ? atoi(argv[optind]) : 256);
+	else if (!strcmp(phase, "b7"))
+		phase_b7(optind < argc ? atoi(argv[optind]) : 4);
+	else if (!strcmp(phase, "b8"))
+		phase_b8(optind < argc ? strtoull(argv[optind], NULL, 0)
+				       : 50000);
 	else
 		usage();
 	return 0;

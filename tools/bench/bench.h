@@ -105,6 +105,14 @@ void sfile_open(struct sfile *s, int fd);
 void sfile_close(struct sfile *s);
 /* u64 values in the data block. */
 uint32_t sfile_num_values(const struct sfile *s);
+/* The descriptor named @name, or NULL. */
+struct statsfd_desc *sfile_find(const struct sfile *s, const char *name);
+/*
+ * Bytes of plain values at the start of the data block: what a mapping of
+ * the fd holds.  The offset of the first aggregate, or of sample_ns, or
+ * the whole data block when there is neither.
+ */
+uint32_t sfile_plain_size(const struct sfile *s);
 /* JSON object of @s's header fields and sizes. */
 void jlayout(const char *key, const struct sfile *s);
 
@@ -175,6 +183,17 @@ int vcpu_create(int vm, unsigned int id);
 int stats_fd(int fd);
 /* STATSFD_VM_RUN with @exits exits and no halts; the ioctl's result. */
 int vcpu_run_exits(int vcpu, uint64_t exits);
+/* Write @val to the file @path (a module parameter); false on failure. */
+bool write_param(const char *path, const char *val);
+
+/*
+ * mmap() of the values area of stats fd @fd, PROT_READ and MAP_SHARED: the
+ * first page, then all of the area if the values go on past it.  NULL
+ * with errno set (ENODEV: the source is not mappable; EPROTO: a header
+ * this reader must not use, e.g. an unknown flag); *@len is the mapping's
+ * length.
+ */
+const struct statsfd_mmap_header *stats_map(int fd, size_t *len);
 
 /**
  * struct kvm_vcpu_stats - an upstream KVM VM with NFD vCPUs and their stats
@@ -207,12 +226,16 @@ struct bench_set {
 	int fds[NFD];
 };
 
-/* STATSFD_BENCH_CREATE_SET on @dev: a set fd. */
+/*
+ * STATSFD_BENCH_CREATE_SET on @dev: a set fd.  @flags: 0, or
+ * STATSFD_BENCH_SNAPSHOT (update windows, sample_ns and generation),
+ * optionally with STATSFD_BENCH_MMAP (statsfd_bench.h).
+ */
 int bench_set_create(int dev, uint32_t num_desc, uint32_t num_values,
-		     uint32_t num_sources);
+		     uint32_t num_sources, uint32_t flags);
 /* NSET sets of one shape and the stats fds of their NFD sources. */
 void bench_set_open(struct bench_set *b, int dev, uint32_t num_desc,
-		    uint32_t num_values);
+		    uint32_t num_values, uint32_t flags);
 /* Close what bench_set_open() opened. */
 void bench_set_close(struct bench_set *b);
 
@@ -243,5 +266,9 @@ void phase_b4kvm(uint32_t exits);
 void phase_b5(int nvm, int nvcpu, int collector_seconds);
 /* b6_aggregate.c: aggregate read cost vs vCPU count. */
 void phase_b6(int max_vcpus);
+/* b7_mmap.c: a vCPU's values through the mapping vs one pread. */
+void phase_b7(int busy_seconds);
+/* b8_windows.c: the run loop's cost per exit, update windows on vs off. */
+void phase_b8(uint64_t exits);
 
 #endif /* BENCH_H */

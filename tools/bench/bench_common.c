@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -205,6 +206,34 @@ uint32_t sfile_num_values(const struct sfile *s)
 	return s->data_size / 8;
 }
 
+struct statsfd_desc *sfile_find(const struct sfile *s, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->h.num_desc; i++) {
+		struct statsfd_desc *d = sfile_desc(s, i);
+
+		if (!strncmp(d->name, name, s->h.name_size))
+			return d;
+	}
+	return NULL;
+}
+
+uint32_t sfile_plain_size(const struct sfile *s)
+{
+	uint32_t i, end = s->data_size;
+
+	for (i = 0; i < s->h.num_desc; i++) {
+		struct statsfd_desc *d = sfile_desc(s, i);
+
+		if (((d->flags & STATSFD_AGG_MASK) ||
+		     !strcmp(d->name, STATSFD_STAT_SAMPLE_NS)) &&
+		    d->offset < end)
+			end = d->offset;
+	}
+	return end;
+}
+
 /* ---- the contenders and the measuring loop ---- */
 
 /* One pread of the contender's next file into its next buffer slot. */
@@ -375,6 +404,45 @@ int stats_fd(int fd)
 	return sfd;
 }
 
+bool write_param(const char *path, const char *val)
+{
+	size_t len = strlen(val);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, val, len) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
+const struct statsfd_mmap_header *stats_map(int fd, size_t *len)
+{
+	size_t page = sysconf(_SC_PAGESIZE), need;
+	const struct statsfd_mmap_header *h;
+
+	h = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		return NULL;
+	*len = page;
+	/* A header this reader does not know how to use (uapi statsfd.h). */
+	if (h->version < 1 || h->header_size < sizeof(*h) || h->flags ||
+	    h->data_offset < h->header_size || h->data_offset % 8 ||
+	    h->data_size % 8) {
+		munmap((void *)h, page);
+		errno = EPROTO;
+		return NULL;
+	}
+	need = (size_t)h->data_offset + h->data_size;
+	if (need <= page)
+		return h;
+	munmap((void *)h, page);
+	*len = (need + page - 1) / page * page;
+	h = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
+	return h == MAP_FAILED ? NULL : h;
+}
+
 /* A deterministic workload of exits only (no halts), so values are set. */
 int vcpu_run_exits(int vcpu, uint64_t exits)
 {
@@ -434,29 +502,30 @@ void kvm_close(struct kvm_vcpu_stats *k)
 }
 
 int bench_set_create(int dev, uint32_t num_desc, uint32_t num_values,
-		     uint32_t num_sources)
+		     uint32_t num_sources, uint32_t flags)
 {
 	struct statsfd_bench_set_args a = {
 		.num_desc = num_desc,
 		.num_values = num_values,
 		.num_sources = num_sources,
+		.flags = flags,
 	};
 	int fd = ioctl(dev, STATSFD_BENCH_CREATE_SET, &a);
 
 	if (fd < 0)
-		die("STATSFD_BENCH_CREATE_SET %ux%u x%u", num_desc, num_values,
-		    num_sources);
+		die("STATSFD_BENCH_CREATE_SET %ux%u x%u flags %#x", num_desc,
+		    num_values, num_sources, flags);
 	return fd;
 }
 
 void bench_set_open(struct bench_set *b, int dev, uint32_t num_desc,
-		    uint32_t num_values)
+		    uint32_t num_values, uint32_t flags)
 {
 	int i, k;
 
 	for (k = 0; k < NSET; k++) {
 		b->set[k] = bench_set_create(dev, num_desc, num_values,
-					     NFD / NSET);
+					     NFD / NSET, flags);
 		for (i = 0; i < NFD / NSET; i++) {
 			int fd = ioctl(b->set[k], STATSFD_BENCH_GET_STATS_FD, i);
 

@@ -3,8 +3,10 @@
  * statsfd-bench phase "check": no timing, a check of the bench module
  * (statsfd_bench.ko) that B1, B3 and B5 build their figures on.  It refuses
  * bad arguments, a stats fd outlives its set, and the file of a synthetic
- * schema has the descriptors and values documented in statsfd_bench.h.
- * Each failed check is named in the "failed" array.
+ * schema has the descriptors and values documented in statsfd_bench.h,
+ * with snapshots off and on (then sample_ns and generation follow the
+ * values, and only a STATSFD_BENCH_MMAP set maps them).  Each failed check
+ * is named in the "failed" array.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/statsfd.h>
@@ -44,6 +47,85 @@ static bool create_fails(int dev, struct statsfd_bench_set_args a, int err)
 }
 
 /*
+ * The file of a snapshot set (@flags has STATSFD_BENCH_SNAPSHOT): the
+ * values of @a as documented, then sample_ns and generation as the uapi
+ * header describes them; mappable only with STATSFD_BENCH_MMAP, and then
+ * the mapping holds the same values.
+ */
+static void check_snapshot_set(int dev, struct statsfd_bench_set_args a,
+			       const char *what)
+{
+	const struct statsfd_mmap_header *mh;
+	struct statsfd_desc *sn, *gen;
+	uint64_t *v = (uint64_t *)buf;
+	bool values_ok = true, mmap_ok;
+	char msg[128];
+	struct sfile sf;
+	size_t len = 0;
+	uint32_t i;
+	int set, fd;
+
+	set = ioctl(dev, STATSFD_BENCH_CREATE_SET, &a);
+	snprintf(msg, sizeof(msg), "%s set created", what);
+	check(set >= 0, msg);
+	if (set < 0)
+		return;
+	fd = ioctl(set, STATSFD_BENCH_GET_STATS_FD, 0);
+	close(set);
+	if (fd < 0)
+		die("STATSFD_BENCH_GET_STATS_FD");
+	sfile_open(&sf, fd);
+	sn = sfile_find(&sf, STATSFD_STAT_SAMPLE_NS);
+	gen = sfile_find(&sf, STATSFD_STAT_GENERATION);
+	snprintf(msg, sizeof(msg), "%s: num_desc + 2, sample_ns then generation last",
+		 what);
+	check(sf.h.num_desc == a.num_desc + 2 && sn && gen &&
+	      sn == sfile_desc(&sf, a.num_desc) &&
+	      gen == sfile_desc(&sf, a.num_desc + 1), msg);
+	snprintf(msg, sizeof(msg), "%s: sample_ns and generation after the values",
+		 what);
+	check(sn && gen && sn->offset == a.num_values * 8 &&
+	      gen->offset == sn->offset + 8 && sn->size == 1 &&
+	      gen->size == 1 &&
+	      sn->flags == (STATSFD_TYPE_INSTANT | STATSFD_UNIT_SECONDS |
+			    STATSFD_BASE_POW10) && sn->exponent == -9 &&
+	      gen->flags == (STATSFD_TYPE_CUMULATIVE | STATSFD_UNIT_NONE |
+			     STATSFD_BASE_POW10) &&
+	      sf.data_size == a.num_values * 8 + 16 &&
+	      sfile_plain_size(&sf) == a.num_values * 8, msg);
+	check(pread(fd, buf, sf.data_size, sf.h.data_offset) ==
+	      (ssize_t)sf.data_size, "snapshot data block readable");
+	for (i = 0; i < a.num_values; i++)
+		values_ok &= v[i] == i + 1;
+	snprintf(msg, sizeof(msg), "%s: value j reads j + 1, generation 0, sample_ns set",
+		 what);
+	check(values_ok && v[a.num_values] > 0 && v[a.num_values + 1] == 0,
+	      msg);
+
+	mh = stats_map(fd, &len);
+	if (!(a.flags & STATSFD_BENCH_MMAP)) {
+		snprintf(msg, sizeof(msg), "%s: mmap is ENODEV", what);
+		check(!mh && errno == ENODEV, msg);
+	} else {
+		snprintf(msg, sizeof(msg), "%s: mmap of the values area", what);
+		check(mh, msg);
+		mmap_ok = mh && mh->version == STATSFD_MMAP_VERSION &&
+			  mh->header_size == sizeof(*mh) &&
+			  mh->data_offset >= mh->header_size &&
+			  mh->data_size == a.num_values * 8 && mh->seq == 0;
+		for (i = 0; mmap_ok && i < a.num_values; i++)
+			mmap_ok = ((const uint64_t *)((const char *)mh +
+				   mh->data_offset))[i] == i + 1;
+		snprintf(msg, sizeof(msg), "%s: mapped header and values as documented",
+			 what);
+		check(mmap_ok, msg);
+	}
+	if (mh)
+		munmap((void *)mh, len);
+	sfile_close(&sf);
+}
+
+/*
  * Bad arguments get EINVAL/ENOTTY, a stats fd outlives its set fd, and the
  * file of a synthetic schema is what B1, B3 and B5 take it to be: the
  * values spread over the descriptors as documented, each value j = j + 1.
@@ -66,8 +148,10 @@ void phase_check(void)
 	jbegin("check");
 	jopen("failed", '[');
 
-	a = ok, a.flags = 1;
-	check(create_fails(dev, a, EINVAL), "flags != 0 refused");
+	a = ok, a.flags = STATSFD_BENCH_FLAGS + 1;
+	check(create_fails(dev, a, EINVAL), "unknown flag refused");
+	a = ok, a.flags = STATSFD_BENCH_MMAP;
+	check(create_fails(dev, a, EINVAL), "MMAP without SNAPSHOT refused");
 	a = ok, a.reserved[1] = 1;
 	check(create_fails(dev, a, EINVAL), "reserved != 0 refused");
 	a = ok, a.num_desc = 0;
@@ -120,7 +204,17 @@ void phase_check(void)
 	for (i = 0; i < ok.num_values; i++)
 		values_ok &= v[i] == i + 1;
 	check(values_ok, "value j reads j + 1");
+	check(!sfile_find(&sf, STATSFD_STAT_SAMPLE_NS) &&
+	      sfile_plain_size(&sf) == sf.data_size,
+	      "no sample_ns without snapshots");
+	check(!stats_map(fd, &(size_t){ 0 }) && errno == ENODEV,
+	      "mmap without snapshots is ENODEV");
 	sfile_close(&sf);
+
+	a = ok, a.flags = STATSFD_BENCH_SNAPSHOT;
+	check_snapshot_set(dev, a, "SNAPSHOT");
+	a = ok, a.flags = STATSFD_BENCH_SNAPSHOT | STATSFD_BENCH_MMAP;
+	check_snapshot_set(dev, a, "SNAPSHOT|MMAP");
 	close(dev);
 
 	jclose(']');

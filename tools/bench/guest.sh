@@ -6,7 +6,11 @@
 #
 # The environment may set BENCH_ROUNDS (rounds per measurement), BENCH_VMS
 # and BENCH_VCPUS (B5 fleet), BENCH_B4_LOADS (module reloads per B4
-# variant) and BENCH_COLLECTOR_SECONDS, passed in through /etc/bench.env.
+# variant; B8 runs once per load too), BENCH_COLLECTOR_SECONDS and
+# BENCH_B7_BUSY_SECONDS (B7's reads of a running vCPU, 0 to skip), and
+# BENCH_PHASES (the phases to run, e.g. "b7 b8"; default all of info check
+# b1 b2 b3 b4 b5 b6 b7 b8, with b4kvm going with b4), passed in through
+# /etc/bench.env.
 
 [ -r /etc/bench.env ] && . /etc/bench.env
 rounds=${BENCH_ROUNDS:-101}
@@ -14,12 +18,22 @@ vms=${BENCH_VMS:-1024}
 vcpus=${BENCH_VCPUS:-8}
 b4_loads=${BENCH_B4_LOADS:-6}
 collector_seconds=${BENCH_COLLECTOR_SECONDS:-10}
+b7_busy=${BENCH_B7_BUSY_SECONDS:-4}
+phases=${BENCH_PHASES:-}
 bench="statsfd-bench -r $rounds"
 mods=/lib/statsfd
 failed=0
 
 # B5 holds 1024 VMs, 8192 vCPUs and a stats fd for each: ~20k fds.
 ulimit -n 65536 || echo "# cannot raise RLIMIT_NOFILE"
+
+# Is phase $1 one of those to run?
+want() {
+	case " ${phases:-$1} " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
 
 step() {
 	echo "# bench: $*"
@@ -34,6 +48,18 @@ load_vm() {
 	insmod "$mods/$1.ko" max_vms=4096 max_vcpus=256 debugfs="$2"
 }
 
+# A cgroup v2 memory cgroup for B5, which moves itself into it: what the
+# memory cgroup is charged shows the pages of mappable sources, which no
+# /proc/meminfo field isolates.  Without it B5 reports slab figures only.
+setup_memcg() {
+	cg=/sys/fs/cgroup
+	mkdir -p $cg || return 1
+	grep -q "^cgroup2 $cg " /proc/mounts || mount -t cgroup2 none $cg || return 1
+	echo +memory >$cg/cgroup.subtree_control || return 1
+	mkdir -p $cg/bench || return 1
+	export BENCH_CGROUP=$cg/bench
+}
+
 for m in irqbypass ccp kvm kvm-amd; do
 	insmod /lib/kmods/$m.ko || echo "# bench: insmod $m failed: no KVM peer"
 done
@@ -42,36 +68,45 @@ step insmod $mods/statsfd.ko
 step insmod $mods/statsfd_bench.ko
 step load_vm statsfd_vm 1
 
-step $bench info
-step $bench check
-step $bench b1
-step $bench b2
-step $bench b3
-step $bench b6 256
-step $bench b4kvm 500
+want info && step $bench info
+want check && step $bench check
+want b1 && step $bench b1
+want b2 && step $bench b2
+want b3 && step $bench b3
+want b6 && step $bench b6 256
+want b7 && step $bench b7 "$b7_busy"
+want b4 && step $bench b4kvm 500
 
 # B4: the same workload on the two provider builds, alternating loads so
-# drift over the run cannot favour either.
+# drift over the run cannot favour either.  B8 measures update windows on
+# and off in each load of the provider with stats (the same module and
+# vCPU, the update_windows parameter toggled between measurements).
 step rmmod statsfd_vm
 i=0
-while [ $i -lt "$b4_loads" ]; do
+while { want b4 || want b8; } && [ $i -lt "$b4_loads" ]; do
 	step load_vm statsfd_vm 0
-	step $bench b4 stats 50000
+	want b4 && step $bench b4 stats 50000
+	want b8 && step $bench b8 50000
 	step rmmod statsfd_vm
-	step load_vm statsfd_vm_nostats 0
-	step $bench b4 nostats 50000
-	step rmmod statsfd_vm_nostats
+	if want b4; then
+		step load_vm statsfd_vm_nostats 0
+		step $bench b4 nostats 50000
+		step rmmod statsfd_vm_nostats
+	fi
 	i=$((i + 1))
 done
 
 # B5 without the per-stat debugfs view: 8192 vCPUs times one file per
 # stat would measure debugfs, not stats fds.
-step load_vm statsfd_vm 0
-if command -v statsfd-collector >/dev/null 2>&1; then
-	export STATSFD_BENCH_COLLECTOR=statsfd-collector
+if want b5; then
+	step load_vm statsfd_vm 0
+	setup_memcg || echo "# bench: no memory cgroup for B5: slab figures only"
+	if command -v statsfd-collector >/dev/null 2>&1; then
+		export STATSFD_BENCH_COLLECTOR=statsfd-collector
+	fi
+	step $bench b5 "$vms" "$vcpus" "$collector_seconds"
+	step rmmod statsfd_vm
 fi
-step $bench b5 "$vms" "$vcpus" "$collector_seconds"
-step rmmod statsfd_vm
 
 dmesg | grep -E 'WARNING|BUG|Oops|statsfd' | tail -n 20 | sed 's/^/# dmesg: /'
 echo "# bench: done failed=$failed"

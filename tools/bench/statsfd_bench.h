@@ -6,7 +6,10 @@
  * The module is "another subsystem" using the statsfd core: it registers
  * synthetic schemas of any shape (N descriptors over V u64 values) so the
  * bench can compare schemas that differ only in their descriptor count, and
- * creates many sources of one schema to measure per-instance memory.
+ * creates many sources of one schema to measure per-instance memory.  A set
+ * may ask for update windows and a mappable values area (the schema flags
+ * STATSFD_SCHEMA_SNAPSHOT and STATSFD_SCHEMA_MMAP), so that the same shapes
+ * can be measured with snapshots on and off.
  */
 #ifndef _STATSFD_BENCH_H
 #define _STATSFD_BENCH_H
@@ -21,6 +24,21 @@
 #define STATSFD_BENCH_VALUES_MAX	65536
 #define STATSFD_BENCH_SOURCES_MAX	65536
 
+/*
+ * Flags of STATSFD_BENCH_CREATE_SET.  STATSFD_BENCH_SNAPSHOT creates the
+ * schema with STATSFD_SCHEMA_SNAPSHOT: the core owns the values (the
+ * sources are initialized with NULL stats and filled through
+ * statsfd_source_stats()) and the data block ends with the "sample_ns" and
+ * "generation" stats, after the num_values values.  STATSFD_BENCH_MMAP
+ * adds STATSFD_SCHEMA_MMAP (values in whole pages, mmap() of a stats fd
+ * allowed) and requires STATSFD_BENCH_SNAPSHOT.  The module never opens an
+ * update window: generation stays 0.
+ */
+#define STATSFD_BENCH_SNAPSHOT		(1u << 0)
+#define STATSFD_BENCH_MMAP		(1u << 1)
+#define STATSFD_BENCH_FLAGS		(STATSFD_BENCH_SNAPSHOT | \
+					 STATSFD_BENCH_MMAP)
+
 /**
  * struct statsfd_bench_set_args - argument of STATSFD_BENCH_CREATE_SET
  * @num_desc: descriptors in the schema, 1 to STATSFD_BENCH_DESC_MAX
@@ -30,7 +48,8 @@
  *	a linear histogram
  * @num_sources: sources (instances) of the schema to create, 1 to
  *	STATSFD_BENCH_SOURCES_MAX
- * @flags: must be 0
+ * @flags: STATSFD_BENCH_SNAPSHOT, optionally with STATSFD_BENCH_MMAP, or 0;
+ *	anything else, or STATSFD_BENCH_MMAP alone, is EINVAL
  * @reserved: must be 0
  */
 struct statsfd_bench_set_args {
@@ -43,7 +62,8 @@ struct statsfd_bench_set_args {
 
 /*
  * On /dev/statsfd_bench: creates a schema and its sources, returns a set fd
- * that owns them.  Value j of every source starts at j + 1.
+ * that owns them.  Value j of every source starts at j + 1 (and never
+ * changes).
  */
 #define STATSFD_BENCH_CREATE_SET	_IOW(STATSFD_BENCH_IO, 0x01, \
 					     struct statsfd_bench_set_args)

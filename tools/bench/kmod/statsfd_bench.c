@@ -6,7 +6,10 @@
  * bench compare schemas that differ only in their number of descriptors
  * (B3: 10 histograms of 100 buckets vs 1000 counters, same data block), give
  * a source exactly the shape of KVM's vCPU stats (B1), and create thousands
- * of sources of one schema to measure what one instance costs (B5).
+ * of sources of one schema to measure what one instance costs (B5).  A set
+ * may ask for update windows (STATSFD_SCHEMA_SNAPSHOT) and a mappable
+ * values area (STATSFD_SCHEMA_MMAP), so that B1, B3 and B5 measure the same
+ * shapes with snapshots on and off.
  *
  * /dev/statsfd_bench (0600) answers STATSFD_BENCH_CREATE_SET with a set fd;
  * a set owns one schema, a slab cache sized exactly for one source and the
@@ -37,13 +40,17 @@
 
 /**
  * struct statsfd_bench_source - one instance of a set's schema
- * @src: the core's source; its stats point at @values
+ * @src: the core's source; its stats point at @values, or with
+ *	STATSFD_BENCH_SNAPSHOT at the values area the core allocated
  * @set: the owning set, pinned by every stats fd through @src's ops
- * @values: the live data block, num_values u64s
+ * @values: the live data block, num_values u64s; empty (not allocated) with
+ *	STATSFD_BENCH_SNAPSHOT, whose values the core owns
  *
  * Allocated from the set's own cache, so an instance costs exactly its size
  * and not the next kmalloc power of two: B5 measures what a subsystem that
- * embeds its stats in its own object pays, not kmalloc rounding.
+ * embeds its stats in its own object pays, not kmalloc rounding.  With
+ * snapshots the core's values area comes on top (kmalloc, or whole pages
+ * with STATSFD_BENCH_MMAP), as for any owner of such a schema.
  */
 struct statsfd_bench_source {
 	struct statsfd_source src;
@@ -62,6 +69,7 @@ struct statsfd_bench_source {
  * @defs: generated descriptor definitions, backing @schema.descs
  * @names: generated stat names, backing @defs[i].name
  * @cache: slab cache of exactly sizeof(source) + num_values * 8 bytes
+ *	(sizeof(source) alone with STATSFD_BENCH_SNAPSHOT)
  * @num_sources: entries of @sources
  * @sources: the instances
  */
@@ -171,7 +179,12 @@ static int statsfd_bench_fill_defs(struct statsfd_bench_set *set,
 
 static int statsfd_bench_check_args(const struct statsfd_bench_set_args *a)
 {
-	if (a->flags || a->reserved[0] || a->reserved[1])
+	if ((a->flags & ~STATSFD_BENCH_FLAGS) || a->reserved[0] ||
+	    a->reserved[1])
+		return -EINVAL;
+	/* The core refuses it too; say so before building anything. */
+	if ((a->flags & STATSFD_BENCH_MMAP) &&
+	    !(a->flags & STATSFD_BENCH_SNAPSHOT))
 		return -EINVAL;
 	if (!a->num_desc || a->num_desc > STATSFD_BENCH_DESC_MAX)
 		return -EINVAL;
@@ -189,6 +202,7 @@ static int statsfd_bench_check_args(const struct statsfd_bench_set_args *a)
 static struct statsfd_bench_set *
 statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 {
+	bool snapshot = a->flags & STATSFD_BENCH_SNAPSHOT;
 	struct statsfd_bench_set *set;
 	size_t obj_size;
 	u32 i, j;
@@ -205,28 +219,42 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 		goto out_free;
 
 	snprintf(set->schema_name, sizeof(set->schema_name),
-		 "statsfd_bench.%ux%u", a->num_desc, a->num_values);
+		 "statsfd_bench.%ux%u%s", a->num_desc, a->num_values,
+		 (a->flags & STATSFD_BENCH_MMAP) ? ".mmap" :
+		 snapshot ? ".snap" : "");
 	set->schema.name = set->schema_name;
 	set->schema.descs = set->defs;
 	set->schema.num_descs = a->num_desc;
 	set->schema.stats_size = (size_t)a->num_values * sizeof(u64);
+	if (snapshot)
+		set->schema.flags |= STATSFD_SCHEMA_SNAPSHOT;
+	if (a->flags & STATSFD_BENCH_MMAP)
+		set->schema.flags |= STATSFD_SCHEMA_MMAP;
 	ret = statsfd_schema_init(&set->schema);
 	if (ret)
 		goto out_free;
 	set->schema_ready = true;
 
-	obj_size = sizeof(struct statsfd_bench_source) +
-		   (size_t)a->num_values * sizeof(u64);
 	snprintf(set->cache_name, sizeof(set->cache_name),
 		 "statsfd_bench_%u", set->id);
-	set->cache = kmem_cache_create_usercopy(set->cache_name, obj_size,
-						sizeof(u64), SLAB_ACCOUNT,
-						offsetof(struct statsfd_bench_source,
-							 values),
-						obj_size -
-						offsetof(struct statsfd_bench_source,
-							 values),
-						NULL);
+	if (snapshot) {
+		/* The values live in the core's area: no usercopy region. */
+		obj_size = sizeof(struct statsfd_bench_source);
+		set->cache = kmem_cache_create(set->cache_name, obj_size,
+					       sizeof(u64), SLAB_ACCOUNT, NULL);
+	} else {
+		obj_size = sizeof(struct statsfd_bench_source) +
+			   (size_t)a->num_values * sizeof(u64);
+		set->cache = kmem_cache_create_usercopy(set->cache_name,
+							obj_size, sizeof(u64),
+							SLAB_ACCOUNT,
+							offsetof(struct statsfd_bench_source,
+								 values),
+							obj_size -
+							offsetof(struct statsfd_bench_source,
+								 values),
+							NULL);
+	}
 	set->sources = kvcalloc(a->num_sources, sizeof(*set->sources),
 				GFP_KERNEL_ACCOUNT);
 	if (!set->cache || !set->sources) {
@@ -237,6 +265,7 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 
 	for (i = 0; i < a->num_sources; i++) {
 		struct statsfd_bench_source *s;
+		u64 *values;
 
 		s = kmem_cache_zalloc(set->cache, GFP_KERNEL_ACCOUNT);
 		if (!s) {
@@ -244,15 +273,23 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 			goto out_free;
 		}
 		s->set = set;
-		for (j = 0; j < a->num_values; j++)
-			s->values[j] = j + 1;
-		ret = statsfd_source_init(&s->src, &set->schema, s->values,
+		/*
+		 * A snapshot schema's values are the core's: NULL here, then
+		 * filled through statsfd_source_stats().  No stats fd exists
+		 * yet, so no reader can see them half filled and no window
+		 * is needed; the values never change after this.
+		 */
+		ret = statsfd_source_init(&s->src, &set->schema,
+					  snapshot ? NULL : s->values,
 					  &statsfd_bench_source_ops,
 					  "bench-%u/src-%u", set->id, i);
 		if (ret) {
 			kmem_cache_free(set->cache, s);
 			goto out_free;
 		}
+		values = statsfd_source_stats(&s->src);
+		for (j = 0; j < a->num_values; j++)
+			values[j] = j + 1;
 		set->sources[i] = s;
 	}
 	return set;
