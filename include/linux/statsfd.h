@@ -259,7 +259,7 @@ struct statsfd_snap_req;
  * it a gap waits at most this many windows; the other windows pay nothing
  * for the check but a test of the count they just stored.
  */
-#define STATSFD_SERVE_WINDOWS		16
+#define STATSFD_SERVE_WINDOWS		2
 
 #define STATSFD_SCHEMA_SNAPSHOT		BIT(0)
 #define STATSFD_SCHEMA_MMAP		BIT(1)

@@ -45,7 +45,8 @@ static size_t statsfd_copy_block(char __user *dst, const void *block,
  * copy_to_user() of its stats costs, or less (a "rep movsb" is slower
  * than eight-byte stores on some CPUs and under emulation).
  *
- * Return: bytes copied, less than @len only if @dst faulted.
+ * Return: bytes copied, less than @len only if @dst faulted (at the
+ * faulting byte, as copy_to_user()).
  */
 static size_t statsfd_copy_words(char __user *dst, const u64 *vals,
 				 size_t off, size_t len)
@@ -73,9 +74,11 @@ static size_t statsfd_copy_words(char __user *dst, const u64 *vals,
 		}
 fault:
 		user_write_access_end();
-		if (len - done >= sizeof(u64))
-			return done;
 	}
+	/*
+	 * The tail, or what is left after a fault: copy_to_user() copies
+	 * up to the faulting byte, so a short read stops exactly there.
+	 */
 	if (done < len)
 		done += (len - done) - copy_to_user(dst + done, word, len - done);
 	return done;
