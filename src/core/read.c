@@ -212,11 +212,11 @@ static ssize_t statsfd_copy_data(char __user *dst, struct statsfd_file *sf,
  * @ppos: file position; advanced by the bytes returned
  *
  * The header, id and descriptors are copied from the blocks built once
- * for the schema (or the view) and the source.  The part of the data block
- * the read covers (for a view, all of its data block) is one snapshot: the plain values of one update window (for a
- * schema with update windows; each u64 untorn otherwise), the aggregates
- * over one snapshot of each child, and the time and generation of the
- * values.  Nothing here allocates memory or takes a lock the stats
+ * for the schema (or the view) and the source.  The part of the data
+ * block the read covers (for a view, all of its data block) is one
+ * snapshot: the plain values of one update window (for a schema with
+ * update windows; each u64 untorn otherwise), the aggregates over one
+ * snapshot of each child, and the time and generation of the values.  Nothing here allocates memory or takes a lock the stats
  * writers take.
  *
  * Context: process context; may sleep.
