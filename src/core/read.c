@@ -22,6 +22,8 @@
  */
 #include <linux/compiler.h>
 #include <linux/errno.h>
+#include <linux/fault-inject-usercopy.h>
+#include <linux/instrumented.h>
 #include <linux/minmax.h>
 #include <linux/math.h>
 #include <linux/mutex.h>
@@ -39,11 +41,15 @@ static size_t statsfd_copy_block(char __user *dst, const void *block,
 
 /*
  * Copy bytes [@off, @off + @len) of the u64 array @vals, the file's own
- * buffer, to @dst one u64 store at a time, with a bounce copy for a head
- * or tail that covers part of a u64.  The data block is what readers
- * re-read all the time, so it gets a copy loop that costs what KVM's
- * copy_to_user() of its stats costs, or less (a "rep movsb" is slower
- * than eight-byte stores on some CPUs and under emulation).
+ * buffer, to @dst: the u64s with one eight-byte store each, a head or
+ * tail that covers part of a u64 (and, after a fault, the rest up to the
+ * faulting byte) with raw_copy_to_user().  The data block is what readers
+ * re-read all the time, and a string copy ("rep movsb") costs more than
+ * eight-byte stores on some CPUs and much more under emulation: this is
+ * what keeps a read of the values as cheap as KVM's.  The checks
+ * copy_to_user() makes are made once, first: KASAN's and KCSAN's view of
+ * the kernel side, the usercopy fault injection site (one per copy, as
+ * for the copy_to_user() of every other block) and the range.
  *
  * Return: bytes copied, less than @len only if @dst faulted (at the
  * faulting byte, as copy_to_user()).
@@ -51,21 +57,18 @@ static size_t statsfd_copy_block(char __user *dst, const void *block,
 static size_t statsfd_copy_words(char __user *dst, const u64 *vals,
 				 size_t off, size_t len)
 {
-	const u64 *word = vals + off / sizeof(u64);
-	size_t head = off % sizeof(u64);
-	size_t done = 0;
+	const char *from = (const char *)vals + off;
+	size_t head = min(len, -off % sizeof(u64));
+	const u64 *word;
+	size_t done;
 
-	if (head) {
-		size_t n = min(sizeof(u64) - head, len);
-
-		done = n - copy_to_user(dst, (const char *)word + head, n);
-		if (done < n)
-			return done;
-		word++;
-	}
-	if (len - done >= sizeof(u64)) {
-		if (!user_write_access_begin(dst + done, len - done))
-			return done;
+	instrument_copy_to_user(dst, from, len);
+	if (should_fail_usercopy() || !access_ok(dst, len))
+		return 0;
+	done = head - raw_copy_to_user(dst, from, head);
+	if (done == head && len - done >= sizeof(u64) &&
+	    user_write_access_begin(dst + done, len - done)) {
+		word = (const u64 *)(from + done);
 		while (len - done >= sizeof(u64)) {
 			unsafe_put_user(*word, (u64 __user *)(dst + done),
 					fault);
@@ -75,12 +78,10 @@ static size_t statsfd_copy_words(char __user *dst, const u64 *vals,
 fault:
 		user_write_access_end();
 	}
-	/*
-	 * The tail, or what is left after a fault: copy_to_user() copies
-	 * up to the faulting byte, so a short read stops exactly there.
-	 */
-	if (done < len)
-		done += (len - done) - copy_to_user(dst + done, word, len - done);
+	/* The tail, or what is left after a fault, up to the faulting byte. */
+	if (done < len && (done >= head))
+		done += (len - done) -
+			raw_copy_to_user(dst + done, from + done, len - done);
 	return done;
 }
 
