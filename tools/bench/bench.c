@@ -10,7 +10,7 @@
  *
  * This file only parses the command line and dispatches the phase.  Each
  * benchmark family is a file of its own (info.c, check.c, b1_read.c, ...,
- * b8_windows.c), on top of the shared part in bench_common.c; bench.h
+ * b10_events.c), on top of the shared part in bench_common.c; bench.h
  * says how to add one.
  */
 #define _GNU_SOURCE
@@ -27,7 +27,7 @@ static void usage(void)
 		"usage: statsfd-bench [-r rounds] PHASE [args]\n"
 		"  info | check | b1 | b2 | b3 | b4 LABEL [EXITS] | b4kvm [EXITS] |\n"
 		"  b5 [VMS VCPUS COLLECTOR_SECONDS] | b6 [MAX_VCPUS] |\n"
-		"  b7 [BUSY_SECONDS] | b8 [EXITS]\n");
+		"  b7 [BUSY_SECONDS] | b8 [EXITS] | b9 | b10 [EVENTS]\n");
 	exit(2);
 }
 
@@ -88,6 +88,10 @@ int main(int argc, char **argv)
 	else if (!strcmp(phase, "b8"))
 		phase_b8(optind < argc ? strtoull(argv[optind], NULL, 0)
 				       : 50000);
+	else if (!strcmp(phase, "b9"))
+		phase_b9();
+	else if (!strcmp(phase, "b10"))
+		phase_b10(optind < argc ? atoi(argv[optind]) : 1000);
 	else
 		usage();
 	return 0;

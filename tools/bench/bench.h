@@ -270,5 +270,9 @@ void phase_b6(int max_vcpus);
 void phase_b7(int busy_seconds);
 /* b8_windows.c: the run loop's cost per exit, update windows on vs off. */
 void phase_b8(uint64_t exits);
+/* b9_views.c: 8 stats through a view vs the full fd (one or 8 preads). */
+void phase_b9(void);
+/* b10_events.c: latency of POLLPRI (vCPU added) and POLLHUP (VM closed). */
+void phase_b10(int events);
 
 #endif /* BENCH_H */

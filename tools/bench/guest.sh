@@ -7,9 +7,10 @@
 # The environment may set BENCH_ROUNDS (rounds per measurement), BENCH_VMS
 # and BENCH_VCPUS (B5 fleet), BENCH_B4_LOADS (module reloads per B4
 # variant; B8 runs once per load too), BENCH_COLLECTOR_SECONDS and
-# BENCH_B7_BUSY_SECONDS (B7's reads of a running vCPU, 0 to skip), and
-# BENCH_PHASES (the phases to run, e.g. "b7 b8"; default all of info check
-# b1 b2 b3 b4 b5 b6 b7 b8, with b4kvm going with b4), passed in through
+# BENCH_B7_BUSY_SECONDS (B7's reads of a running vCPU, 0 to skip),
+# BENCH_B10_EVENTS (events per B10 series, 1000), and BENCH_PHASES (the
+# phases to run, e.g. "b7 b8"; default all of info check b1 b2 b3 b4 b5
+# b6 b7 b8 b9 b10, with b4kvm going with b4), passed in through
 # /etc/bench.env.
 
 [ -r /etc/bench.env ] && . /etc/bench.env
@@ -19,6 +20,7 @@ vcpus=${BENCH_VCPUS:-8}
 b4_loads=${BENCH_B4_LOADS:-6}
 collector_seconds=${BENCH_COLLECTOR_SECONDS:-10}
 b7_busy=${BENCH_B7_BUSY_SECONDS:-4}
+b10_events=${BENCH_B10_EVENTS:-1000}
 phases=${BENCH_PHASES:-}
 bench="statsfd-bench -r $rounds"
 mods=/lib/statsfd
@@ -75,6 +77,7 @@ want b2 && step $bench b2
 want b3 && step $bench b3
 want b6 && step $bench b6 256
 want b7 && step $bench b7 "$b7_busy"
+want b9 && step $bench b9
 want b4 && step $bench b4kvm 500
 
 # B4: the same workload on the two provider builds, alternating loads so
@@ -95,6 +98,14 @@ while { want b4 || want b8; } && [ $i -lt "$b4_loads" ]; do
 	fi
 	i=$((i + 1))
 done
+
+# B10 without the per-stat debugfs view too: a vCPU's creation would
+# mostly time debugfs creating its files, not the event's delivery.
+if want b10; then
+	step load_vm statsfd_vm 0
+	step $bench b10 "$b10_events"
+	step rmmod statsfd_vm
+fi
 
 # B5 without the per-stat debugfs view: 8192 vCPUs times one file per
 # stat would measure debugfs, not stats fds.
