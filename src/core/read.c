@@ -79,7 +79,7 @@ fault:
 		user_write_access_end();
 	}
 	/* The tail, or what is left after a fault, up to the faulting byte. */
-	if (done < len && (done >= head))
+	if (done < len && done >= head)
 		done += (len - done) -
 			raw_copy_to_user(dst + done, from + done, len - done);
 	return done;
