@@ -217,8 +217,8 @@ static ssize_t statsfd_copy_data(char __user *dst, struct statsfd_file *sf,
  * block the read covers (for a view, all of its data block) is one
  * snapshot: the plain values of one update window (for a schema with
  * update windows; each u64 untorn otherwise), the aggregates over one
- * snapshot of each child, and the time and generation of the values.  Nothing here allocates memory or takes a lock the stats
- * writers take.
+ * snapshot of each child, and the time and generation of the values.
+ * Nothing here allocates memory or takes a lock the stats writers take.
  *
  * Context: process context; may sleep.
  * Return: bytes read (0 at or past the end of the file), and @ppos
