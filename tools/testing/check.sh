@@ -11,7 +11,8 @@
 #                  also turns selftests (and so the 6.1 leg) off
 #   SELFTESTS      selftest names to run; alone, it also turns KUnit off
 #   SELFTEST_ARGS  extra arguments for each selftest (e.g. "-t api_version")
-#   GUEST_TIMEOUT  seconds before a guest is killed (default 900)
+#   GUEST_TIMEOUT  seconds before a guest is killed (default 900, 1800 with
+#                  STRESS=1: snapshot_test alone reads for up to 300 s then)
 #   HOST_TESTS     0 to skip host-side tests (make -C tools check)
 #   STRESS         1: full stress counts in the selftests (CI); default 0
 #   TEST_TIMEOUT   seconds each selftest program may run in the guest (600)
@@ -29,7 +30,11 @@ LEGS=${LEGS:-6.12 6.1}
 KUNIT=${KUNIT:-}
 SELFTESTS=${SELFTESTS:-}
 SELFTEST_ARGS=${SELFTEST_ARGS:-}
-GUEST_TIMEOUT=${GUEST_TIMEOUT:-900}
+if [ "${STRESS:-}" = 1 ]; then
+	GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800}
+else
+	GUEST_TIMEOUT=${GUEST_TIMEOUT:-900}
+fi
 HOST_TESTS=${HOST_TESTS:-1}
 HARNESS=${HARNESS:-}
 HARNESS_SELFTESTS=${HARNESS_SELFTESTS:-}
