@@ -342,6 +342,13 @@ void statsfd_update_serve(struct statsfd_source *src)
 }
 EXPORT_SYMBOL_GPL(statsfd_update_serve);
 
+/* Page @pgoff of @src's values area, as mmap() and faults insert it. */
+static struct page *statsfd_area_page(const struct statsfd_source *src,
+				      unsigned long pgoff)
+{
+	return virt_to_page((void *)src->area + (pgoff << PAGE_SHIFT));
+}
+
 /*
  * A page of the mapping that is not (or no longer: MADV_DONTNEED) in the
  * page tables is inserted again, with a reference of the mapping's own.
@@ -351,13 +358,12 @@ static vm_fault_t statsfd_area_fault(struct vm_fault *vmf)
 {
 	struct statsfd_file *sf = vmf->vma->vm_file->private_data;
 	struct statsfd_source *src = sf->src;
-	struct page *page;
 	int ret;
 
 	if (vmf->pgoff >= src->schema->area_size >> PAGE_SHIFT)
 		return VM_FAULT_SIGBUS;
-	page = virt_to_page((void *)src->area + (vmf->pgoff << PAGE_SHIFT));
-	ret = vm_insert_page(vmf->vma, vmf->address, page);
+	ret = vm_insert_page(vmf->vma, vmf->address,
+			     statsfd_area_page(src, vmf->pgoff));
 	if (ret == -ENOMEM)
 		return VM_FAULT_OOM;
 	/* -EBUSY: another fault mapped it first. */
@@ -411,9 +417,7 @@ int statsfd_area_mmap(struct statsfd_source *src, struct vm_area_struct *vma)
 	vma->vm_ops = &statsfd_area_vm_ops;
 	pgoff = vma->vm_pgoff;
 	for (addr = vma->vm_start; addr < vma->vm_end; addr += PAGE_SIZE) {
-		ret = vm_insert_page(vma, addr,
-				     virt_to_page((void *)src->area +
-						  (pgoff++ << PAGE_SHIFT)));
+		ret = vm_insert_page(vma, addr, statsfd_area_page(src, pgoff++));
 		if (ret)
 			return ret;
 	}
