@@ -7,6 +7,7 @@
 #ifndef _LINUX_STATSFD_H
 #define _LINUX_STATSFD_H
 
+#include <linux/atomic.h>
 #include <linux/bitops.h>
 #include <linux/build_bug.h>
 #include <linux/compiler.h>
@@ -18,6 +19,7 @@
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
+#include <linux/version.h>
 #include <linux/wait.h>
 #include <uapi/linux/statsfd.h>
 
@@ -33,7 +35,21 @@
 #endif
 
 struct dentry;
+struct file;
 struct module;
+
+/*
+ * Every function statsfd.ko exports is in the STATSFD symbol namespace
+ * (EXPORT_SYMBOL_NS_GPL), so a module that uses them must import it:
+ * STATSFD_MODULE_IMPORT_NS() once in its source, next to MODULE_LICENSE().
+ * The macro spells the import as the kernel being built against wants it
+ * (6.13 made namespaces string literals).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define STATSFD_MODULE_IMPORT_NS()	MODULE_IMPORT_NS("STATSFD")
+#else
+#define STATSFD_MODULE_IMPORT_NS()	MODULE_IMPORT_NS(STATSFD)
+#endif
 
 /*
  * Largest name_size a schema may choose: ids and names are meant to be
@@ -327,19 +343,41 @@ struct statsfd_schema {
 struct statsfd_source;
 
 /**
- * struct statsfd_source_ops - how a stats fd pins the object behind a source
- * @owner: the module whose code @get and @put run; pinned by every fd
+ * struct statsfd_source_ops - how a stats fd pins the object behind a source,
+ *	and where a computed source's values come from
+ * @owner: the module whose code the callbacks run; pinned by every fd
  * @get: take a reference on the object that owns the source (e.g. the VM)
- * @put: drop it; may free the object and the source
+ * @tryget: instead of @get, for an owner that may be dying while a stats
+ *	fd is being made: take a reference unless the object's count already
+ *	reached zero, and say whether it did (kvm_get_kvm_safe(),
+ *	kref_get_unless_zero()).  On false the fd is not made and the caller
+ *	gets -ENODEV.
+ * @put: drop the reference; may free the object and the source
+ * @fill: for a computed source, whose values live nowhere the core can
+ *	read (per-CPU counters, u64_stats_sync counters, another subsystem's
+ *	counters): store the current values into @stats, the schema's
+ *	stats struct (stats_size bytes), every u64 of it.  Called at each read
+ *	that needs the plain values, each time a parent computes aggregates
+ *	over this source and when it retires this source's counts, always
+ *	into a buffer the core allocated beforehand, so reads still never
+ *	allocate.  What one call stores is the read's snapshot.  Return 0 or a
+ *	negative errno, which the read returns (a parent's aggregates then
+ *	fail too; a child that fails while being retired loses its counts).
  *
- * @get and @put are both set or both NULL; without them the module
- * reference alone must keep the source alive (e.g. a static source).
- * Both are called in process context and may sleep.
+ * At most one of @get and @tryget; @put is set iff one of them is.
+ * Without them the module reference alone must keep the source alive (e.g.
+ * a static source).  All callbacks are called in process context and may
+ * sleep.  @fill is called with the reading file's mutex, or the parent's
+ * children_lock (for aggregates and retiring), held: it must not add or
+ * remove children of this source's parent, nor wait for anything that
+ * does.  Without @fill the values are the stats struct the owner writes.
  */
 struct statsfd_source_ops {
 	struct module *owner;
 	void (*get)(struct statsfd_source *src);
+	bool (*tryget)(struct statsfd_source *src);
 	void (*put)(struct statsfd_source *src);
+	int (*fill)(struct statsfd_source *src, void *stats);
 };
 
 /**
@@ -378,6 +416,12 @@ struct statsfd_source_ops {
  *	since the last change polls EPOLLPRI
  * @hung_up: private: set by statsfd_source_hangup(); its files poll
  *	EPOLLHUP
+ * @fills: private: for a computed source with STATSFD_SCHEMA_SNAPSHOT,
+ *	how many times its values were computed: its "generation"
+ * @fill_lock: private: protects @fill_buf
+ * @fill_buf: private: for a computed source, where the debugfs view
+ *	computes its values (stats_size bytes, allocated by
+ *	statsfd_source_init()); NULL otherwise
  * @retired: private: per aggregate value, what the children removed so far
  *	contributed to the sums of cumulative stats and histograms; the same
  *	layout as @agg_buf, or NULL when the schema has no such sum
@@ -408,6 +452,9 @@ struct statsfd_source {
 	wait_queue_head_t wq;
 	u64 children_gen;
 	bool hung_up;
+	atomic64_t fills;
+	struct mutex fill_lock;		/* fill_buf */
+	u64 *fill_buf;
 };
 
 int statsfd_schema_init(struct statsfd_schema *schema);
@@ -423,6 +470,7 @@ void statsfd_source_add_child(struct statsfd_source *parent,
 			      struct statsfd_source *child);
 void statsfd_source_del_child(struct statsfd_source *child);
 int statsfd_source_get_fd(struct statsfd_source *src);
+struct file *statsfd_source_getfile(struct statsfd_source *src);
 void statsfd_source_hangup(struct statsfd_source *src);
 
 void statsfd_update_serve(struct statsfd_source *src);

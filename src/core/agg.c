@@ -14,12 +14,6 @@
 
 #include "internal.h"
 
-static const u64 *statsfd_child_values(const struct statsfd_source *child,
-				       const struct statsfd_agg *agg)
-{
-	return child->stats + agg->child_offset;
-}
-
 /*
  * Every kind starts from 0, the value over an empty set, except a
  * retiring sum, which starts from what removed children left behind, and
@@ -171,14 +165,17 @@ EXPORT_SYMBOL_IF_KUNIT(statsfd_agg_compute);
  * stores after this is lost, as it would be after the child is freed.
  * The values are read one by one, not as a snapshot: the owner removes a
  * child whose writer has stopped (a vCPU of a VM being freed), so there
- * is no window left to be inside of.
+ * is no window left to be inside of.  A computed child's values are
+ * computed once, into the parent's child buffer (which the lock also
+ * protects); if that fails the child's counts are lost from the sums.
  *
  * Context: process context; the caller holds @parent->children_lock.
  */
 void statsfd_agg_retire(struct statsfd_source *parent,
-			const struct statsfd_source *child)
+			struct statsfd_source *child)
 {
 	const struct statsfd_schema *schema = parent->schema;
+	const u64 *base = child->stats;
 	const struct statsfd_agg *agg;
 	const u64 *vals;
 	u32 i, j;
@@ -186,11 +183,16 @@ void statsfd_agg_retire(struct statsfd_source *parent,
 	lockdep_assert_held(&parent->children_lock);
 	if (!parent->retired)
 		return;
+	if (child->ops->fill) {
+		if (child->ops->fill(child, parent->agg_child))
+			return;
+		base = parent->agg_child;
+	}
 	for (i = 0; i < schema->num_aggs; i++) {
 		agg = &schema->aggs[i];
 		if (!agg->retire)
 			continue;
-		vals = statsfd_child_values(child, agg);
+		vals = base + agg->child_offset / sizeof(u64);
 		for (j = 0; j < agg->size; j++)
 			parent->retired[agg->index + j] += READ_ONCE(vals[j]);
 	}

@@ -30,7 +30,7 @@ struct dentry *statsfd_debugfs_root(void)
 {
 	return statsfd_debugfs_dir;
 }
-EXPORT_SYMBOL_GPL(statsfd_debugfs_root);
+STATSFD_EXPORT(statsfd_debugfs_root);
 
 /**
  * statsfd_debugfs_show() - print one stat of the debugfs text view
@@ -40,7 +40,8 @@ EXPORT_SYMBOL_GPL(statsfd_debugfs_root);
  * Scalars print as "%llu\n", histograms as their bucket values separated
  * by spaces on one line.  A plain stat is read value by value, each u64
  * once with READ_ONCE() (one stat per file: there is nothing to keep
- * consistent with); aggregates are computed for this read, over one
+ * consistent with), a computed source's by computing all its values into
+ * the source's own buffer; aggregates are computed for this read, over one
  * snapshot of each child, into the source's aggregate buffer, under the
  * children_lock that protects it.
  * Static unless KUnit is enabled, then exported for the tests.
@@ -59,7 +60,18 @@ VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 	int ret = 0;
 	u32 i;
 
-	if (f->index < statsfd_num_plain(schema)) {
+	if (f->index < statsfd_num_plain(schema) && src->ops->fill) {
+		if (mutex_lock_killable(&src->fill_lock))
+			return -EINTR;
+		ret = statsfd_snapshot_copy_ranges(src, src->fill_buf, NULL, 0,
+						   NULL);
+		vals = src->fill_buf + def->offset / sizeof(u64);
+		for (i = 0; !ret && i < def->size; i++)
+			seq_printf(m, "%s%llu", i ? " " : "", vals[i]);
+		mutex_unlock(&src->fill_lock);
+		if (ret)
+			return ret;
+	} else if (f->index < statsfd_num_plain(schema)) {
 		vals = src->stats + def->offset;
 		for (i = 0; i < def->size; i++)
 			seq_printf(m, "%s%llu", i ? " " : "",
@@ -147,7 +159,7 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 	src->debugfs = view;
 	return 0;
 }
-EXPORT_SYMBOL_GPL(statsfd_source_debugfs_create);
+STATSFD_EXPORT(statsfd_source_debugfs_create);
 
 /**
  * statsfd_source_debugfs_dir() - the directory of @src's text view
@@ -167,7 +179,7 @@ struct dentry *statsfd_source_debugfs_dir(const struct statsfd_source *src)
 {
 	return src->debugfs ? src->debugfs->dir : NULL;
 }
-EXPORT_SYMBOL_GPL(statsfd_source_debugfs_dir);
+STATSFD_EXPORT(statsfd_source_debugfs_dir);
 
 /**
  * statsfd_source_debugfs_remove() - remove the text view of @src
@@ -185,7 +197,7 @@ void statsfd_source_debugfs_remove(struct statsfd_source *src)
 	src->debugfs = NULL;
 	kfree(view);
 }
-EXPORT_SYMBOL_GPL(statsfd_source_debugfs_remove);
+STATSFD_EXPORT(statsfd_source_debugfs_remove);
 
 /**
  * statsfd_debugfs_init() - create the core's debugfs root, "statsfd"

@@ -191,8 +191,15 @@ static struct file *statsfd_getfile(struct statsfd_source *src,
 		statsfd_file_free(sf);
 		return ERR_PTR(-ENODEV);
 	}
-	if (ops->get)
+	if (ops->tryget) {
+		if (!ops->tryget(src)) {
+			statsfd_file_free(sf);
+			module_put(ops->owner);
+			return ERR_PTR(-ENODEV);
+		}
+	} else if (ops->get) {
 		ops->get(src);
+	}
 
 	file = statsfd_compat_anon_inode_getfile("statsfd", &statsfd_fops, sf,
 						 O_RDONLY);
@@ -209,22 +216,31 @@ static struct file *statsfd_getfile(struct statsfd_source *src,
  * statsfd_source_getfile() - a stats file on @src, not yet in any fd table
  * @src: an initialized source
  *
- * On success the file owns one reference on @src's owner (ops->get) and
- * one on ops->owner's module; the core module is pinned through
- * statsfd_fops.owner.  Its private data is a struct statsfd_file with
- * the buffer every read of the file assembles its snapshot in, allocated
- * here so that reads never allocate.  Static unless KUnit is enabled,
- * then exported so the tests can drive the file without an fd table.
+ * statsfd_source_get_fd() without the fd: for a caller that must copy the
+ * fd number to user space before the file becomes visible (an ioctl that
+ * returns it inside a struct), and so reserves the fd itself
+ * (get_unused_fd_flags()), copies the number out, and only then calls
+ * fd_install(), or fput() and put_unused_fd() if the copy failed.  The
+ * file is O_RDONLY and behaves exactly like one behind
+ * statsfd_source_get_fd().
  *
- * Context: process context; the caller holds a reference on @src's owner.
- * Return: the file, or ERR_PTR(-ENODEV) if the owner module is going away,
- * ERR_PTR(-ENOMEM), or the error of creating the anon inode file.
+ * On success the file owns one reference on @src's owner (@src->ops->get,
+ * or a successful @src->ops->tryget) and one on @src->ops->owner's module;
+ * the core module is pinned through the file's operations.  Its private
+ * data is a struct statsfd_file with the buffer every read of the file
+ * assembles its snapshot in, allocated here so that reads never allocate.
+ *
+ * Context: process context; the caller keeps @src alive for the duration
+ * of the call (a reference on its owner, or the owner's lock).
+ * Return: the file, or ERR_PTR(-ENODEV) if the owner module is going away
+ * or @src->ops->tryget refused, ERR_PTR(-ENOMEM), or the error of creating
+ * the anon inode file.
  */
-VISIBLE_IF_KUNIT struct file *statsfd_source_getfile(struct statsfd_source *src)
+struct file *statsfd_source_getfile(struct statsfd_source *src)
 {
 	return statsfd_getfile(src, NULL);
 }
-EXPORT_SYMBOL_IF_KUNIT(statsfd_source_getfile);
+STATSFD_EXPORT(statsfd_source_getfile);
 
 /**
  * statsfd_view_getfile() - a stats file showing @view of @src
@@ -257,12 +273,13 @@ struct file *statsfd_view_getfile(struct statsfd_source *src,
  * and on the module @src->ops->owner, so it stays valid after every other
  * handle on the owner is gone and neither module can be unloaded under it.
  *
- * Context: process context; the caller holds a reference on @src's owner
- * for the duration of the call (the fd takes its own with @src->ops->get).
+ * Context: process context; the caller keeps @src alive for the duration
+ * of the call (the fd takes its own reference with @src->ops->get or
+ * @src->ops->tryget).
  * Installs the fd in current's file table as the last step, so nothing
  * can fail once the fd is visible.
  * Return: the fd; -EMFILE when out of fds; -ENOMEM; -ENODEV if the owner
- * module is going away.
+ * module is going away or @src->ops->tryget refused.
  */
 int statsfd_source_get_fd(struct statsfd_source *src)
 {
@@ -282,4 +299,4 @@ int statsfd_source_get_fd(struct statsfd_source *src)
 	fd_install(fd, file);
 	return fd;
 }
-EXPORT_SYMBOL_GPL(statsfd_source_get_fd);
+STATSFD_EXPORT(statsfd_source_get_fd);

@@ -194,7 +194,7 @@ static inline bool statsfd_schema_retires(const struct statsfd_schema *schema)
 int statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out);
 int statsfd_agg_compute(struct statsfd_source *src, u64 *out);
 void statsfd_agg_retire(struct statsfd_source *parent,
-			const struct statsfd_source *child);
+			struct statsfd_source *child);
 
 int statsfd_snapshot_copy(struct statsfd_source *src, u64 *dst, u32 first,
 			  u32 nr, struct statsfd_snap_meta *meta);
@@ -220,7 +220,6 @@ void statsfd_debugfs_exit(void);
 
 /* Helpers that are static unless KUnit needs to reach them. */
 #if IS_ENABLED(CONFIG_KUNIT)
-struct file *statsfd_source_getfile(struct statsfd_source *src);
 int statsfd_debugfs_show(struct seq_file *m, void *unused);
 #endif
 

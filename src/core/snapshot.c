@@ -248,6 +248,25 @@ out:
 	return ret;
 }
 
+/*
+ * A computed source: every value computed by its owner now.  A positive
+ * return is a provider bug; the read fails rather than return garbage.
+ */
+static int statsfd_snapshot_fill(struct statsfd_source *src, u64 *dst,
+				 struct statsfd_snap_meta *meta)
+{
+	int ret = src->ops->fill(src, dst);
+	u64 generation = atomic64_inc_return(&src->fills);
+
+	if (ret)
+		return ret < 0 ? ret : -EIO;
+	if (meta) {
+		meta->sample_ns = ktime_get_boottime_ns();
+		meta->generation = generation;
+	}
+	return 0;
+}
+
 /**
  * statsfd_snapshot_copy_ranges() - copy values of @src of one window
  * @src: the source
@@ -262,12 +281,16 @@ out:
  * optimistic copies come first; if the writer keeps opening windows, it is
  * asked to make the copy at the end of one of its next windows.  The
  * writer never waits.  A source without windows is copied value by value,
- * each u64 untorn (@meta is then left alone).
+ * each u64 untorn (@meta is then left alone).  A computed source's values
+ * are computed into @dst, all of them, by one call of its fill callback:
+ * @meta then gets the time that call returned and how many calls were
+ * made on the source so far.
  *
  * Context: process context; may sleep (only on the slow path).
  * Return: 0; -EINTR if a fatal signal ended the wait; -EAGAIN if the
  * writer kept one window open for STATSFD_SNAPSHOT_WAIT_NS (it stopped
- * inside it: a writer that keeps closing windows serves the reader).
+ * inside it: a writer that keeps closing windows serves the reader); or
+ * the error of a computed source's fill callback.
  */
 int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
 				 const struct statsfd_range *ranges, u32 nr,
@@ -276,6 +299,8 @@ int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
 	const u64 *vals = src->stats;
 	u32 r, i;
 
+	if (src->ops->fill)
+		return statsfd_snapshot_fill(src, dst, meta);
 	if (!src->area) {
 		for (r = 0; r < nr; r++)
 			for (i = ranges[r].first;
@@ -340,7 +365,7 @@ void statsfd_update_serve(struct statsfd_source *src)
 	/* The copy before done; pairs with the reader's smp_load_acquire(). */
 	smp_store_release(&req->done, true);
 }
-EXPORT_SYMBOL_GPL(statsfd_update_serve);
+STATSFD_EXPORT(statsfd_update_serve);
 
 /* Page @pgoff of @src's values area, as mmap() and faults insert it. */
 static struct page *statsfd_area_page(const struct statsfd_source *src,

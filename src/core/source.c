@@ -26,9 +26,11 @@
  * @stats: the live stats struct (schema->stats_size bytes, 8-byte aligned);
  *	may be NULL only if the schema has no plain stats; must be NULL for a
  *	schema with STATSFD_SCHEMA_SNAPSHOT, whose values the core allocates
- *	(see statsfd_source_stats())
- * @ops: lifetime callbacks for stats fds; @ops->get and @ops->put are both
- *	set or both NULL (then the module reference alone must keep @src alive)
+ *	(see statsfd_source_stats()), and for a computed source (@ops->fill),
+ *	whose values are computed at read time
+ * @ops: lifetime callbacks for stats fds and, for a computed source, the
+ *	callback that computes its values; see struct statsfd_source_ops for
+ *	which combinations are valid
  * @id_fmt: printf format of the id string; longer ids are truncated to
  *	schema name_size - 1 bytes
  *
@@ -36,11 +38,20 @@
  * reads compute them in (the aggregates, one child's snapshot, the
  * remainders of averages) and, when the schema sums cumulative stats or
  * histograms, the retired total those sums start from (zero).  For a
- * schema with update windows it allocates the values area, zero.
+ * schema with update windows it allocates the values area, zero.  For a
+ * computed source it allocates the buffer its debugfs view computes the
+ * values in.
+ *
+ * A computed source may have STATSFD_SCHEMA_SNAPSHOT (each read is one
+ * call of @ops->fill: its sample_ns is the time of that call and its
+ * generation counts the calls) but not STATSFD_SCHEMA_MMAP: there are no
+ * live values to map.
  *
  * Context: process context; may sleep.
  * Return: 0, -EINVAL for bad arguments (a stats pointer given for a
- * snapshot schema, or missing for another), or -ENOMEM.
+ * snapshot schema or a computed source, or missing for another; @ops with
+ * both @get and @tryget, or @put without either or either without @put;
+ * @ops->fill with STATSFD_SCHEMA_MMAP), or -ENOMEM.
  */
 int statsfd_source_init(struct statsfd_source *src,
 			const struct statsfd_schema *schema, const void *stats,
@@ -54,7 +65,10 @@ int statsfd_source_init(struct statsfd_source *src,
 	int ret;
 
 	src->id = NULL;
-	if (!schema->build_count || !ops || !ops->get != !ops->put ||
+	if (!schema->build_count || !ops || (ops->get && ops->tryget) ||
+	    !(ops->get || ops->tryget) != !ops->put)
+		return -EINVAL;
+	if (ops->fill ? stats || (schema->flags & STATSFD_SCHEMA_MMAP) :
 	    (snapshot && stats) ||
 	    (!snapshot && !stats && schema->stats_size) ||
 	    !IS_ALIGNED((unsigned long)stats, sizeof(u64)))
@@ -109,14 +123,28 @@ int statsfd_source_init(struct statsfd_source *src,
 		src->agg_rems = src->agg_child + child;
 	}
 
+	/* A computed source's debugfs view needs somewhere to compute into. */
+	src->fill_buf = NULL;
+	if (ops->fill && schema->stats_size) {
+		src->fill_buf = kzalloc(schema->stats_size, GFP_KERNEL_ACCOUNT);
+		if (!src->fill_buf) {
+			ret = -ENOMEM;
+			goto err_agg;
+		}
+	}
+	mutex_init(&src->fill_lock);
+	atomic64_set(&src->fills, 0);
+
 	src->schema = schema;
 	src->stats = stats;
-	ret = statsfd_area_alloc(src);
+	src->ops = ops;
+	/* A computed source has no values area: nothing live to copy or map. */
+	src->area = NULL;
+	ret = ops->fill ? 0 : statsfd_area_alloc(src);
 	if (ret)
-		goto err_agg;
+		goto err_fill;
 	src->snap_req = NULL;
 	mutex_init(&src->snap_lock);
-	src->ops = ops;
 	mutex_init(&src->children_lock);
 	INIT_LIST_HEAD(&src->children);
 	src->num_children = 0;
@@ -128,6 +156,9 @@ int statsfd_source_init(struct statsfd_source *src,
 	src->hung_up = false;
 	return 0;
 
+err_fill:
+	kfree(src->fill_buf);
+	src->fill_buf = NULL;
 err_agg:
 	kfree(src->agg_buf);
 	src->agg_buf = NULL;
@@ -136,7 +167,7 @@ err_id:
 	src->id = NULL;
 	return ret;
 }
-EXPORT_SYMBOL_GPL(statsfd_source_init);
+STATSFD_EXPORT(statsfd_source_init);
 
 /*
  * The set of @parent's children changed: every stats file on @parent
@@ -211,6 +242,9 @@ void statsfd_source_destroy(struct statsfd_source *src)
 	statsfd_source_debugfs_remove(src);
 	statsfd_source_del_child(src);
 	statsfd_area_free(src);
+	kfree(src->fill_buf);
+	src->fill_buf = NULL;
+	mutex_destroy(&src->fill_lock);
 	kfree(src->agg_buf);
 	src->agg_buf = NULL;
 	src->agg_child = NULL;
@@ -221,7 +255,7 @@ void statsfd_source_destroy(struct statsfd_source *src)
 	kfree(src->id);
 	src->id = NULL;
 }
-EXPORT_SYMBOL_GPL(statsfd_source_destroy);
+STATSFD_EXPORT(statsfd_source_destroy);
 
 /**
  * statsfd_source_add_child() - count @child in @parent's aggregates
@@ -248,7 +282,7 @@ void statsfd_source_add_child(struct statsfd_source *parent,
 	statsfd_children_changed(parent);
 	mutex_unlock(&parent->children_lock);
 }
-EXPORT_SYMBOL_GPL(statsfd_source_add_child);
+STATSFD_EXPORT(statsfd_source_add_child);
 
 /**
  * statsfd_source_del_child() - stop counting @child in its parent's aggregates
@@ -284,7 +318,7 @@ void statsfd_source_del_child(struct statsfd_source *child)
 	statsfd_children_changed(parent);
 	mutex_unlock(&parent->children_lock);
 }
-EXPORT_SYMBOL_GPL(statsfd_source_del_child);
+STATSFD_EXPORT(statsfd_source_del_child);
 
 /**
  * statsfd_source_hangup() - tell pollers that the source's owner is gone
@@ -306,4 +340,4 @@ void statsfd_source_hangup(struct statsfd_source *src)
 	WRITE_ONCE(src->hung_up, true);
 	wake_up_poll(&src->wq, EPOLLHUP);
 }
-EXPORT_SYMBOL_GPL(statsfd_source_hangup);
+STATSFD_EXPORT(statsfd_source_hangup);
