@@ -94,13 +94,6 @@ Kbuild, which looks for the file: sparse cannot parse __has_include).  The
 #define EXPORT_SYMBOL_IF_KUNIT STATSFD_EXPORT_IF_KUNIT
 #endif
 
-/* The core's exports, in the namespace <linux/statsfd.h> tells users to import. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-#define STATSFD_EXPORT(symbol)	EXPORT_SYMBOL_NS_GPL(symbol, "STATSFD")
-#else
-#define STATSFD_EXPORT(symbol)	EXPORT_SYMBOL_NS_GPL(symbol, STATSFD)
-#endif
-
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
 #define STATSFD_IMPORT_KUNIT_NS() MODULE_IMPORT_NS("EXPORTED_FOR_KUNIT_TESTING")
 #else

@@ -40,15 +40,15 @@ struct module;
 
 /*
  * Every function statsfd.ko exports is in the STATSFD symbol namespace
- * (EXPORT_SYMBOL_NS_GPL), so a module that uses them must import it:
- * STATSFD_MODULE_IMPORT_NS() once in its source, next to MODULE_LICENSE().
- * The macro spells the import as the kernel being built against wants it
- * (6.13 made namespaces string literals).
+ * (EXPORT_SYMBOL_NS_GPL), so a module that uses them imports it, once, next
+ * to its MODULE_LICENSE(): MODULE_IMPORT_NS(STATSFD_NS).  STATSFD_NS
+ * spells the namespace as the kernel being built against wants it (6.13
+ * made namespaces string literals).
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-#define STATSFD_MODULE_IMPORT_NS()	MODULE_IMPORT_NS("STATSFD")
+#define STATSFD_NS	"STATSFD"
 #else
-#define STATSFD_MODULE_IMPORT_NS()	MODULE_IMPORT_NS(STATSFD)
+#define STATSFD_NS	STATSFD
 #endif
 
 /*

@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/statsfd.h>
+#include <linux/string.h>
 
 #include "internal.h"
 
@@ -30,7 +31,7 @@ struct dentry *statsfd_debugfs_root(void)
 {
 	return statsfd_debugfs_dir;
 }
-STATSFD_EXPORT(statsfd_debugfs_root);
+EXPORT_SYMBOL_NS_GPL(statsfd_debugfs_root, STATSFD_NS);
 
 /**
  * statsfd_debugfs_show() - print one stat of the debugfs text view
@@ -109,7 +110,9 @@ static const struct file_operations statsfd_debugfs_fops = {
 /**
  * statsfd_source_debugfs_create() - create the text view of @src
  * @src: an initialized source without a view
- * @name: name of the directory, usually the source's id
+ * @name: name of the directory, usually the source's id; a '/' in it
+ *	becomes '!' (as in the names of block devices in sysfs), since an id
+ *	may contain one and a directory name cannot
  * @parent: where to create it: statsfd_debugfs_root(), a directory below
  *	it, or NULL for the debugfs root
  *
@@ -120,7 +123,8 @@ static const struct file_operations statsfd_debugfs_fops = {
  * and waits for readers in progress, so the files never outlive @src.
  *
  * Context: process context; may sleep.
- * Return: 0; -EBUSY if @src already has a view; -ENOMEM; or the error of
+ * Return: 0; -EBUSY if @src already has a view; -EINVAL for an empty
+ * @name, "." or ".."; -ENOMEM; or the error of
  * debugfs_create_dir() (e.g. -EEXIST, or -ENODEV without debugfs).  Like
  * any debugfs call, callers may ignore the result: the stats fd works the
  * same either way.
@@ -131,10 +135,13 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 	const struct statsfd_schema *schema = src->schema;
 	struct statsfd_debugfs *view;
 	struct dentry *dir;
+	char *dname;
 	u32 i;
 
 	if (src->debugfs)
 		return -EBUSY;
+	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
+		return -EINVAL;
 
 	/* Per source, like its id and values: charged to the creator's memcg. */
 	view = kzalloc(struct_size(view, files, schema->num_descs),
@@ -143,7 +150,14 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 		return -ENOMEM;
 	view->num = schema->num_descs;
 
-	dir = debugfs_create_dir(name, parent);
+	dname = kstrdup(name, GFP_KERNEL);
+	if (!dname) {
+		kfree(view);
+		return -ENOMEM;
+	}
+	strreplace(dname, '/', '!');
+	dir = debugfs_create_dir(dname, parent);
+	kfree(dname);
 	if (IS_ERR(dir)) {
 		kfree(view);
 		return PTR_ERR(dir);
@@ -159,7 +173,7 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 	src->debugfs = view;
 	return 0;
 }
-STATSFD_EXPORT(statsfd_source_debugfs_create);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_debugfs_create, STATSFD_NS);
 
 /**
  * statsfd_source_debugfs_dir() - the directory of @src's text view
@@ -179,7 +193,7 @@ struct dentry *statsfd_source_debugfs_dir(const struct statsfd_source *src)
 {
 	return src->debugfs ? src->debugfs->dir : NULL;
 }
-STATSFD_EXPORT(statsfd_source_debugfs_dir);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_debugfs_dir, STATSFD_NS);
 
 /**
  * statsfd_source_debugfs_remove() - remove the text view of @src
@@ -197,7 +211,7 @@ void statsfd_source_debugfs_remove(struct statsfd_source *src)
 	src->debugfs = NULL;
 	kfree(view);
 }
-STATSFD_EXPORT(statsfd_source_debugfs_remove);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_debugfs_remove, STATSFD_NS);
 
 /**
  * statsfd_debugfs_init() - create the core's debugfs root, "statsfd"

@@ -240,7 +240,7 @@ struct file *statsfd_source_getfile(struct statsfd_source *src)
 {
 	return statsfd_getfile(src, NULL);
 }
-STATSFD_EXPORT(statsfd_source_getfile);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_getfile, STATSFD_NS);
 
 /**
  * statsfd_view_getfile() - a stats file showing @view of @src
@@ -299,4 +299,4 @@ int statsfd_source_get_fd(struct statsfd_source *src)
 	fd_install(fd, file);
 	return fd;
 }
-STATSFD_EXPORT(statsfd_source_get_fd);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_get_fd, STATSFD_NS);

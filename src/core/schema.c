@@ -484,7 +484,7 @@ out_free:
 	schema->meta_offset = 0;
 	return ret;
 }
-STATSFD_EXPORT(statsfd_schema_init);
+EXPORT_SYMBOL_NS_GPL(statsfd_schema_init, STATSFD_NS);
 
 /**
  * statsfd_schema_destroy() - free what statsfd_schema_init() built
@@ -510,4 +510,4 @@ void statsfd_schema_destroy(struct statsfd_schema *schema)
 	memset(&schema->header, 0, sizeof(schema->header));
 	schema->build_count = 0;
 }
-STATSFD_EXPORT(statsfd_schema_destroy);
+EXPORT_SYMBOL_NS_GPL(statsfd_schema_destroy, STATSFD_NS);

@@ -365,7 +365,7 @@ void statsfd_update_serve(struct statsfd_source *src)
 	/* The copy before done; pairs with the reader's smp_load_acquire(). */
 	smp_store_release(&req->done, true);
 }
-STATSFD_EXPORT(statsfd_update_serve);
+EXPORT_SYMBOL_NS_GPL(statsfd_update_serve, STATSFD_NS);
 
 /* Page @pgoff of @src's values area, as mmap() and faults insert it. */
 static struct page *statsfd_area_page(const struct statsfd_source *src,

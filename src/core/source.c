@@ -167,7 +167,7 @@ err_id:
 	src->id = NULL;
 	return ret;
 }
-STATSFD_EXPORT(statsfd_source_init);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_init, STATSFD_NS);
 
 /*
  * The set of @parent's children changed: every stats file on @parent
@@ -255,7 +255,7 @@ void statsfd_source_destroy(struct statsfd_source *src)
 	kfree(src->id);
 	src->id = NULL;
 }
-STATSFD_EXPORT(statsfd_source_destroy);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_destroy, STATSFD_NS);
 
 /**
  * statsfd_source_add_child() - count @child in @parent's aggregates
@@ -282,7 +282,7 @@ void statsfd_source_add_child(struct statsfd_source *parent,
 	statsfd_children_changed(parent);
 	mutex_unlock(&parent->children_lock);
 }
-STATSFD_EXPORT(statsfd_source_add_child);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_add_child, STATSFD_NS);
 
 /**
  * statsfd_source_del_child() - stop counting @child in its parent's aggregates
@@ -318,7 +318,7 @@ void statsfd_source_del_child(struct statsfd_source *child)
 	statsfd_children_changed(parent);
 	mutex_unlock(&parent->children_lock);
 }
-STATSFD_EXPORT(statsfd_source_del_child);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_del_child, STATSFD_NS);
 
 /**
  * statsfd_source_hangup() - tell pollers that the source's owner is gone
@@ -340,4 +340,4 @@ void statsfd_source_hangup(struct statsfd_source *src)
 	WRITE_ONCE(src->hung_up, true);
 	wake_up_poll(&src->wq, EPOLLHUP);
 }
-STATSFD_EXPORT(statsfd_source_hangup);
+EXPORT_SYMBOL_NS_GPL(statsfd_source_hangup, STATSFD_NS);

@@ -289,6 +289,6 @@ module_init(statsfd_vm_init);
 module_exit(statsfd_vm_exit);
 
 MODULE_LICENSE("GPL");
-STATSFD_MODULE_IMPORT_NS();
+MODULE_IMPORT_NS(STATSFD_NS);
 MODULE_DESCRIPTION("statsfd VM/vCPU provider: a synthetic hypervisor");
 MODULE_AUTHOR("statsfd developers");

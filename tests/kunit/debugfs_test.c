@@ -258,6 +258,41 @@ static void statsfd_source_destroy_parent_first_removes_child_views(struct kunit
 	KUNIT_EXPECT_NULL(test, c0->id);
 }
 
+/* An id may contain '/'; a directory name cannot: it becomes '!'. */
+static void statsfd_source_debugfs_create_replaces_slash(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *c = &ctx->child[0]->src;
+	const char *name = "vm-1-0/vcpu-2";
+	struct dentry *d;
+
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, name, ctx->dir),
+			0);
+	d = debugfs_lookup("vm-1-0!vcpu-2", ctx->dir);
+	KUNIT_EXPECT_NOT_ERR_OR_NULL(test, d);
+	KUNIT_EXPECT_PTR_EQ(test, statsfd_source_debugfs_dir(c), d);
+	dput(d);
+	/* The caller's string is left alone. */
+	KUNIT_EXPECT_STREQ(test, name, "vm-1-0/vcpu-2");
+}
+
+/* Names that are no directory name at all. */
+static void statsfd_source_debugfs_create_rejects_bad_names(struct kunit *test)
+{
+	static const char *const bad[] = { "", ".", ".." };
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *c = &ctx->child[0]->src;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		KUNIT_EXPECT_EQ_MSG(test,
+				    statsfd_source_debugfs_create(c, bad[i],
+								  ctx->dir),
+				    -EINVAL, "name \"%s\"", bad[i]);
+		KUNIT_EXPECT_NULL(test, c->debugfs);
+	}
+}
+
 static struct kunit_case statsfd_debugfs_cases[] = {
 	KUNIT_CASE(statsfd_debugfs_root_is_named_statsfd),
 	KUNIT_CASE(statsfd_source_debugfs_create_makes_one_file_per_stat),
@@ -266,6 +301,8 @@ static struct kunit_case statsfd_debugfs_cases[] = {
 	KUNIT_CASE(statsfd_debugfs_show_computes_aggregates),
 	KUNIT_CASE(statsfd_source_debugfs_create_twice_is_ebusy),
 	KUNIT_CASE(statsfd_source_debugfs_create_existing_name_fails_cleanly),
+	KUNIT_CASE(statsfd_source_debugfs_create_replaces_slash),
+	KUNIT_CASE(statsfd_source_debugfs_create_rejects_bad_names),
 	KUNIT_CASE(statsfd_source_debugfs_remove_deletes_directory),
 	KUNIT_CASE(statsfd_source_debugfs_dir_follows_the_view),
 	KUNIT_CASE(statsfd_source_destroy_parent_first_removes_child_views),

@@ -387,6 +387,6 @@ void statsfd_kunit_parent_data(const struct statsfd_kunit_parent *p,
 }
 
 MODULE_LICENSE("GPL");
-STATSFD_MODULE_IMPORT_NS();
+MODULE_IMPORT_NS(STATSFD_NS);
 MODULE_DESCRIPTION("KUnit tests for the statsfd core");
 STATSFD_IMPORT_KUNIT_NS();

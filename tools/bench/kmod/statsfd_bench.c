@@ -373,4 +373,4 @@ module_misc_device(statsfd_bench_dev);
 
 MODULE_DESCRIPTION("statsfd bench-only synthetic schemas");
 MODULE_LICENSE("GPL");
-STATSFD_MODULE_IMPORT_NS();
+MODULE_IMPORT_NS(STATSFD_NS);
