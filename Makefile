@@ -149,6 +149,7 @@ install: modules tools-install
 		install -D -m 0644 $$out/$$ko \
 			$(DESTDIR)/lib/modules/$$krel/updates/statsfd/$$(basename $$ko) || exit 1; \
 	done && \
+	$(ROOT)/tools/install-sdk.sh $(ROOT) $$out $(DESTDIR)/usr/src/statsfd/$$krel && \
 	if [ -z "$(DESTDIR)" ]; then depmod -a $$krel; fi
 
 .PHONY: all deps deps-demo stock kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \

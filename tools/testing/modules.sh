@@ -40,6 +40,7 @@ rsync -a --delete \
 	--exclude='.tmp_*' --exclude='*.dwo' --exclude='.kernelrelease' \
 	--include='/Kbuild' --include='/include/***' --include='/src/***' \
 	--include='/tests/' --include='/tests/kunit/***' --include='/tests/harness/***' \
+	--include='/samples/' --include='/samples/statsfd/***' \
 	--exclude='*' \
 	"$root/" "$out/"
 echo "$krel" >"$out/.kernelrelease"
@@ -54,6 +55,19 @@ if ! make -C "$kdir" M="$out" W=1 KCFLAGS=-Werror -j"$jobs" "$@" modules >"$log"
 fi
 if grep -E '^WARNING:|warning:|error:' "$log" >&2; then
 	echo "modules.sh: module build against $krel has warnings (W=1 must be clean), log: $log" >&2
+	exit 1
+fi
+
+# The sample provider, as a user builds one: out of tree, against the
+# headers and Module.symvers tools/install-sdk.sh installs (here into
+# $out/sdk), with no path into this tree.
+"$root/tools/install-sdk.sh" "$out" "$out" "$out/sdk"
+if ! make -C "$kdir" M="$out/samples/statsfd" STATSFD_SDK="$out/sdk" \
+	KBUILD_EXTRA_SYMBOLS="$out/sdk/Module.symvers" W=1 KCFLAGS=-Werror \
+	-j"$jobs" "$@" modules >"$log.sample" 2>&1 ||
+	grep -E '^WARNING:|warning:|error:' "$log.sample" >&2; then
+	tail -n 40 "$log.sample" >&2
+	echo "modules.sh: samples/statsfd against the installed SDK failed, log: $log.sample" >&2
 	exit 1
 fi
 echo "$out"
