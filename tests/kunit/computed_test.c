@@ -110,7 +110,8 @@ static struct cmp_src *cmp_source(struct kunit *test,
 
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	c->pcpu = alloc_percpu(struct statsfd_kunit_child);
-	KUNIT_ASSERT_NOT_NULL(test, c->pcpu);
+	/* !: a __percpu pointer cannot be compared with a plain NULL. */
+	KUNIT_ASSERT_FALSE(test, !c->pcpu);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cmp_free_percpu,
 							(void __force *)c->pcpu),
 			0);
