@@ -288,7 +288,7 @@ static void show_prom(struct cli_sources *s)
 		if (l->vcpu >= 0)
 			statsfd_buf_printf(b, ",vcpu=\"%d\"", l->vcpu);
 		ser[n++] = (struct statsfd_prom_series){
-			s->v[i].sf, s->v[i].cur, prefix[i], b->data, NULL,
+			s->v[i].sf, s->v[i].cur, prefix[i], b->data, NULL, NULL,
 		};
 	}
 	if (statsfd_prom_write(&out, ser, n, NULL))
