@@ -423,7 +423,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 		case O_CLMAXBYTES:
 		case O_MAXBYTES:
 			ull = strtoull(optarg, &end, 10);
-			if (*end || end == optarg || ull < 4096 || ull > SIZE_MAX / 2)
+			if (*end || end == optarg || ull < 1024 || ull > SIZE_MAX / 2)
 				goto bad;
 			if (opt == O_MAXBYTES)
 				c->max_bytes = (size_t)ull;

@@ -116,7 +116,7 @@ static struct json_object *cmd_add_sources(struct collector *c,
 		}
 		if (r) {
 			snprintf(msg, sizeof(msg), "sources[%u]: %s", i, why);
-			*err = err_obj(r == -EPERM ? "PermissionDenied" :
+			*err = err_obj(r == -EPERM || r == -EACCES ? "PermissionDenied" :
 				       r == -EDQUOT || r == -ENOSPC ? "QuotaExceeded" :
 				       "GenericError", msg);
 			for (j = 0; j < i; j++)
