@@ -211,6 +211,8 @@ static struct json_object *cmd_query_sources(struct collector *c,
 		json_object_object_add(o, "client", cli);
 		json_object_object_add(o, "reads", json_object_new_uint64(s->reads));
 		json_object_object_add(o, "read-errors", json_object_new_uint64(s->read_errors));
+		json_object_object_add(o, "up", json_object_new_boolean(!s->failures));
+		json_object_object_add(o, "last-read-ms", json_object_new_uint64(s->last_read));
 		json_object_object_add(o, "mapped", json_object_new_boolean(s->mapped));
 		json_object_object_add(o, "view", json_object_new_string(
 			statsfd_view_kind(s->sf) == STATSFD_VIEW_KERNEL ? "kernel" :
