@@ -276,8 +276,14 @@ static void show_prom(struct cli_sources *s)
 
 		if (s->v[i].hidden)
 			continue;
-		snprintf(prefix[i], sizeof(prefix[i]), "%s_%s", l->provider, l->target);
-		statsfd_buf_printf(b, "id=\"");
+		/* The collector's naming: namespace, then labels. */
+		snprintf(prefix[i], sizeof(prefix[i]), "%s",
+			 strcmp(l->provider, "kvm") ? "statsfd" : "kvm");
+		statsfd_buf_printf(b, "provider=\"");
+		statsfd_prom_escape(b, l->provider);
+		statsfd_buf_printf(b, "\",target=\"");
+		statsfd_prom_escape(b, l->target);
+		statsfd_buf_printf(b, "\",id=\"");
 		statsfd_prom_escape(b, statsfd_id(s->v[i].sf));
 		statsfd_buf_printf(b, "\"");
 		if (l->vm[0]) {
