@@ -54,6 +54,7 @@ run() {
 }
 
 run lib_test "$san/tests/lib_test"
+run prom_test "$san/tests/prom_test"
 run view_test "$san/tests/view_test"
 run cli_events_test "$san/tests/cli_events_test"
 run collector_events_test "$san/tests/collector_events_test"
