@@ -18,12 +18,6 @@
 #include "statsfd_msg.h"
 
 /*
- * A client's queued reply may not exceed this: a larger one is replaced
- * by an error asking for a narrower query.  With --client-timeout (10 s)
- * as the absolute deadline of a reply, a reader must take 400 KiB/s.
- */
-#define CLIENT_OUT_MAX		(4u << 20)
-/*
  * Refused connections being answered (one short error each) at a time;
  * beyond this they are closed unanswered.  They never count toward
  * --max-clients.
@@ -70,7 +64,7 @@ static int queue_packet(void *arg, const void *data, size_t n)
 	struct client *cl = arg;
 	struct pkt *p;
 
-	if (cl->out_bytes + n > CLIENT_OUT_MAX)
+	if (cl->out_bytes + n > cl->out_max)
 		return -ENOBUFS;
 	p = malloc(sizeof(*p) + n);
 	if (!p)
@@ -128,7 +122,7 @@ static struct json_object *error_reply(const char *cls, const char *desc)
 }
 
 /*
- * Queue @reply (consumed).  One larger than CLIENT_OUT_MAX is replaced
+ * Queue @reply (consumed).  One larger than collector.reply_max is replaced
  * by an error, keeping the request's "id": the client learns why.  The
  * deadline of a reply is set when it is queued; progress does not move it.
  */
@@ -146,8 +140,8 @@ static void queue_reply(struct collector *c, struct client *cl,
 		unqueue_after(cl, tail);
 		c->stats.replies_too_large++;
 		snprintf(msg, sizeof(msg),
-			 "reply larger than %u bytes: narrow the query with filters",
-			 CLIENT_OUT_MAX);
+			 "reply larger than %zu bytes: narrow the query with filters",
+			 c->reply_max);
 		e = error_reply("GenericError", msg);
 		if (json_object_object_get_ex(reply, "id", &id))
 			json_object_object_add(e, "id", json_object_get(id));
@@ -394,6 +388,7 @@ static struct client *new_client(struct collector *c, int fd,
 	cl->uid = cred->uid;
 	cl->gid = cred->gid;
 	cl->refused = refused;
+	cl->out_max = c->reply_max;
 	cl->next = c->clients;
 	if (c->clients)
 		c->clients->prev = cl;

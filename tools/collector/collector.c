@@ -492,7 +492,8 @@ int main(int argc, char **argv)
 		.max_sources = 65536, .max_mapped = 16384,
 		.client_max_sources = 16384, .client_max_bytes = (size_t)256 << 20,
 		.max_bytes = (size_t)1 << 30, .drop_after = 10,
-		.client_timeout_ms = 10000, .policy.max_clients = 1024,
+		.client_timeout_ms = 10000, .reply_max = COLLECTOR_REPLY_MAX,
+		.policy.max_clients = 1024,
 	};
 	int tag_listen = EP_LISTEN, tag_timer = EP_TIMER, tag_signal = EP_SIGNAL;
 	struct itimerspec its = { 0 };

@@ -113,6 +113,7 @@ struct pkt {
  * @out: queued reply packets
  * @out_tail: last of @out
  * @out_bytes: bytes queued
+ * @out_max: limit on @out_bytes (collector.reply_max)
  * @deadline: monotonic ms after which the client is dropped, 0 for none;
  *	set when a reply is queued, not moved by partial progress
  * @refused: not allowed to connect: answered, then hung up; not counted
@@ -136,6 +137,7 @@ struct client {
 	size_t bytes;
 	struct pkt *out, *out_tail;
 	size_t out_bytes;
+	size_t out_max;
 	uint64_t deadline;
 	bool refused;
 	bool closing;
@@ -146,6 +148,12 @@ struct client {
 enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE };
 
 #define MAX_IDS			64
+/*
+ * A client's queued reply may not exceed this: a larger one is replaced
+ * by an error asking for a narrower query.  With --client-timeout (10 s)
+ * as the absolute deadline of a reply, a reader must take 400 KiB/s.
+ */
+#define COLLECTOR_REPLY_MAX	((size_t)4 << 20)
 
 /**
  * struct client_policy - who may connect, and how many
@@ -207,6 +215,7 @@ struct stat_rule {
  * @accept_memfd: --test-accept-memfd (tests only): memfds are stats fds
  * @dead: sources dropped during the current batch of events
  * @client_timeout_ms: see --client-timeout
+ * @reply_max: limit on a client's queued reply, COLLECTOR_REPLY_MAX
  * @generation: bumped by every read tick and every source added or
  *	dropped: the cached exposition is stale when it differs
  * @render: cache of render_cached()
@@ -242,6 +251,7 @@ struct collector {
 	bool accept_memfd;
 	struct source *dead;
 	unsigned int client_timeout_ms;
+	size_t reply_max;
 	uint64_t generation;
 	struct {
 		char *text;

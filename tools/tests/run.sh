@@ -59,6 +59,7 @@ run view_test "$san/tests/view_test"
 run cli_events_test "$san/tests/cli_events_test"
 run collector_events_test "$san/tests/collector_events_test"
 run collector_sources_test "$san/tests/collector_sources_test"
+run collector_clients_test "$san/tests/collector_clients_test"
 # Random images: 30000 with STRESS=1 (CI), 5000 otherwise so a warm
 # make check stays quick (same fixed seed, fewer rounds).
 fuzz_rounds=5000
