@@ -22,15 +22,56 @@
 #include "admit.h"
 #include "collector.h"
 
-/* readlink() of /proc/self/fd/N for each fd type we read, and its namespace. */
+/*
+ * readlink() of /proc/self/fd/N for each fd type we read, and its
+ * namespace: the names given to anon_inode_getfile() by statsfd
+ * (src/core/fd.c: every stats fd and view) and by KVM
+ * (kvm_vm_ioctl_get_stats_fd(), kvm_vcpu_ioctl_get_stats_fd(), which
+ * appends ":<vcpu id>").
+ */
 static const struct {
 	const char *link;
+	bool vcpu_id;
 	enum source_ns ns;
 } stats_fd_types[] = {
-	{ "anon_inode:statsfd", SOURCE_NS_STATSFD },
-	{ "anon_inode:kvm-vm-stats", SOURCE_NS_KVM },
-	{ "anon_inode:kvm-vcpu-stats", SOURCE_NS_KVM },
+	{ "anon_inode:statsfd", false, SOURCE_NS_STATSFD },
+	{ "anon_inode:kvm-vm-stats", false, SOURCE_NS_KVM },
+	{ "anon_inode:kvm-vcpu-stats", true, SOURCE_NS_KVM },
 };
+
+/* @link is @name, or with @vcpu_id also "@name:<decimal>". */
+static bool link_is(const char *link, const char *name, bool vcpu_id)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(link, name, n))
+		return false;
+	if (!link[n])
+		return true;
+	if (!vcpu_id || link[n] != ':' || !link[n + 1])
+		return false;
+	return strspn(link + n + 1, "0123456789") == strlen(link + n + 1);
+}
+
+/**
+ * stats_fd_ns() - the namespace of a stats fd from its /proc/self/fd link
+ * @link: what readlink() gave, e.g. "anon_inode:kvm-vcpu-stats:3"
+ * @ns: set on success
+ *
+ * Return: true for a stats fd of statsfd or KVM.
+ */
+bool stats_fd_ns(const char *link, enum source_ns *ns)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(stats_fd_types) / sizeof(*stats_fd_types); i++) {
+		if (link_is(link, stats_fd_types[i].link, stats_fd_types[i].vcpu_id)) {
+			*ns = stats_fd_types[i].ns;
+			return true;
+		}
+	}
+	return false;
+}
 
 /**
  * source_ns_name() - metric name prefix of a namespace
@@ -56,7 +97,6 @@ static int fd_type(int fd, bool accept_memfd, enum source_ns *ns, char *why,
 {
 	char path[64], link[128];
 	struct statfs st;
-	unsigned int i;
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
@@ -66,14 +106,9 @@ static int fd_type(int fd, bool accept_memfd, enum source_ns *ns, char *why,
 		return -EBADF;
 	}
 	link[n] = '\0';
-	if ((unsigned long)st.f_type == (unsigned long)ANON_INODE_FS_MAGIC) {
-		for (i = 0; i < sizeof(stats_fd_types) / sizeof(*stats_fd_types); i++) {
-			if (!strcmp(link, stats_fd_types[i].link)) {
-				*ns = stats_fd_types[i].ns;
-				return 0;
-			}
-		}
-	}
+	if ((unsigned long)st.f_type == (unsigned long)ANON_INODE_FS_MAGIC &&
+	    stats_fd_ns(link, ns))
+		return 0;
 	if (accept_memfd && is_memfd(&st, link)) {
 		*ns = SOURCE_NS_STATSFD;
 		return 0;

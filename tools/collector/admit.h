@@ -42,6 +42,7 @@ struct admit_info {
 };
 
 const char *source_ns_name(enum source_ns ns);
+bool stats_fd_ns(const char *link, enum source_ns *ns);
 int admit_fd(int fd, bool accept_memfd, struct admit_info *info, char *why,
 	     size_t len);
 

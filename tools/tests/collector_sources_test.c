@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -103,6 +104,34 @@ static void test_admit(void)
 	fd = memfd_create("short", MFD_CLOEXEC);
 	tap_ok(admit(fd, true, &info, why) == -EINVAL && strstr(why, "cannot read the header"),
 	       "an empty memfd: -EINVAL (no header)");
+	{
+		static const struct { const char *link; int ns; } links[] = {
+			{ "anon_inode:statsfd", SOURCE_NS_STATSFD },
+			{ "anon_inode:kvm-vm-stats", SOURCE_NS_KVM },
+			{ "anon_inode:kvm-vcpu-stats:0", SOURCE_NS_KVM },
+			{ "anon_inode:kvm-vcpu-stats:4095", SOURCE_NS_KVM },
+			{ "anon_inode:kvm-vcpu-stats", SOURCE_NS_KVM },
+			{ "anon_inode:kvm-vcpu-stats:", -1 },
+			{ "anon_inode:kvm-vcpu-stats:1x", -1 },
+			{ "anon_inode:kvm-vm-stats:1", -1 },
+			{ "anon_inode:statsfd-vm", -1 },
+			{ "anon_inode:statsfd-vcpu:0", -1 },
+			{ "anon_inode:kvm-vm", -1 },
+			{ "anon_inode:[eventfd]", -1 },
+			{ "/statsfd", -1 },
+		};
+		enum source_ns ns;
+		unsigned int i;
+
+		for (i = 0; i < sizeof(links) / sizeof(*links); i++)
+			tap_ok(links[i].ns < 0 ? !stats_fd_ns(links[i].link, &ns) :
+			       stats_fd_ns(links[i].link, &ns) && (int)ns == links[i].ns,
+			       "%s: %s", links[i].link, links[i].ns < 0 ? "not a stats fd" :
+			       source_ns_name(links[i].ns));
+	}
+	fd = eventfd(0, EFD_CLOEXEC);
+	tap_ok(admit(fd, true, &info, why) == -EPERM && strstr(why, "(anon_inode:[eventfd])"),
+	       "an eventfd, an anon inode of another name: -EPERM");
 	tap_ok(!strcmp(source_ns_name(SOURCE_NS_STATSFD), "statsfd") &&
 	       !strcmp(source_ns_name(SOURCE_NS_KVM), "kvm"), "namespaces statsfd and kvm");
 }
