@@ -128,7 +128,7 @@ timeout 30 statsfd watch --pid "$vpid" --count 2 --interval 0.5 >"$tmp/watch.txt
 check "statsfd watch --pid: 2 refreshes with io_exits rates" \
 	sh -c "grep -c '^statsfd watch:' '$tmp/watch.txt' | grep -qx 2 && grep -q '^  io_exits ' '$tmp/watch.txt'"
 statsfd show --prometheus --device >"$tmp/cli-prom.txt" 2>/dev/null
-check "statsfd show --prometheus --device" grep -q '^statsfd_vm_system_vms_alive' "$tmp/cli-prom.txt"
+check "statsfd show --prometheus --device" grep -q '^statsfd_vms_alive{provider="statsfd_vm",target="system",' "$tmp/cli-prom.txt"
 
 # VM teardown inside a running VMM: only that VM's sources go.
 statsfd-vmm --vms 2 --vcpus 1 --workload mixed --names t0,t1 --teardown 0:1 \
