@@ -870,6 +870,19 @@ static void test_failing_source(void)
 	       v >= 1 && strstr(m, "statsfd_collector_sources_down 1\n"),
 	       "reads failing: up 0, its stats no longer exported, read errors counted");
 	free(m);
+	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	{
+		struct json_object *src, *x;
+
+		src = r && json_object_object_get_ex(r, "return", &src) ?
+		      json_object_array_get_idx(src, 0) : NULL;
+		tap_ok(src && json_object_object_get_ex(src, "up", &x) &&
+		       json_object_is_type(x, json_type_boolean) && !json_object_get_boolean(x) &&
+		       json_object_object_get_ex(src, "last-read-ms", &x) &&
+		       json_object_get_uint64(x) > 0,
+		       "query-sources: \"up\": false, \"last-read-ms\" of its last good read");
+	}
+	json_object_put(r);
 	t0 = now_s();
 	while (!ok && now_s() - t0 < 3) {
 		msleep(100);
@@ -935,13 +948,13 @@ static void test_filters(void)
 
 static void test_startup(void)
 {
-	char err[4096], victim[160], link[160], sock2[160];
+	char err[4096], victim[160], lnk[160], sock2[160];
 	const char *user_empty[] = { "--user", "", NULL };
 	const char *live[] = { "--socket", sock_path, "--listen", "none", NULL };
 	const char *to_file[] = { "--socket", victim, "--listen", "none", NULL };
-	const char *to_link[] = { "--socket", link, "--listen", "none", NULL };
+	const char *to_link[] = { "--socket", lnk, "--listen", "none", NULL };
 	const char *portlink[] = { "--socket", sock2, "--listen", "127.0.0.1:0",
-				   "--port-file", link, NULL };
+				   "--port-file", lnk, NULL };
 	const char *extra[] = { "--test-accept-memfd", "--socket-mode", "0640", NULL };
 	struct json_object *r;
 	struct stat st;
@@ -951,13 +964,13 @@ static void test_startup(void)
 	tap_ok(run_status(user_empty, err, sizeof(err)) == 2 && strstr(err, "bad value ''"),
 	       "--user '': usage error (it used to keep root)");
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
-	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(lnk, sizeof(lnk), "%s/link", dir);
 	snprintf(sock2, sizeof(sock2), "%s/c2.sock", dir);
 	fd = open(victim, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || write(fd, "precious\n", 9) != 9)
 		tap_diag("victim: %s", strerror(errno));
 	close(fd);
-	if (symlink(victim, link))
+	if (symlink(victim, lnk))
 		tap_diag("symlink: %s", strerror(errno));
 	tap_ok(run_status(to_file, err, sizeof(err)) == 1 &&
 	       strstr(err, "exists and is not a socket: refusing to replace it") &&
@@ -965,14 +978,20 @@ static void test_startup(void)
 	       "--socket at a regular file: refused, the file kept");
 	tap_ok(run_status(to_link, err, sizeof(err)) == 1 &&
 	       strstr(err, "exists and is not a socket") &&
-	       !lstat(link, &st) && S_ISLNK(st.st_mode),
+	       !lstat(lnk, &st) && S_ISLNK(st.st_mode),
 	       "--socket at a symlink: refused, not followed");
 	tap_ok(run_status(portlink, err, sizeof(err)) == 1 &&
 	       strstr(err, "--port-file") && strstr(err, "Too many levels of symbolic links"),
 	       "--port-file at a symlink: refused (O_NOFOLLOW)");
+	unlink(lnk);
+	if (link(victim, lnk))
+		tap_diag("link: %s", strerror(errno));
+	tap_ok(run_status(portlink, err, sizeof(err)) == 1 &&
+	       strstr(err, "not a regular file with a single link"),
+	       "--port-file at a hard link to another file: refused");
 	fd = open(victim, O_RDONLY);
 	tap_ok(fd >= 0 && read(fd, buf, sizeof(buf)) == 9 && !strncmp(buf, "precious\n", 9),
-	       "the symlink's target untouched");
+	       "the links' target untouched");
 	close(fd);
 	unlink(sock2);
 
