@@ -9,6 +9,11 @@
  * client sockets are nonblocking with bounded buffers and deadlines, and
  * scrapes are served from the values of the last read, so no client, fast
  * or slow, can hold up a scrape.  See Documentation/statsfd-tools.rst.
+ *
+ * This file: options, the sockets, privileges, and the loop dispatching
+ * each event to its owner: clients.c (the unix socket's connections, whose
+ * requests query.c executes), sources.c (the stats fds, admitted by
+ * admit.c), render.c (the exposition) and http.c (the HTTP server).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,7 +38,6 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "statsfd_msg.h"
 
 #define DEFAULT_SOCKET		"/run/statsfd/collector.sock"
 #define DEFAULT_LISTEN		"127.0.0.1:9477"

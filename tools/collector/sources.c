@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * statsfd-collector: its sources.  Each registered stats fd is validated
- * once, read every interval (through a view of the --stats it has, if
- * any), and waited on in the daemon's epoll set: a hangup drops it at
- * once.  Separate from collector.c so that a host test can drive it
- * (tools/tests/collector_events_test.c).
+ * statsfd-collector: its sources.  Each registered stats fd is checked
+ * against the quotas and its VM label's owner, validated once, read every
+ * interval (through a view of the --stats it has, if any; a source whose
+ * reads fail is down, then dropped), and waited on in the daemon's epoll
+ * set: a hangup drops it at once.  Its schema records which stats the
+ * exposition leaves out (--include, --exclude, --histograms).  Separate
+ * so that host tests can drive it (tools/tests/collector_events_test.c,
+ * collector_sources_test.c).
  */
 #include <errno.h>
 #include <fnmatch.h>
