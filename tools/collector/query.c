@@ -78,6 +78,19 @@ static bool arr_has_int(struct json_object *arr, int64_t x)
 	return false;
 }
 
+/*
+ * The error class of a refused fd: not a stats fd or not the client's VM
+ * label, a limit, or anything else (caps, invalid files, labels in use).
+ */
+static const char *add_error_class(int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		return "PermissionDenied";
+	if (err == -EDQUOT || err == -ENOSPC)
+		return "QuotaExceeded";
+	return "GenericError";
+}
+
 static struct json_object *cmd_add_sources(struct collector *c,
 					   struct client *cl,
 					   struct json_object *args, int *fds,
@@ -116,9 +129,7 @@ static struct json_object *cmd_add_sources(struct collector *c,
 		}
 		if (r) {
 			snprintf(msg, sizeof(msg), "sources[%u]: %s", i, why);
-			*err = err_obj(r == -EPERM || r == -EACCES ? "PermissionDenied" :
-				       r == -EDQUOT || r == -ENOSPC ? "QuotaExceeded" :
-				       "GenericError", msg);
+			*err = err_obj(add_error_class(r), msg);
 			for (j = 0; j < i; j++)
 				drop_source(c, added[j]);
 			goto out_close;
