@@ -149,6 +149,8 @@ static void queue_reply(struct collector *c, struct client *cl,
 		json_object_put(e);
 	}
 	if (ret) {
+		/* Never half a reply: the client would wait for the rest. */
+		unqueue_after(cl, tail);
 		logmsg("client %" PRIu64 ": reply cannot be queued, closing", cl->id);
 		cl->closing = true;
 	}
