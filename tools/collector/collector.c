@@ -9,6 +9,11 @@
  * client sockets are nonblocking with bounded buffers and deadlines, and
  * scrapes are served from the values of the last read, so no client, fast
  * or slow, can hold up a scrape.  See Documentation/statsfd-tools.rst.
+ *
+ * This file: options, the sockets, privileges, and the loop dispatching
+ * each event to its owner: clients.c (the unix socket's connections, whose
+ * requests query.c executes), sources.c (the stats fds, admitted by
+ * admit.c), render.c (the exposition) and http.c (the HTTP server).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,13 +38,9 @@
 #include <unistd.h>
 
 #include "collector.h"
-#include "statsfd_msg.h"
 
 #define DEFAULT_SOCKET		"/run/statsfd/collector.sock"
 #define DEFAULT_LISTEN		"127.0.0.1:9477"
-/* A client's queued replies may not exceed this; it is dropped instead. */
-#define CLIENT_OUT_MAX		(64u << 20)
-#define MAX_IDS			64
 
 struct options {
 	const char *socket;
@@ -49,11 +50,6 @@ struct options {
 	const char *port_file;
 	mode_t socket_mode;
 	unsigned int interval_ms;
-	unsigned int max_clients;
-	uid_t allow_uid[MAX_IDS];
-	unsigned int nallow_uid;
-	gid_t allow_gid[MAX_IDS];
-	unsigned int nallow_gid;
 };
 
 static const char usage[] =
@@ -64,7 +60,8 @@ static const char usage[] =
 "  --listen ADDR:PORT    HTTP for Prometheus (default " DEFAULT_LISTEN "; 'none' disables;\n"
 "                        port 0 picks a free port, see --port-file)\n"
 "  --port-file FILE      write the HTTP port here once ready\n"
-"  --user USER           drop to this user after binding (default nobody; '' keeps)\n"
+"  --user USER           drop to this user after binding (default nobody; the\n"
+"                        daemon's own user when not run as root)\n"
 "  --allow-uid LIST      uids (names or numbers, comma-separated) that may connect\n"
 "  --allow-gid LIST      gids whose members may connect (primary or supplementary)\n"
 "                        (default: uid 0 and the user the daemon runs as)\n"
@@ -73,381 +70,21 @@ static const char usage[] =
 "  --max-mapped N        map the values of at most N sources, read the others\n"
 "                        with pread; each mapping is one memory map of the\n"
 "                        process (default 16384, 0: none)\n"
-"  --max-clients N       (default 1024)\n"
+"  --max-clients N       allowed clients connected at a time (default 1024)\n"
+"  --client-max-sources N  sources one client may register (default 16384)\n"
+"  --client-max-bytes N  bytes one client's sources may hold (default 256 MiB)\n"
+"  --max-bytes N         bytes all sources may hold (default 1 GiB)\n"
 "  --stats NAME,...      read and export only these stats, through a view of\n"
 "                        each source (filtered here where the fd has none)\n"
+"  --include [PROVIDER:TARGET:]STAT  export only the stats matching these globs\n"
+"                        (repeatable; see --exclude)\n"
+"  --exclude [PROVIDER:TARGET:]STAT  do not export the stats matching these\n"
+"  --histograms keep|drop  export histograms or not (default keep)\n"
+"  --drop-after N        drop a source after N failed reads in a row (default 10)\n"
 "  --client-timeout MS   drop a client that registered nothing and is idle, or\n"
-"                        whose replies make no progress, after this (default 10000)\n"
+"                        has not read a reply, after this (default 10000)\n"
+"  --test-accept-memfd   tests only: take memfds as stats fds\n"
 "  --verbose\n";
-
-static int ep_ctl(struct collector *c, int op, int fd, uint32_t events,
-		  void *ptr)
-{
-	struct epoll_event ev = { .events = events, .data.ptr = ptr };
-
-	return epoll_ctl(c->epfd, op, fd, &ev);
-}
-
-/* ---- clients ---------------------------------------------------------- */
-
-static void drop_client(struct collector *c, struct client *cl,
-			const char *why)
-{
-	struct pkt *p;
-
-	if (collector_verbose || cl->nsources)
-		logmsg("client %" PRIu64 " (pid %d uid %u) gone (%s): dropping its %u source%s",
-		       cl->id, cl->pid, cl->uid, why, cl->nsources,
-		       cl->nsources == 1 ? "" : "s");
-	while (cl->sources)
-		drop_source(c, cl->sources);
-	while ((p = cl->out)) {
-		cl->out = p->next;
-		free(p);
-	}
-	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
-	close(cl->fd);
-	if (cl->prev)
-		cl->prev->next = cl->next;
-	else
-		c->clients = cl->next;
-	if (cl->next)
-		cl->next->prev = cl->prev;
-	c->nclients--;
-	free(cl);
-}
-
-static int queue_packet(void *arg, const void *data, size_t n)
-{
-	struct client *cl = arg;
-	struct pkt *p;
-
-	if (cl->out_bytes + n > CLIENT_OUT_MAX)
-		return -ENOBUFS;
-	p = malloc(sizeof(*p) + n);
-	if (!p)
-		return -ENOMEM;
-	p->next = NULL;
-	p->len = n;
-	p->off = 0;
-	memcpy(p->data, data, n);
-	if (cl->out_tail)
-		cl->out_tail->next = p;
-	else
-		cl->out = p;
-	cl->out_tail = p;
-	cl->out_bytes += n;
-	return 0;
-}
-
-static void update_events(struct collector *c, struct client *cl)
-{
-	/* While replies are pending, read no more requests: bounded memory. */
-	ep_ctl(c, EPOLL_CTL_MOD, cl->fd,
-	       cl->out ? EPOLLOUT | EPOLLRDHUP : EPOLLIN | EPOLLRDHUP, cl);
-}
-
-static void set_idle_deadline(struct collector *c, struct client *cl)
-{
-	cl->deadline = cl->nsources ? 0 : now_ms() + c->client_timeout_ms;
-}
-
-/* Return: false when the client was dropped. */
-static bool flush_client(struct collector *c, struct client *cl)
-{
-	struct pkt *p;
-	bool progress = false;
-
-	while ((p = cl->out)) {
-		ssize_t r = send(cl->fd, p->data, p->len, MSG_DONTWAIT | MSG_NOSIGNAL);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (r < 0) {
-			drop_client(c, cl, strerror(errno));
-			return false;
-		}
-		/* SOCK_SEQPACKET: a packet goes whole or not at all. */
-		cl->out = p->next;
-		if (!cl->out)
-			cl->out_tail = NULL;
-		cl->out_bytes -= p->len;
-		free(p);
-		progress = true;
-	}
-	if (!cl->out && cl->closing && !cl->shut) {
-		shutdown(cl->fd, SHUT_WR);
-		cl->shut = true;
-		cl->deadline = now_ms() + c->client_timeout_ms;
-		update_events(c, cl);
-		return true;
-	}
-	if (cl->shut)
-		return true;
-	if (cl->out) {
-		if (progress || !cl->deadline)
-			cl->deadline = now_ms() + c->client_timeout_ms;
-	} else {
-		set_idle_deadline(c, cl);
-	}
-	update_events(c, cl);
-	return true;
-}
-
-void queue_reply(struct collector *c, struct client *cl,
-		 struct json_object *reply)
-{
-	size_t len;
-	const char *s = json_object_to_json_string_length(reply,
-							  JSON_C_TO_STRING_PLAIN |
-							  JSON_C_TO_STRING_NOSLASHESCAPE,
-							  &len);
-
-	if (statsfd_msg_pack(s, len, queue_packet, cl)) {
-		logmsg("client %" PRIu64 ": reply too large or out of memory, closing",
-		       cl->id);
-		cl->closing = true;
-	}
-	json_object_put(reply);
-}
-
-static struct json_object *error_reply(const char *cls, const char *desc)
-{
-	struct json_object *r = json_object_new_object();
-	struct json_object *e = json_object_new_object();
-
-	json_object_object_add(e, "class", json_object_new_string(cls));
-	json_object_object_add(e, "desc", json_object_new_string(desc));
-	json_object_object_add(r, "error", e);
-	return r;
-}
-
-static void close_fds(int *fds, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++)
-		close(fds[i]);
-}
-
-/* Return: false when the client was dropped. */
-static bool read_client(struct collector *c, struct client *cl)
-{
-	static char pkt[STATSFD_MSG_MAX + 1];
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * STATSFD_MSG_MAX_FDS)];
-		struct cmsghdr align;
-	} u;
-	int budget = 16;
-
-	if (cl->shut) {
-		/* Discard until the peer closes (or the deadline passes). */
-		for (;;) {
-			struct iovec iov = { .iov_base = pkt, .iov_len = sizeof(pkt) };
-			struct msghdr mh = {
-				.msg_iov = &iov, .msg_iovlen = 1,
-				.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-			};
-			struct cmsghdr *cm;
-			ssize_t r = recvmsg(cl->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-
-			for (cm = r >= 0 ? CMSG_FIRSTHDR(&mh) : NULL; cm; cm = CMSG_NXTHDR(&mh, cm)) {
-				size_t i, n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-				int fd;
-
-				for (i = 0; cm->cmsg_type == SCM_RIGHTS && i < n; i++) {
-					memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-					close(fd);
-				}
-			}
-			if (r > 0 || (r < 0 && errno == EINTR))
-				continue;
-			if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) {
-				drop_client(c, cl, "closed by the collector");
-				return false;
-			}
-			return true;
-		}
-	}
-	while (budget-- > 0 && !cl->out && !cl->closing) {
-		struct iovec iov = { .iov_base = pkt, .iov_len = sizeof(pkt) - 1 };
-		struct msghdr mh = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
-		};
-		int fds[STATSFD_MSG_MAX_FDS];
-		unsigned int nfds = 0;
-		struct cmsghdr *cm;
-		const char *why;
-		ssize_t r;
-
-		r = recvmsg(cl->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (r < 0) {
-			drop_client(c, cl, strerror(errno));
-			return false;
-		}
-		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-			size_t i, n;
-
-			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-				continue;
-			n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (i = 0; i < n && nfds < STATSFD_MSG_MAX_FDS; i++)
-				memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int),
-				       sizeof(int));
-		}
-		if (r == 0) {
-			close_fds(fds, nfds);
-			/* The VMM closed its connection: its VMs are gone. */
-			drop_client(c, cl, "connection closed");
-			return false;
-		}
-		c->stats.requests++;
-		if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-			close_fds(fds, nfds);
-			c->stats.bad_requests++;
-			queue_reply(c, cl, error_reply("GenericError",
-				    mh.msg_flags & MSG_CTRUNC ?
-				    "too many fds in one message (at most 253)" :
-				    "message larger than 65536 bytes"));
-			continue;
-		}
-		if (statsfd_msg_check(pkt, (size_t)r, 0, &why)) {
-			close_fds(fds, nfds);
-			c->stats.bad_requests++;
-			/* Garbage: answer once and hang up, it is not our protocol. */
-			queue_reply(c, cl, error_reply("ProtocolError", why));
-			cl->closing = true;
-			break;
-		}
-		pkt[r] = '\0';
-		handle_request(c, cl, pkt + STATSFD_MSG_HDR_SIZE,
-			       (size_t)r - STATSFD_MSG_HDR_SIZE, fds, nfds);
-	}
-	return flush_client(c, cl);
-}
-
-static bool id_allowed(const struct options *o, uid_t uid, gid_t gid,
-		       const gid_t *groups, unsigned int ngroups)
-{
-	unsigned int i, j;
-
-	for (i = 0; i < o->nallow_uid; i++)
-		if (o->allow_uid[i] == uid)
-			return true;
-	for (i = 0; i < o->nallow_gid; i++) {
-		if (o->allow_gid[i] == gid)
-			return true;
-		for (j = 0; j < ngroups; j++)
-			if (o->allow_gid[i] == groups[j])
-				return true;
-	}
-	return false;
-}
-
-static void accept_clients(struct collector *c, int lfd,
-			   const struct options *o)
-{
-	for (;;) {
-		struct ucred cred;
-		socklen_t sl = sizeof(cred);
-		gid_t groups[256];
-		socklen_t gl = sizeof(groups);
-		struct client *cl;
-		unsigned int ngroups = 0;
-		int fd;
-
-		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0) {
-			if (errno == EMFILE || errno == ENFILE)
-				logmsg("accept: %s", strerror(errno));
-			return;
-		}
-		if (c->nclients >= o->max_clients) {
-			c->stats.clients_refused++;
-			close(fd);
-			continue;
-		}
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl)) {
-			close(fd);
-			continue;
-		}
-		/* Supplementary groups too, so --allow-gid works as people expect. */
-		if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl))
-			ngroups = gl / sizeof(gid_t);
-		cl = calloc(1, sizeof(*cl));
-		if (!cl) {
-			close(fd);
-			continue;
-		}
-		cl->kind = EP_CLIENT;
-		cl->fd = fd;
-		cl->id = ++c->next_client_id;
-		cl->pid = cred.pid;
-		cl->uid = cred.uid;
-		cl->gid = cred.gid;
-		cl->next = c->clients;
-		if (c->clients)
-			c->clients->prev = cl;
-		c->clients = cl;
-		c->nclients++;
-		if (ep_ctl(c, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, cl)) {
-			drop_client(c, cl, "epoll");
-			continue;
-		}
-		if (!id_allowed(o, cred.uid, cred.gid, groups, ngroups)) {
-			char msg[160];
-
-			c->stats.clients_refused++;
-			logmsg("refused client pid %d uid %u gid %u: not in --allow-uid/--allow-gid",
-			       cred.pid, cred.uid, cred.gid);
-			snprintf(msg, sizeof(msg), "uid %u gid %u is not allowed to use this collector",
-				 cred.uid, cred.gid);
-			queue_reply(c, cl, error_reply("PermissionDenied", msg));
-			cl->closing = true;
-			flush_client(c, cl);
-			continue;
-		}
-		set_idle_deadline(c, cl);
-		if (collector_verbose)
-			logmsg("client %" PRIu64 ": pid %d uid %u gid %u connected",
-			       cl->id, cl->pid, cl->uid, cl->gid);
-	}
-}
-
-static void check_deadlines(struct collector *c)
-{
-	uint64_t now = now_ms();
-	struct client *cl, *next;
-
-	for (cl = c->clients; cl; cl = next) {
-		next = cl->next;
-		if (cl->deadline && cl->deadline <= now) {
-			c->stats.clients_dropped++;
-			drop_client(c, cl, cl->out ? "replies not read in time" :
-				    "idle without sources");
-		}
-	}
-}
-
-static int next_deadline_ms(struct collector *c)
-{
-	uint64_t now = now_ms(), best = 0;
-	struct client *cl;
-
-	for (cl = c->clients; cl; cl = cl->next)
-		if (cl->deadline && (!best || cl->deadline < best))
-			best = cl->deadline;
-	if (!best)
-		return -1;
-	return best <= now ? 0 : (int)(best - now);
-}
 
 /* ---- setup ------------------------------------------------------------ */
 
@@ -487,47 +124,121 @@ bad:
 	return -1;
 }
 
+/*
+ * Whether a live instance answers on @sun: only then is an existing
+ * socket in use; one that refuses the connection is a leftover.
+ */
+static bool socket_live(const struct sockaddr_un *sun)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0)
+		return true;
+	live = !connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) ||
+	       (errno != ECONNREFUSED && errno != ENOENT);
+	close(fd);
+	return live;
+}
+
+/*
+ * The unix socket.  Its mode is set on the socket before bind() (bind
+ * creates the node with the socket's mode; the umask is cleared for the
+ * call), its group with lchown-style fchownat(): neither follows a
+ * symlink put at the path.  An existing socket is replaced only if no
+ * live instance answers on it; anything else at the path is an error.
+ */
 static int open_socket(const struct options *o)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct stat st;
 	mode_t old;
-	int fd;
+	int fd, ret;
 
 	if (strlen(o->socket) >= sizeof(sun.sun_path)) {
 		logmsg("%s: path too long", o->socket);
 		return -1;
 	}
 	strcpy(sun.sun_path, o->socket);
-	/* A stale socket from a previous run; never remove anything else. */
-	if (!lstat(o->socket, &st) && S_ISSOCK(st.st_mode))
+	if (!lstat(o->socket, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			logmsg("%s exists and is not a socket: refusing to replace it",
+			       o->socket);
+			return -1;
+		}
+		if (socket_live(&sun)) {
+			logmsg("%s: another collector is running on it: refusing to start",
+			       o->socket);
+			return -1;
+		}
 		unlink(o->socket);
+	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	old = umask(0177);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun))) {
-		umask(old);
+	if (fchmod(fd, o->socket_mode)) {
+		logmsg("%s: fchmod: %s", o->socket, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	old = umask(0);
+	ret = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (ret) {
 		logmsg("bind %s: %s", o->socket, strerror(errno));
 		close(fd);
 		return -1;
 	}
-	umask(old);
 	if (o->socket_group) {
 		struct group *g = getgrnam(o->socket_group);
 
-		if (!g || chown(o->socket, (uid_t)-1, g->gr_gid)) {
+		if (!g || fchownat(AT_FDCWD, o->socket, (uid_t)-1, g->gr_gid,
+				   AT_SYMLINK_NOFOLLOW)) {
 			logmsg("%s: cannot set group %s", o->socket, o->socket_group);
 			close(fd);
 			return -1;
 		}
 	}
-	if (chmod(o->socket, o->socket_mode) || listen(fd, 128)) {
+	if (listen(fd, 128)) {
 		logmsg("%s: %s", o->socket, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * --port-file, opened while privileged, written when ready: never through
+ * a symlink (O_NOFOLLOW), and only a regular file with one link, so that
+ * a link planted in a shared directory cannot make the daemon overwrite
+ * another file.
+ */
+static int open_port_file(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+		      0644);
+	struct stat st;
+
+	if (fd < 0) {
+		logmsg("--port-file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		logmsg("--port-file %s: not a regular file with a single link", path);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int write_port_file(int fd, unsigned int port)
+{
+	char buf[16];
+	int n = snprintf(buf, sizeof(buf), "%u\n", port);
+
+	if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)n, 0) != n)
+		return -1;
+	return close(fd);
 }
 
 static void raise_nofile(unsigned int want)
@@ -612,7 +323,8 @@ static int parse_args(int argc, char **argv, struct options *o,
 	enum {
 		O_SOCKET = 256, O_MODE, O_GROUP, O_LISTEN, O_PORTFILE, O_USER,
 		O_AUID, O_AGID, O_INTERVAL, O_MAXSRC, O_MAXCL, O_TIMEOUT, O_VERBOSE,
-		O_MAXMAP, O_STATS,
+		O_MAXMAP, O_STATS, O_CLMAXSRC, O_CLMAXBYTES, O_MAXBYTES, O_INCLUDE,
+		O_EXCLUDE, O_HIST, O_DROPAFTER, O_TESTMEMFD,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -627,12 +339,21 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "max-sources", required_argument, NULL, O_MAXSRC },
 		{ "max-mapped", required_argument, NULL, O_MAXMAP },
 		{ "max-clients", required_argument, NULL, O_MAXCL },
+		{ "client-max-sources", required_argument, NULL, O_CLMAXSRC },
+		{ "client-max-bytes", required_argument, NULL, O_CLMAXBYTES },
+		{ "max-bytes", required_argument, NULL, O_MAXBYTES },
 		{ "stats", required_argument, NULL, O_STATS },
+		{ "include", required_argument, NULL, O_INCLUDE },
+		{ "exclude", required_argument, NULL, O_EXCLUDE },
+		{ "histograms", required_argument, NULL, O_HIST },
+		{ "drop-after", required_argument, NULL, O_DROPAFTER },
+		{ "test-accept-memfd", no_argument, NULL, O_TESTMEMFD },
 		{ "client-timeout", required_argument, NULL, O_TIMEOUT },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	unsigned long long ull;
 	unsigned long v;
 	char *end;
 	int opt;
@@ -658,14 +379,19 @@ static int parse_args(int argc, char **argv, struct options *o,
 			o->port_file = optarg;
 			break;
 		case O_USER:
+			/* '' used to mean "stay root": a typo must not do that. */
+			if (!*optarg)
+				goto bad;
 			o->user = optarg;
 			break;
 		case O_AUID:
-			if (parse_ids(optarg, false, &o->nallow_uid, o->allow_uid))
+			if (parse_ids(optarg, false, &c->policy.nallow_uid,
+				      c->policy.allow_uid))
 				return -1;
 			break;
 		case O_AGID:
-			if (parse_ids(optarg, true, &o->nallow_gid, o->allow_gid))
+			if (parse_ids(optarg, true, &c->policy.nallow_gid,
+				      c->policy.allow_gid))
 				return -1;
 			break;
 		case O_INTERVAL:
@@ -690,7 +416,42 @@ static int parse_args(int argc, char **argv, struct options *o,
 			v = strtoul(optarg, &end, 10);
 			if (*end || !v || v > 100000)
 				goto bad;
-			o->max_clients = (unsigned int)v;
+			c->policy.max_clients = (unsigned int)v;
+			break;
+		case O_CLMAXSRC:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 1000000)
+				goto bad;
+			c->client_max_sources = (unsigned int)v;
+			break;
+		case O_CLMAXBYTES:
+		case O_MAXBYTES:
+			ull = strtoull(optarg, &end, 10);
+			if (*end || end == optarg || ull < 1024 || ull > SIZE_MAX / 2)
+				goto bad;
+			if (opt == O_MAXBYTES)
+				c->max_bytes = (size_t)ull;
+			else
+				c->client_max_bytes = (size_t)ull;
+			break;
+		case O_INCLUDE:
+		case O_EXCLUDE:
+			if (add_stat_rule(c, optarg, opt == O_INCLUDE))
+				goto bad;
+			break;
+		case O_HIST:
+			if (strcmp(optarg, "keep") && strcmp(optarg, "drop"))
+				goto bad;
+			c->no_histograms = !strcmp(optarg, "drop");
+			break;
+		case O_DROPAFTER:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 1000000)
+				goto bad;
+			c->drop_after = (unsigned int)v;
+			break;
+		case O_TESTMEMFD:
+			c->accept_memfd = true;
 			break;
 		case O_TIMEOUT:
 			v = strtoul(optarg, &end, 10);
@@ -729,30 +490,36 @@ int main(int argc, char **argv)
 {
 	struct options o = {
 		.socket = DEFAULT_SOCKET, .listen = DEFAULT_LISTEN,
-		.user = "nobody", .socket_mode = 0660, .interval_ms = 500,
-		.max_clients = 1024,
+		.socket_mode = 0660, .interval_ms = 500,
 	};
 	struct collector c = {
 		.max_sources = 65536, .max_mapped = 16384,
-		.client_timeout_ms = 10000,
+		.client_max_sources = 16384, .client_max_bytes = (size_t)256 << 20,
+		.max_bytes = (size_t)1 << 30, .drop_after = 10,
+		.client_timeout_ms = 10000, .reply_max = COLLECTOR_REPLY_MAX,
+		.policy.max_clients = 1024,
 	};
 	int tag_listen = EP_LISTEN, tag_timer = EP_TIMER, tag_signal = EP_SIGNAL;
 	struct itimerspec its = { 0 };
 	unsigned int port = 0;
 	sigset_t mask;
-	int lfd, tfd, sfd, ret = 1;
-	FILE *port_file = NULL;
+	int lfd, tfd, sfd, port_fd = -1, ret = 1;
 	struct passwd *pw;
 
 	if (parse_args(argc, argv, &o, &c))
 		return 2;
+	/* Only root can switch; anyone else runs as themselves by default. */
+	if (!o.user && geteuid() == 0)
+		o.user = "nobody";
 	/* Default allow list: root and the user we will run as. */
-	if (!o.nallow_uid && !o.nallow_gid) {
-		o.allow_uid[o.nallow_uid++] = 0;
-		pw = o.user && *o.user ? getpwnam(o.user) : NULL;
-		o.allow_uid[o.nallow_uid++] = pw ? pw->pw_uid : geteuid();
+	if (!c.policy.nallow_uid && !c.policy.nallow_gid) {
+		c.policy.allow_uid[c.policy.nallow_uid++] = 0;
+		pw = o.user ? getpwnam(o.user) : NULL;
+		c.policy.allow_uid[c.policy.nallow_uid++] = pw ? pw->pw_uid : geteuid();
 	}
-	raise_nofile(c.max_sources + o.max_clients + 256);
+	if (c.accept_memfd)
+		logmsg("--test-accept-memfd: memfds are taken as stats fds; for tests only");
+	raise_nofile(c.max_sources + c.policy.max_clients + 256);
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -767,11 +534,9 @@ int main(int argc, char **argv)
 		goto out_unlink;
 	/* Opened while privileged, written once everything is set up. */
 	if (o.port_file) {
-		port_file = fopen(o.port_file, "we");
-		if (!port_file) {
-			logmsg("%s: %s", o.port_file, strerror(errno));
+		port_fd = open_port_file(o.port_file);
+		if (port_fd < 0)
 			goto out_http;
-		}
 	}
 	/* Everything privileged is done: sockets are bound. */
 	if (drop_privileges(o.user))
@@ -791,12 +556,12 @@ int main(int argc, char **argv)
 		logmsg("setup: %s", strerror(errno));
 		goto out_http;
 	}
-	if (port_file && (fprintf(port_file, "%u\n", port) < 0 || fclose(port_file))) {
-		port_file = NULL;
+	if (port_fd >= 0 && write_port_file(port_fd, port)) {
+		port_fd = -1;
 		logmsg("%s: cannot write", o.port_file);
 		goto out_http;
 	}
-	port_file = NULL;
+	port_fd = -1;
 	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms%s",
 	       o.socket, o.listen, port, geteuid(), o.interval_ms,
 	       c.nfilter ? ", reading only the --stats" : "");
@@ -816,7 +581,7 @@ int main(int argc, char **argv)
 			int kind = *(int *)ev[i].data.ptr;
 
 			if (kind == EP_LISTEN) {
-				accept_clients(&c, lfd, &o);
+				accept_clients(&c, lfd);
 			} else if (kind == EP_TIMER) {
 				uint64_t ticks;
 
@@ -830,27 +595,12 @@ int main(int argc, char **argv)
 				ret = 0;
 				goto out_clients;
 			} else if (kind == EP_CLIENT) {
-				struct client *cl = ev[i].data.ptr;
-
 				/*
-				 * Safe to use @cl: clients are freed only while
-				 * handling their own event (epoll reports an fd
-				 * once per batch) or after the batch.  A hang-up
-				 * or half-close means the VMM is gone.
+				 * Clients are freed only while handling their
+				 * own event (epoll reports an fd once per
+				 * batch) or after the batch.
 				 */
-				if (ev[i].events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
-					if (ev[i].events & EPOLLIN)
-						read_client(&c, cl);
-					else
-						drop_client(&c, cl, "hang-up");
-					continue;
-				}
-				if (ev[i].events & EPOLLOUT) {
-					if (!flush_client(&c, cl))
-						continue;
-				}
-				if (ev[i].events & (EPOLLIN | EPOLLRDHUP))
-					read_client(&c, cl);
+				client_event(&c, ev[i].data.ptr, ev[i].events);
 			}
 		}
 		/* No event of this batch refers to them any more. */
@@ -864,9 +614,10 @@ out_clients:
 		drop_client(&c, c.clients, "collector exiting");
 	reap_sources(&c);
 out_http:
-	if (port_file)
-		fclose(port_file);
+	if (port_fd >= 0)
+		close(port_fd);
 	http_stop(&c);
+	render_free(&c);
 out_unlink:
 	/* Fails harmlessly once unprivileged in a root-owned directory. */
 	unlink(o.socket);

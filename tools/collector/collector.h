@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <sys/epoll.h>
+
+#include "admit.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
 
@@ -18,18 +21,21 @@ struct MHD_Daemon;
 /**
  * struct schema - descriptors shared by sources of one provider and target
  * @id: number shown in query answers ("schema": N)
+ * @ns: metric namespace of its sources (their fd type)
  * @provider: provider label of its sources
  * @target: target label of its sources
- * @prom_prefix: "<provider>_<target>", the metric name prefix
+ * @skip: per stat, nonzero when --include/--exclude/--histograms drop it
+ *	from the exposition
  * @members: its sources (any one describes the schema)
  * @nmembers: how many; the schema is freed at 0
  * @next: in the collector's list
  */
 struct schema {
 	unsigned int id;
+	enum source_ns ns;
 	char provider[33];
 	char target[33];
-	char prom_prefix[72];
+	unsigned char *skip;
 	struct source *members;
 	unsigned int nmembers;
 	struct schema *next;
@@ -46,8 +52,13 @@ struct schema {
  * @prom_labels: preformatted Prometheus labels
  * @values: latest successful read (statsfd_data_size() bytes)
  * @tmp: read buffer, swapped with @values on success
+ * @cost: bytes accounted to it (admit_fd()), against its client's quota
+ *	and the collector's budget
  * @reads: successful reads
- * @read_errors: failed reads; @values then keeps the last good sample
+ * @read_errors: failed reads
+ * @failures: consecutive failed reads: the source is down while nonzero
+ *	(its values are not exported) and dropped at --drop-after
+ * @last_read: wall-clock time of the last successful read, in ms
  * @mapped: @sf maps the values (counted in collector.nmapped)
  * @polled: its fd is in the epoll set (it has events: statsfd's fds)
  * @dead: dropped during the current batch of events; freed after it
@@ -67,8 +78,11 @@ struct source {
 	char *prom_labels;
 	uint64_t *values;
 	uint64_t *tmp;
+	size_t cost;
 	uint64_t reads;
 	uint64_t read_errors;
+	unsigned int failures;
+	uint64_t last_read;
 	bool mapped;
 	bool polled;
 	bool dead;
@@ -95,10 +109,15 @@ struct pkt {
  * @gid: SO_PEERCRED gid
  * @sources: registered sources
  * @nsources: how many
+ * @bytes: sum of its sources' cost
  * @out: queued reply packets
  * @out_tail: last of @out
  * @out_bytes: bytes queued
- * @deadline: monotonic ms after which the client is dropped, 0 for none
+ * @out_max: limit on @out_bytes (collector.reply_max)
+ * @deadline: monotonic ms after which the client is dropped, 0 for none;
+ *	set when a reply is queued, not moved by partial progress
+ * @refused: not allowed to connect: answered, then hung up; not counted
+ *	in collector.nclients
  * @closing: hang up once @out is flushed
  * @shut: hung up (SHUT_WR) and draining what the peer still sends until it
  *	closes: closing a unix socket with unread data would make the peer's
@@ -115,9 +134,12 @@ struct client {
 	gid_t gid;
 	struct source *sources;
 	unsigned int nsources;
+	size_t bytes;
 	struct pkt *out, *out_tail;
 	size_t out_bytes;
+	size_t out_max;
 	uint64_t deadline;
+	bool refused;
 	bool closing;
 	bool shut;
 	struct client *next, *prev;
@@ -125,11 +147,51 @@ struct client {
 
 enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE };
 
+#define MAX_IDS			64
+/*
+ * A client's queued reply may not exceed this: a larger one is replaced
+ * by an error asking for a narrower query.  With --client-timeout (10 s)
+ * as the absolute deadline of a reply, a reader must take 400 KiB/s.
+ */
+#define COLLECTOR_REPLY_MAX	((size_t)4 << 20)
+
+/**
+ * struct client_policy - who may connect, and how many
+ * @allow_uid: uids allowed (--allow-uid)
+ * @nallow_uid: how many
+ * @allow_gid: gids allowed, primary or supplementary (--allow-gid)
+ * @nallow_gid: how many
+ * @max_clients: limit on allowed connections (--max-clients)
+ */
+struct client_policy {
+	uid_t allow_uid[MAX_IDS];
+	unsigned int nallow_uid;
+	gid_t allow_gid[MAX_IDS];
+	unsigned int nallow_gid;
+	unsigned int max_clients;
+};
+
+/**
+ * struct stat_rule - one --include or --exclude rule
+ * @provider: fnmatch() pattern of the provider label
+ * @target: fnmatch() pattern of the target label
+ * @stat: fnmatch() pattern of the stat name
+ * @include: --include (else --exclude)
+ */
+struct stat_rule {
+	char *provider;
+	char *target;
+	char *stat;
+	bool include;
+};
+
 /**
  * struct collector - the daemon
  * @epfd: the event loop
- * @clients: connected clients
- * @nclients: how many
+ * @clients: connected clients (allowed and refused)
+ * @nclients: allowed ones
+ * @nrefused: refused ones still being answered
+ * @policy: who may connect
  * @sources: every source
  * @nsources: how many
  * @schemas: distinct schemas
@@ -137,13 +199,26 @@ enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE };
  * @next_source_id: id of the next source
  * @next_schema_id: id of the next schema
  * @max_sources: limit on @nsources
+ * @client_max_sources: limit on one client's sources (--client-max-sources)
+ * @client_max_bytes: limit on one client's sources' cost (--client-max-bytes)
+ * @max_bytes: limit on @bytes (--max-bytes), the global budget
+ * @bytes: sum of every source's cost
  * @nmapped: sources whose values are mapped
  * @max_mapped: limit on @nmapped (--max-mapped); further sources pread
  * @npolled: sources whose fds are in the epoll set
  * @filter: --stats: the names of the only stats read and exported
  * @nfilter: how many (0: every stat)
+ * @rules: --include and --exclude rules, in command line order
+ * @nrules: how many
+ * @no_histograms: --histograms=drop
+ * @drop_after: consecutive failed reads after which a source is dropped
+ * @accept_memfd: --test-accept-memfd (tests only): memfds are stats fds
  * @dead: sources dropped during the current batch of events
  * @client_timeout_ms: see --client-timeout
+ * @reply_max: limit on a client's queued reply, COLLECTOR_REPLY_MAX
+ * @generation: bumped by every read tick and every source added or
+ *	dropped: the cached exposition is stale when it differs
+ * @render: cache of render_cached()
  * @mhd: the HTTP server, or NULL
  * @stats: the daemon's own counters, exposed as statsfd_collector_*
  */
@@ -151,6 +226,8 @@ struct collector {
 	int epfd;
 	struct client *clients;
 	unsigned int nclients;
+	unsigned int nrefused;
+	struct client_policy policy;
 	struct source *sources;
 	unsigned int nsources;
 	struct schema *schemas;
@@ -158,18 +235,36 @@ struct collector {
 	uint64_t next_source_id;
 	unsigned int next_schema_id;
 	unsigned int max_sources;
+	unsigned int client_max_sources;
+	size_t client_max_bytes;
+	size_t max_bytes;
+	size_t bytes;
 	unsigned int nmapped;
 	unsigned int max_mapped;
 	unsigned int npolled;
 	char **filter;
 	unsigned int nfilter;
+	struct stat_rule *rules;
+	unsigned int nrules;
+	bool no_histograms;
+	unsigned int drop_after;
+	bool accept_memfd;
 	struct source *dead;
 	unsigned int client_timeout_ms;
+	size_t reply_max;
+	uint64_t generation;
+	struct {
+		char *text;
+		size_t len;
+		uint64_t generation;
+		bool valid;
+	} render;
 	struct MHD_Daemon *mhd;
 	struct {
 		uint64_t reads, read_errors, scrapes, clients_refused,
 			 clients_dropped, requests, bad_requests, fds_rejected,
-			 sources_hung_up, children_changes;
+			 sources_hung_up, children_changes, sources_failed,
+			 quota_refusals, labels_refused, replies_too_large;
 	} stats;
 };
 
@@ -177,23 +272,49 @@ extern int collector_verbose;
 
 __attribute__((format(printf, 1, 2)))
 void logmsg(const char *fmt, ...);
-
 uint64_t now_ms(void);
+uint64_t wall_ms(void);
+
+/* The epoll set, shared by the loop, the clients and the sources. */
+static inline int ep_ctl(struct collector *c, int op, int fd, uint32_t events,
+			 void *ptr)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ptr };
+
+	return epoll_ctl(c->epfd, op, fd, &ev);
+}
+
+/* sources.c: the registered stats fds. */
 int add_source(struct collector *c, struct client *cl, int fd,
-	       const struct statsfd_labels *l, char *why, size_t len,
-	       struct source **out);
+	       const struct admit_info *info, const struct statsfd_labels *l,
+	       char *why, size_t len, struct source **out);
 void drop_source(struct collector *c, struct source *s);
 void reap_sources(struct collector *c);
 void read_sources(struct collector *c);
 void source_event(struct collector *c, struct source *s, uint32_t events);
-void queue_reply(struct collector *c, struct client *cl,
-		 struct json_object *reply);
-void handle_request(struct collector *c, struct client *cl, char *json,
-		    size_t len, int *fds, unsigned int nfds);
+int add_stat_rule(struct collector *c, const char *spec, bool include);
+
+/* clients.c: the unix socket's connections. */
+void accept_clients(struct collector *c, int lfd);
+void client_event(struct collector *c, struct client *cl, uint32_t events);
+void drop_client(struct collector *c, struct client *cl, const char *why);
+void check_deadlines(struct collector *c);
+int next_deadline_ms(struct collector *c);
+
+/* query.c: the JSON commands; returns the reply to queue. */
+struct json_object *handle_request(struct collector *c, struct client *cl,
+				   char *json, size_t len, int *fds,
+				   unsigned int nfds);
+
+/* render.c: the Prometheus exposition. */
+char *render_metrics(struct collector *c, size_t *len);
+const char *render_cached(struct collector *c, size_t *len);
+void render_free(struct collector *c);
+
+/* http.c: the HTTP server. */
 int http_start(struct collector *c, const char *listen, unsigned int *port);
 void http_run(struct collector *c);
 int http_timeout(struct collector *c);
 void http_stop(struct collector *c);
-char *render_metrics(struct collector *c, size_t *len);
 
 #endif /* STATSFD_COLLECTOR_H */

@@ -78,6 +78,19 @@ static bool arr_has_int(struct json_object *arr, int64_t x)
 	return false;
 }
 
+/*
+ * The error class of a refused fd: not a stats fd or not the client's VM
+ * label, a limit, or anything else (caps, invalid files, labels in use).
+ */
+static const char *add_error_class(int err)
+{
+	if (err == -EPERM || err == -EACCES)
+		return "PermissionDenied";
+	if (err == -EDQUOT || err == -ENOSPC)
+		return "QuotaExceeded";
+	return "GenericError";
+}
+
 static struct json_object *cmd_add_sources(struct collector *c,
 					   struct client *cl,
 					   struct json_object *args, int *fds,
@@ -104,13 +117,19 @@ static struct json_object *cmd_add_sources(struct collector *c,
 	}
 	/* All or nothing: a VMM never has to guess which fds were kept. */
 	for (i = 0; i < nfds; i++) {
-		int r = add_source(c, cl, fds[i], &labels[i], why, sizeof(why),
-				   &added[i]);
+		struct admit_info info;
+		int r = admit_fd(fds[i], c->accept_memfd, &info, why, sizeof(why));
 
-		fds[i] = -1;
+		if (r) {
+			c->stats.fds_rejected++;
+		} else {
+			r = add_source(c, cl, fds[i], &info, &labels[i], why,
+				       sizeof(why), &added[i]);
+			fds[i] = -1;
+		}
 		if (r) {
 			snprintf(msg, sizeof(msg), "sources[%u]: %s", i, why);
-			*err = err_obj("GenericError", msg);
+			*err = err_obj(add_error_class(r), msg);
 			for (j = 0; j < i; j++)
 				drop_source(c, added[j]);
 			goto out_close;
@@ -203,6 +222,8 @@ static struct json_object *cmd_query_sources(struct collector *c,
 		json_object_object_add(o, "client", cli);
 		json_object_object_add(o, "reads", json_object_new_uint64(s->reads));
 		json_object_object_add(o, "read-errors", json_object_new_uint64(s->read_errors));
+		json_object_object_add(o, "up", json_object_new_boolean(!s->failures));
+		json_object_object_add(o, "last-read-ms", json_object_new_uint64(s->last_read));
 		json_object_object_add(o, "mapped", json_object_new_boolean(s->mapped));
 		json_object_object_add(o, "view", json_object_new_string(
 			statsfd_view_kind(s->sf) == STATSFD_VIEW_KERNEL ? "kernel" :
@@ -356,8 +377,21 @@ static struct json_object *cmd_hello(struct collector *c, struct client *cl)
 	return r;
 }
 
-void handle_request(struct collector *c, struct client *cl, char *json,
-		    size_t len, int *fds, unsigned int nfds)
+/**
+ * handle_request() - execute one JSON request
+ * @c: collector
+ * @cl: the client that sent it
+ * @json: its payload, NUL-terminated
+ * @len: payload bytes
+ * @fds: fds attached to it; every one is consumed
+ * @nfds: how many
+ *
+ * Return: the reply to queue, {"return": ...} or {"error": ...}, with the
+ * request's "id".
+ */
+struct json_object *handle_request(struct collector *c, struct client *cl,
+				   char *json, size_t len, int *fds,
+				   unsigned int nfds)
 {
 	struct json_tokener *tok = json_tokener_new();
 	struct json_object *req = NULL, *cmd, *args = NULL, *id = NULL;
@@ -414,10 +448,8 @@ void handle_request(struct collector *c, struct client *cl, char *json,
 		json_object_object_add(reply, "return", ret);
 	if (id)
 		json_object_object_add(reply, "id", json_object_get(id));
-	queue_reply(c, cl, reply);
 	json_object_put(req);
 	if (tok)
 		json_tokener_free(tok);
-	/* Registering sources makes an idle connection legitimate. */
-	cl->deadline = cl->nsources ? 0 : now_ms() + c->client_timeout_ms;
+	return reply;
 }

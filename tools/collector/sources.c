@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * statsfd-collector: its sources.  Each registered stats fd is validated
- * once, read every interval (through a view of the --stats it has, if
- * any), and waited on in the daemon's epoll set: a hangup drops it at
- * once.  Separate from collector.c so that a host test can drive it
- * (tools/tests/collector_events_test.c).
+ * statsfd-collector: its sources.  Each registered stats fd is checked
+ * against the quotas and its VM label's owner, validated once, read every
+ * interval (through a view of the --stats it has, if any; a source whose
+ * reads fail is down, then dropped), and waited on in the daemon's epoll
+ * set: a hangup drops it at once.  Its schema records which stats the
+ * exposition leaves out (--include, --exclude, --histograms).  Separate
+ * so that host tests can drive it (tools/tests/collector_events_test.c,
+ * collector_sources_test.c).
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +35,7 @@ void logmsg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/** now_ms() - CLOCK_MONOTONIC in milliseconds, for deadlines */
 uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -39,39 +44,173 @@ uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/** wall_ms() - CLOCK_REALTIME in milliseconds, for exported timestamps */
+uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/**
+ * add_stat_rule() - parse one --include or --exclude rule
+ * @c: collector
+ * @spec: "PROVIDER:TARGET:STAT", each an fnmatch() glob; "STAT" alone
+ *	stands for "*:*:STAT"
+ * @include: --include
+ *
+ * Return: 0, or -EINVAL for a spec with two fields or an empty field.
+ */
+int add_stat_rule(struct collector *c, const char *spec, bool include)
+{
+	const char *a = strchr(spec, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+	struct stat_rule *r;
+
+	if ((a && !b) || (b && strchr(b + 1, ':')) || !*spec ||
+	    (a && (a == spec || b == a + 1 || !b[1])))
+		return -EINVAL;
+	r = realloc(c->rules, (c->nrules + 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	c->rules = r;
+	r = &c->rules[c->nrules];
+	r->include = include;
+	r->provider = a ? strndup(spec, (size_t)(a - spec)) : strdup("*");
+	r->target = a ? strndup(a + 1, (size_t)(b - a - 1)) : strdup("*");
+	r->stat = strdup(b ? b + 1 : spec);
+	if (!r->provider || !r->target || !r->stat) {
+		free(r->provider);
+		free(r->target);
+		free(r->stat);
+		return -ENOMEM;
+	}
+	c->nrules++;
+	return 0;
+}
+
+/*
+ * Whether the exposition leaves out @st of a source of @provider and
+ * @target: histograms with --histograms=drop; then, when any --include
+ * rule applies to the provider and target, a stat no such rule matches;
+ * then a stat an --exclude rule matches.
+ */
+static bool stat_skipped(const struct collector *c, const char *provider,
+			 const char *target, const struct statsfd_stat *st)
+{
+	bool has_include = false, included = false;
+	unsigned int i;
+
+	if (c->no_histograms && statsfd_stat_is_hist(st))
+		return true;
+	for (i = 0; i < c->nrules; i++) {
+		const struct stat_rule *r = &c->rules[i];
+
+		if (fnmatch(r->provider, provider, 0) || fnmatch(r->target, target, 0))
+			continue;
+		if (!r->include) {
+			if (!fnmatch(r->stat, st->name, 0))
+				return true;
+			continue;
+		}
+		has_include = true;
+		if (!fnmatch(r->stat, st->name, 0))
+			included = true;
+	}
+	return has_include && !included;
+}
+
 static struct schema *get_schema(struct collector *c, struct statsfd *sf,
+				 enum source_ns ns,
 				 const struct statsfd_labels *l)
 {
 	struct schema *sc;
+	unsigned int i;
 
 	for (sc = c->schemas; sc; sc = sc->next)
-		if (!strcmp(sc->provider, l->provider) &&
+		if (sc->ns == ns && !strcmp(sc->provider, l->provider) &&
 		    !strcmp(sc->target, l->target) &&
 		    statsfd_same_schema(sc->members->sf, sf))
 			return sc;
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return NULL;
+	sc->skip = calloc(statsfd_num_stats(sf) + 1, 1);
+	if (!sc->skip) {
+		free(sc);
+		return NULL;
+	}
+	for (i = 0; i < statsfd_num_stats(sf); i++)
+		sc->skip[i] = stat_skipped(c, l->provider, l->target,
+					   statsfd_stat(sf, i));
 	sc->id = ++c->next_schema_id;
+	sc->ns = ns;
 	snprintf(sc->provider, sizeof(sc->provider), "%s", l->provider);
 	snprintf(sc->target, sizeof(sc->target), "%s", l->target);
-	snprintf(sc->prom_prefix, sizeof(sc->prom_prefix), "%s_%s", l->provider,
-		 l->target);
 	sc->next = c->schemas;
 	c->schemas = sc;
 	return sc;
 }
 
-static bool labels_taken(struct collector *c, const struct statsfd_labels *l)
+/*
+ * Whether @cl may register a source with labels @l.  The combination of
+ * provider, target, vm and vcpu is unique among live sources; and a VM
+ * label belongs to the client (uid and pid) whose live sources carry it:
+ * another uid, or another process of the same uid, can neither take it
+ * nor shadow it under another provider.  Once its owner's sources are all
+ * gone (the VMM exited or restarts), the label is free again.
+ */
+static int labels_check(struct collector *c, const struct client *cl,
+			const struct statsfd_labels *l, char *why, size_t len)
 {
 	struct source *s;
 
-	for (s = c->sources; s; s = s->next)
+	for (s = c->sources; s; s = s->next) {
+		if (l->vm[0] && !strcmp(s->labels.vm, l->vm) &&
+		    (s->owner->uid != cl->uid || s->owner->pid != cl->pid)) {
+			c->stats.labels_refused++;
+			snprintf(why, len, "vm \"%s\" is registered by uid %u pid %d",
+				 l->vm, s->owner->uid, s->owner->pid);
+			return -EACCES;
+		}
 		if (s->labels.vcpu == l->vcpu && !strcmp(s->labels.vm, l->vm) &&
 		    !strcmp(s->labels.target, l->target) &&
-		    !strcmp(s->labels.provider, l->provider))
-			return true;
-	return false;
+		    !strcmp(s->labels.provider, l->provider)) {
+			snprintf(why, len, "a source with provider %s, target %s, vm \"%s\" and vcpu %d is already registered",
+				 l->provider, l->target, l->vm, l->vcpu);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Quotas, checked before the library reads the fd: @cost bytes more must
+ * fit the client's sources and bytes and the collector's budget.
+ */
+static int quota_check(struct collector *c, const struct client *cl,
+		       size_t cost, char *why, size_t len)
+{
+	if (c->nsources >= c->max_sources) {
+		snprintf(why, len, "source limit (%u) reached", c->max_sources);
+		return -ENOSPC;
+	}
+	if (cl->nsources >= c->client_max_sources) {
+		snprintf(why, len, "this client's source quota (%u, --client-max-sources) reached",
+			 c->client_max_sources);
+		return -EDQUOT;
+	}
+	if (cl->bytes + cost > c->client_max_bytes) {
+		snprintf(why, len, "this client's quota of %zu bytes (--client-max-bytes) reached",
+			 c->client_max_bytes);
+		return -EDQUOT;
+	}
+	if (c->bytes + cost > c->max_bytes) {
+		snprintf(why, len, "the collector's budget of %zu bytes (--max-bytes) reached",
+			 c->max_bytes);
+		return -ENOSPC;
+	}
+	return 0;
 }
 
 /*
@@ -132,23 +271,67 @@ static void watch_source(struct collector *c, struct source *s)
 	}
 }
 
-/*
- * Validate and adopt @fd (always consumed).  The header and descriptors
- * are read here, once; from now on only the data block is.
+/* The labels of @l as one preformatted, escaped Prometheus label set. */
+static char *format_labels(const struct statsfd_labels *l)
+{
+	struct statsfd_buf lab = { 0 };
+
+	statsfd_buf_printf(&lab, "provider=\"");
+	statsfd_prom_escape(&lab, l->provider);
+	statsfd_buf_printf(&lab, "\",target=\"");
+	statsfd_prom_escape(&lab, l->target);
+	statsfd_buf_printf(&lab, "\"");
+	if (l->vm[0]) {
+		statsfd_buf_printf(&lab, ",vm=\"");
+		statsfd_prom_escape(&lab, l->vm);
+		statsfd_buf_printf(&lab, "\"");
+	}
+	if (l->vcpu >= 0)
+		statsfd_buf_printf(&lab, ",vcpu=\"%d\"", l->vcpu);
+	statsfd_buf_append(&lab, "", 0);
+	if (lab.oom) {
+		statsfd_buf_free(&lab);
+		return NULL;
+	}
+	return lab.data;
+}
+
+/**
+ * add_source() - adopt @fd as a source of @cl
+ * @c: collector
+ * @cl: the client registering it
+ * @fd: an fd admit_fd() accepted; always consumed
+ * @info: what admit_fd() said about it
+ * @l: its labels
+ * @why: reason of a refusal
+ * @len: size of @why
+ * @out: the new source, or NULL
+ *
+ * The quotas and the labels are checked first, then the header and
+ * descriptors are read, once; from now on only the data block is.
+ *
+ * Return: 0; -ENOSPC or -EDQUOT over a limit, -EACCES for a VM label of
+ * another client, -EEXIST for labels in use, -EINVAL otherwise.
  */
 int add_source(struct collector *c, struct client *cl, int fd,
-	       const struct statsfd_labels *l, char *why, size_t len,
-	       struct source **out)
+	       const struct admit_info *info, const struct statsfd_labels *l,
+	       char *why, size_t len, struct source **out)
 {
 	struct statsfd_error err;
-	struct statsfd_buf lab = { 0 };
 	struct source *s;
 	struct schema *sc;
+	int ret;
 
-	if (c->nsources >= c->max_sources) {
+	ret = quota_check(c, cl, info->cost, why, len);
+	if (ret) {
+		c->stats.quota_refusals++;
 		close(fd);
-		snprintf(why, len, "source limit (%u) reached", c->max_sources);
-		return -ENOSPC;
+		return ret;
+	}
+	ret = labels_check(c, cl, l, why, len);
+	if (ret) {
+		close(fd);
+		return ret;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -157,7 +340,7 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		return -ENOMEM;
 	}
 	/*
-	 * Rejects anything that is not a stats fd: pipes, sockets, garbage.
+	 * Rejects what is not a valid stats file: a corrupt header, garbage.
 	 * A mapping costs no fd but one of the process's memory maps
 	 * (vm.max_map_count, 65530 by default, also serves malloc): bounded.
 	 */
@@ -168,48 +351,36 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		free(s);
 		c->stats.fds_rejected++;
 		snprintf(why, len, "not a valid stats fd: %s", err.msg);
-		return -err.err;
+		return -EINVAL;
 	}
-	if (labels_taken(c, l)) {
-		snprintf(why, len, "a source with provider %s, target %s, vm \"%s\" and vcpu %d is already registered",
-			 l->provider, l->target, l->vm, l->vcpu);
-		goto fail;
-	}
+	ret = -EINVAL;
 	if (c->nfilter && use_view(c, s, why, len))
 		goto fail;
 	s->values = calloc(1, statsfd_data_size(s->sf) + 8);
 	s->tmp = calloc(1, statsfd_data_size(s->sf) + 8);
-	if (!s->values || !s->tmp) {
-		snprintf(why, len, "out of memory");
-		goto fail;
-	}
+	if (!s->values || !s->tmp)
+		goto fail_nomem;
 	if (statsfd_read(s->sf, s->values, &err)) {
 		snprintf(why, len, "first read failed: %s", err.msg);
 		goto fail;
 	}
 	s->labels = *l;
-	if (l->vm[0]) {
-		statsfd_buf_printf(&lab, "vm=\"");
-		statsfd_prom_escape(&lab, l->vm);
-		statsfd_buf_printf(&lab, "\"");
-	}
-	if (l->vcpu >= 0)
-		statsfd_buf_printf(&lab, "%svcpu=\"%d\"", l->vm[0] ? "," : "", l->vcpu);
-	statsfd_buf_append(&lab, "", 0);
-	if (lab.oom)
+	s->prom_labels = format_labels(l);
+	if (!s->prom_labels)
 		goto fail_nomem;
-	s->prom_labels = lab.data;
-	sc = get_schema(c, s->sf, l);
+	sc = get_schema(c, s->sf, info->ns, l);
 	if (!sc)
 		goto fail_nomem;
 
 	s->kind = EP_SOURCE;
 	s->id = ++c->next_source_id;
 	s->owner = cl;
+	s->cost = info->cost;
 	s->mapped = statsfd_is_mapped(s->sf);
 	c->nmapped += s->mapped;
 	s->schema = sc;
 	s->reads = 1;
+	s->last_read = wall_ms();
 	s->next_in_schema = sc->members;
 	if (sc->members)
 		sc->members->prev_in_schema = s;
@@ -220,9 +391,12 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		c->sources->prev = s;
 	c->sources = s;
 	c->nsources++;
+	c->bytes += s->cost;
 	s->next_in_client = cl->sources;
 	cl->sources = s;
 	cl->nsources++;
+	cl->bytes += s->cost;
+	c->generation++;
 	watch_source(c, s);
 	if (out)
 		*out = s;
@@ -234,20 +408,25 @@ int add_source(struct collector *c, struct client *cl, int fd,
 
 fail_nomem:
 	snprintf(why, len, "out of memory");
+	ret = -ENOMEM;
 fail:
-	statsfd_buf_free(&lab);
+	free(s->prom_labels);
 	statsfd_close(s->sf);
 	free(s->values);
 	free(s->tmp);
 	free(s);
-	return -EINVAL;
+	return ret;
 }
 
-/*
- * Unlink @s everywhere and close its fd, which releases the VM it pins.
- * The struct itself is freed by reap_sources() after the current batch of
- * epoll events, which may still hold an event for it (its data.ptr): it
- * is marked dead and the event ignored.
+/**
+ * drop_source() - unlink @s everywhere and close its fd
+ * @c: collector
+ * @s: source
+ *
+ * Closing the fd releases the VM it pins.  The struct itself is freed by
+ * reap_sources() after the current batch of epoll events, which may still
+ * hold an event for it (its data.ptr): it is marked dead and the event
+ * ignored.
  */
 void drop_source(struct collector *c, struct source *s)
 {
@@ -263,6 +442,9 @@ void drop_source(struct collector *c, struct source *s)
 		}
 	}
 	s->owner->nsources--;
+	s->owner->bytes -= s->cost;
+	c->bytes -= s->cost;
+	c->generation++;
 	if (s->prev)
 		s->prev->next = s->next;
 	else
@@ -283,6 +465,7 @@ void drop_source(struct collector *c, struct source *s)
 				break;
 			}
 		}
+		free(sc->skip);
 		free(sc);
 	}
 	c->nmapped -= s->mapped;
@@ -306,7 +489,10 @@ void drop_source(struct collector *c, struct source *s)
 	c->dead = s;
 }
 
-/* Free the sources dropped during the last batch of events. */
+/**
+ * reap_sources() - free the sources dropped during the last batch of events
+ * @c: collector
+ */
 void reap_sources(struct collector *c)
 {
 	struct source *s;
@@ -317,8 +503,13 @@ void reap_sources(struct collector *c)
 	}
 }
 
-/*
- * epoll reported @events on the stats fd of @s: a hangup (the owner, the
+/**
+ * source_event() - handle the epoll events of a source
+ * @c: collector
+ * @s: source
+ * @events: what epoll reported on its stats fd
+ *
+ * A hangup (the owner, the
  * VMM, is gone) drops it at once; a change of its children (a vCPU added
  * to a VM) is counted and acknowledged, so that the level-triggered set
  * does not report it again.  One source per event: nothing here depends
@@ -355,30 +546,46 @@ void source_event(struct collector *c, struct source *s, uint32_t events)
 	}
 }
 
-/*
- * One read of the data block per source (through the mapping for a
- * mapped vCPU, else one pread); scrapes use the result.
+/**
+ * read_sources() - one read tick: read the data block of every source
+ * @c: collector
+ *
+ * Through the mapping for a mapped vCPU, else one pread; scrapes and
+ * queries use the result.  A failed read marks the source down (its
+ * values are no longer exported); --drop-after consecutive failures
+ * drop it.
  */
 void read_sources(struct collector *c)
 {
 	struct statsfd_error err;
-	struct source *s;
+	struct source *s, *next;
+	uint64_t now = wall_ms();
 
-	for (s = c->sources; s; s = s->next) {
+	for (s = c->sources; s; s = next) {
 		uint64_t *t;
 
+		next = s->next;
 		if (statsfd_read(s->sf, s->tmp, &err)) {
-			if (!s->read_errors++)
-				logmsg("source %" PRIu64 " (%s): %s", s->id,
-				       statsfd_id(s->sf), err.msg);
+			s->read_errors++;
 			c->stats.read_errors++;
+			if (!s->failures++)
+				logmsg("source %" PRIu64 " (%s): %s: down", s->id,
+				       statsfd_id(s->sf), err.msg);
+			if (s->failures >= c->drop_after) {
+				logmsg("source %" PRIu64 " (%s): %u failed reads in a row: dropped",
+				       s->id, statsfd_id(s->sf), s->failures);
+				c->stats.sources_failed++;
+				drop_source(c, s);
+			}
 			continue;
 		}
 		t = s->values;
 		s->values = s->tmp;
 		s->tmp = t;
 		s->reads++;
+		s->failures = 0;
+		s->last_read = now;
 		c->stats.reads++;
 	}
+	c->generation++;
 }
-

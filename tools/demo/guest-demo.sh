@@ -82,11 +82,11 @@ statsfd show --pid $vpid --name 'halt_wait*' --name 'halt_exits' --name 'blockin
 step "6. What Prometheus scrapes: GET http://127.0.0.1:9477/metrics (excerpt)"
 wget -q -O $tmp/metrics http://127.0.0.1:9477/metrics || fail "scrape"
 echo "($(wc -l < $tmp/metrics) lines; units converted to seconds and bytes, labels from the VMM)"
-grep -E '^# (HELP|TYPE) statsfd_vm_vcpu_io_exits_total|^statsfd_vm_vcpu_io_exits_total\{vm="web"' $tmp/metrics
-grep -E '^statsfd_vm_vm_halt_wait_sum_seconds_total' $tmp/metrics
+grep -E '^# (HELP|TYPE) statsfd_io_exits_total|^statsfd_io_exits_total\{provider="statsfd_vm",target="vcpu",vm="web"' $tmp/metrics
+grep -E '^statsfd_halt_wait_sum_seconds_total\{provider="statsfd_vm",target="vm"' $tmp/metrics
 echo "(a histogram: cumulative buckets, 'le' in seconds; here the first 6 non-empty ones)"
-grep -E '^# TYPE statsfd_vm_vcpu_halt_wait_hist_seconds ' $tmp/metrics
-grep -E '^statsfd_vm_vcpu_halt_wait_hist_seconds_(bucket|sum|count)\{vm="batch",vcpu="0"' $tmp/metrics |
+grep -E '^# TYPE statsfd_halt_wait_hist_seconds ' $tmp/metrics
+grep -E '^statsfd_halt_wait_hist_seconds_(bucket|sum|count)\{provider="statsfd_vm",target="vcpu",vm="batch",vcpu="0"' $tmp/metrics |
 	awk '/le="\+Inf"/ || !/_bucket/ { print; next } $2 != 0 && n++ < 6'
 grep -E '^statsfd_collector_(sources|clients) ' $tmp/metrics
 

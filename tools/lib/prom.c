@@ -27,6 +27,19 @@ void statsfd_prom_escape(struct statsfd_buf *b, const char *s)
 	}
 }
 
+/* HELP text: backslash and newline are escaped, as the text format says. */
+static void escape_help(struct statsfd_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			statsfd_buf_append(b, "\\\\", 2);
+		else if (*s == '\n')
+			statsfd_buf_append(b, "\\n", 2);
+		else
+			statsfd_buf_append(b, s, 1);
+	}
+}
+
 static void sanitize(char *s)
 {
 	for (; *s; s++)
@@ -44,6 +57,8 @@ static bool strip_suffix(char *s, const char *suffix)
 	s[n - m] = '\0';
 	return true;
 }
+
+#define RESERVED_PREFIX	"statsfd_collector"
 
 const char *statsfd_prom_name(const char *prefix,
 			      const struct statsfd_stat *st, char *buf,
@@ -94,6 +109,16 @@ const char *statsfd_prom_name(const char *prefix,
 	/* A metric name must not start with a digit. */
 	if (buf[0] >= '0' && buf[0] <= '9')
 		buf[0] = '_';
+	/*
+	 * statsfd_collector_* is the collector's own namespace: a stat whose
+	 * name would land there is moved to statsfd_stat_collector_*, so no
+	 * stat can ever shadow a metric of the collector.
+	 */
+	if (!strncmp(buf, RESERVED_PREFIX, strlen(RESERVED_PREFIX)) &&
+	    (buf[strlen(RESERVED_PREFIX)] == '_' || !buf[strlen(RESERVED_PREFIX)])) {
+		snprintf(stat, sizeof(stat), "statsfd_stat_%s", buf + strlen("statsfd_"));
+		snprintf(buf, len, "%s", stat);
+	}
 	return type;
 }
 
@@ -222,6 +247,7 @@ int statsfd_prom_write(struct statsfd_buf *out,
 	struct prom_group *groups = NULL;
 	size_t *order = NULL, ngroups = 0, nents = 0, i, j;
 	const char *fam = NULL, *fam_type = NULL;
+	size_t fam_first = 0, k;
 	char name[STATSFD_LIB_NAME_SIZE_MAX + 128];
 	unsigned long skipped = 0;
 	int ret = -ENOMEM;
@@ -257,6 +283,8 @@ int statsfd_prom_write(struct statsfd_buf *out,
 		for (j = 0; j < statsfd_num_stats(s->sf); j++) {
 			struct prom_entry *e = &ents[nents];
 
+			if (s->skip && s->skip[j])
+				continue;
 			e->type = statsfd_prom_name(s->prefix,
 						    statsfd_stat(s->sf, j),
 						    name, sizeof(name));
@@ -279,8 +307,10 @@ int statsfd_prom_write(struct statsfd_buf *out,
 		if (!fam || strcmp(fam, e->name)) {
 			fam = e->name;
 			fam_type = e->type;
-			statsfd_buf_printf(out, "# HELP %s statsfd stat %s (%s, unit %s%s%s)\n",
-					   e->name, st->name,
+			fam_first = i;
+			statsfd_buf_printf(out, "# HELP %s statsfd stat ", e->name);
+			escape_help(out, st->name);
+			statsfd_buf_printf(out, " (%s, unit %s%s%s)\n",
 					   statsfd_type_name(st->type),
 					   statsfd_unit_name(st->unit),
 					   st->agg ? ", aggregate " : "",
@@ -291,6 +321,18 @@ int statsfd_prom_write(struct statsfd_buf *out,
 			/* Two schemas disagree on a family's type: keep the first. */
 			skipped++;
 			continue;
+		} else {
+			/*
+			 * Two stats of one schema map to one name ("a.b" and
+			 * "a_b"): their series would be duplicates.  Keep the
+			 * first.
+			 */
+			for (k = fam_first; k < i && ents[k].group != e->group; k++)
+				;
+			if (k < i) {
+				skipped++;
+				continue;
+			}
 		}
 		for (j = 0; j < g->count; j++) {
 			const struct statsfd_prom_series *s = &series[order[g->first + j]];

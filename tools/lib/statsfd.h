@@ -658,6 +658,9 @@ void statsfd_prom_escape(struct statsfd_buf *b, const char *s);
  * "_ns" is replaced by "_seconds" (values are converted to seconds), bytes
  * get "_bytes", counters "_total"; an aggregate's "_sum"/"_max"/... suffix
  * stays before the unit ("halt_wait_ns_max" -> "halt_wait_max_seconds").
+ * A name in the collector's own namespace, "statsfd_collector" or
+ * "statsfd_collector_*", becomes "statsfd_stat_collector...": no stat can
+ * shadow a metric of the collector.
  * Return: the Prometheus type: "counter", "gauge" or "histogram".
  */
 const char *statsfd_prom_name(const char *prefix,
@@ -671,8 +674,10 @@ const char *statsfd_prom_name(const char *prefix,
  * @prefix: metric name prefix, "<provider>_<target>"
  * @labels: preformatted, escaped labels without braces, e.g.
  *	"vm=\"web\",vcpu=\"0\"", or "" for none
- * @key: series with the same non-NULL @key share @prefix and a schema, so
- *	their names are computed once; NULL to compute them per series
+ * @key: series with the same non-NULL @key share @prefix, @skip and a
+ *	schema, so their names are computed once; NULL to compute them per
+ *	series
+ * @skip: per stat of @sf, nonzero to leave it out; NULL to write all
  */
 struct statsfd_prom_series {
 	const struct statsfd *sf;
@@ -680,6 +685,7 @@ struct statsfd_prom_series {
 	const char *prefix;
 	const char *labels;
 	const void *key;
+	const unsigned char *skip;
 };
 
 /**
@@ -688,9 +694,11 @@ struct statsfd_prom_series {
  * @series: sources
  * @n: number of @series
  * @conflicts: set to the number of stats skipped because an earlier series
- *	declared the same family with another type; may be NULL
+ *	declared the same family with another type, or another stat of the
+ *	same schema maps to the same name; may be NULL
  *
- * Samples of one family are grouped under one HELP and TYPE line, families
+ * Samples of one family are grouped under one HELP (escaped) and TYPE line,
+ * families
  * sorted by name.  Counters and gauges are converted to base units.
  * Histograms get cumulative buckets: a bucket's `le` is its largest
  * integer raw value (kernel buckets exclude their upper bound, samples are

@@ -101,11 +101,11 @@ sleep 1
 
 wget -q -O "$tmp/metrics" "http://127.0.0.1:$port/metrics"
 check "scrape: vCPU io_exits of VM web counting" \
-	test "$(metric 'statsfd_vm_vcpu_io_exits_total{vm="web",vcpu="0"}')" -gt 0
+	test "$(metric 'statsfd_io_exits_total{provider="statsfd_vm",target="vcpu",vm="web",vcpu="0"}')" -gt 0
 check "scrape: VM aggregate over vCPUs (halt_exits_sum of db)" \
-	test "$(metric 'statsfd_vm_vm_halt_exits_sum_total{vm="db"}')" -gt 0
+	test "$(metric 'statsfd_halt_exits_sum_total{provider="statsfd_vm",target="vm",vm="db"}')" -gt 0
 check "scrape: halt wait histogram in seconds with +Inf bucket" \
-	grep -q '^statsfd_vm_vcpu_halt_wait_hist_seconds_bucket{vm="db",vcpu="1",le="+Inf"}' "$tmp/metrics"
+	grep -q '^statsfd_halt_wait_hist_seconds_bucket{provider="statsfd_vm",target="vcpu",vm="db",vcpu="1",le="+Inf"}' "$tmp/metrics"
 check "scrape: 6 sources" test "$(metric statsfd_collector_sources)" -eq 6
 
 statsfd query --collector "$tmp/c.sock" --target vcpu --vm web --vcpus 1 \
@@ -128,7 +128,7 @@ timeout 30 statsfd watch --pid "$vpid" --count 2 --interval 0.5 >"$tmp/watch.txt
 check "statsfd watch --pid: 2 refreshes with io_exits rates" \
 	sh -c "grep -c '^statsfd watch:' '$tmp/watch.txt' | grep -qx 2 && grep -q '^  io_exits ' '$tmp/watch.txt'"
 statsfd show --prometheus --device >"$tmp/cli-prom.txt" 2>/dev/null
-check "statsfd show --prometheus --device" grep -q '^statsfd_vm_system_vms_alive' "$tmp/cli-prom.txt"
+check "statsfd show --prometheus --device" grep -q '^statsfd_vms_alive{provider="statsfd_vm",target="system",' "$tmp/cli-prom.txt"
 
 # VM teardown inside a running VMM: only that VM's sources go.
 statsfd-vmm --vms 2 --vcpus 1 --workload mixed --names t0,t1 --teardown 0:1 \
@@ -178,7 +178,7 @@ statsfd query --collector "$tmp/c2.sock" --sources >"$tmp/src2.json"
 check "collector --stats: vCPUs read through kernel views, waited on for events" \
 	sh -c "grep -q '\"view\": \"kernel\"' '$tmp/src2.json' && grep -q '\"events\": true' '$tmp/src2.json' && ! grep -q '\"events\": false' '$tmp/src2.json'"
 check "collector --stats: the vCPU stats named are exported, the others not" \
-	sh -c "wget -q -O - http://127.0.0.1:$port2/metrics | grep -q '^statsfd_vm_vcpu_io_exits_total{vm=\"h1\"' && ! wget -q -O - http://127.0.0.1:$port2/metrics | grep -q 'halt_wait_hist'"
+	sh -c "wget -q -O - http://127.0.0.1:$port2/metrics | grep -q '^statsfd_io_exits_total{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"h1\"' && ! wget -q -O - http://127.0.0.1:$port2/metrics | grep -q 'halt_wait_hist'"
 check "vCPU 1 added to h1: registered with the collector, the VM's change of children seen" \
 	waitfor 200 sh -c "statsfd query --collector '$tmp/c2.sock' --sources | grep -q '\"vcpu\": 1' && [ \$(wget -q -O - http://127.0.0.1:$port2/metrics | awk '/^statsfd_collector_children_changes_total / { print \$2 }') -ge 1 ]"
 check "h0 torn down, connection kept: its 2 sources dropped on their hangup" \

@@ -276,8 +276,14 @@ static void show_prom(struct cli_sources *s)
 
 		if (s->v[i].hidden)
 			continue;
-		snprintf(prefix[i], sizeof(prefix[i]), "%s_%s", l->provider, l->target);
-		statsfd_buf_printf(b, "id=\"");
+		/* The collector's naming: namespace, then labels. */
+		snprintf(prefix[i], sizeof(prefix[i]), "%s",
+			 strcmp(l->provider, "kvm") ? "statsfd" : "kvm");
+		statsfd_buf_printf(b, "provider=\"");
+		statsfd_prom_escape(b, l->provider);
+		statsfd_buf_printf(b, "\",target=\"");
+		statsfd_prom_escape(b, l->target);
+		statsfd_buf_printf(b, "\",id=\"");
 		statsfd_prom_escape(b, statsfd_id(s->v[i].sf));
 		statsfd_buf_printf(b, "\"");
 		if (l->vm[0]) {
@@ -288,7 +294,7 @@ static void show_prom(struct cli_sources *s)
 		if (l->vcpu >= 0)
 			statsfd_buf_printf(b, ",vcpu=\"%d\"", l->vcpu);
 		ser[n++] = (struct statsfd_prom_series){
-			s->v[i].sf, s->v[i].cur, prefix[i], b->data, NULL,
+			s->v[i].sf, s->v[i].cur, prefix[i], b->data, NULL, NULL,
 		};
 	}
 	if (statsfd_prom_write(&out, ser, n, NULL))

@@ -46,7 +46,7 @@ check "show --json: histogram buckets with bounds in base units" \
 check "show --prometheus passes promtool check metrics" \
 	bash -c "promtool check metrics <'$tmp/prom.txt' >/dev/null 2>&1"
 check "show --prometheus: ns counter converted to seconds" \
-	grep -q '^statsfd_vm_vcpu_halt_wait_seconds_total{id="vm-1-0/vcpu-1",vm="vm-1-0",vcpu="1"} 5e-09$' "$tmp/prom.txt"
+	grep -q '^statsfd_halt_wait_seconds_total{provider="statsfd_vm",target="vcpu",id="vm-1-0/vcpu-1",vm="vm-1-0",vcpu="1"} 5e-09$' "$tmp/prom.txt"
 
 "$bin" show --name 'halt_*' --file "$tmp/v0.img" >"$tmp/name.txt"
 check "--name filters stats" \
@@ -99,7 +99,7 @@ check "--stats: list says filtered (no views); a name no source has is named" \
 	bash -c "grep -q '^vm-1-0/vcpu-0 .* 1 stats, 8 data bytes, filtered (no views); ' '$tmp/stats-list.txt' && grep -q 'no source has a stat named nope' '$tmp/stats-list.err'"
 "$bin" show --prometheus --file "$tmp/v0.img" --stats halt_exits 2>/dev/null >"$tmp/stats-prom.txt"
 check "--stats with --prometheus: only that family" \
-	bash -c "grep -q '^statsfd_vm_vcpu_halt_exits_total' '$tmp/stats-prom.txt' && [ \"\$(grep -c '^# TYPE' '$tmp/stats-prom.txt')\" = 1 ]"
+	bash -c "grep -q '^statsfd_halt_exits_total' '$tmp/stats-prom.txt' && [ \"\$(grep -c '^# TYPE' '$tmp/stats-prom.txt')\" = 1 ]"
 "$bin" dump --file "$tmp/v1.img" --stats io_exits --output "$tmp/stats-dump.img"
 check "--stats does not change dump" cmp -s "$tmp/v1.img" "$tmp/stats-dump.img"
 timeout 20 "$bin" watch --count 1 --interval 0.2 --all --file "$tmp/v0.img" \

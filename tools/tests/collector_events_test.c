@@ -32,19 +32,24 @@ static const struct img_stat vm_stats[] = {
 
 static unsigned char img[1 << 16];
 
-static struct collector col = { .max_sources = 100, .max_mapped = 100 };
+static struct collector col = {
+	.max_sources = 100, .max_mapped = 100, .client_max_sources = 100,
+	.client_max_bytes = 1 << 20, .max_bytes = 1 << 20, .drop_after = 10,
+};
 static struct client cl = { .kind = EP_CLIENT, .fd = -1 };
 
 static struct source *add(int fd, const char *target, int vcpu)
 {
 	struct statsfd_labels l = { .vcpu = vcpu };
+	/* These fds are fakes (pipes, sockets): admission is not tested here. */
+	struct admit_info info = { .ns = SOURCE_NS_STATSFD, .cost = 4096 };
 	struct source *s = NULL;
 	char why[400];
 
 	snprintf(l.provider, sizeof(l.provider), "statsfd_vm");
 	snprintf(l.target, sizeof(l.target), "%s", target);
 	snprintf(l.vm, sizeof(l.vm), "web");
-	if (add_source(&col, &cl, fd, &l, why, sizeof(why), &s))
+	if (add_source(&col, &cl, fd, &info, &l, why, sizeof(why), &s))
 		tap_diag("add_source: %s", why);
 	return s;
 }
@@ -186,13 +191,14 @@ static void test_filter(void)
 	fake_view_errno = EMFILE;
 	{
 		struct statsfd_labels l = { .vcpu = 3 };
+		struct admit_info info = { .ns = SOURCE_NS_STATSFD, .cost = 4096 };
 		int fd = vcpu_pipe(3, &wr3);
 
 		snprintf(l.provider, sizeof(l.provider), "statsfd_vm");
 		snprintf(l.target, sizeof(l.target), "vcpu");
 		snprintf(l.vm, sizeof(l.vm), "web");
 		v3 = NULL;
-		tap_ok(add_source(&col, &cl, fd, &l, why, sizeof(why), &v3) &&
+		tap_ok(add_source(&col, &cl, fd, &info, &l, why, sizeof(why), &v3) &&
 		       !v3 && strstr(why, "EMFILE") && col.nsources == 3,
 		       "a view that cannot be made (EMFILE): the source is refused (%s)", why);
 	}

@@ -37,6 +37,10 @@ static char sock_path[128], port_path[128];
 static pid_t daemon_pid = -1;
 static unsigned int http_port;
 
+/* The labels of vCPU @n of VM "web" in the exposition. */
+#define VCPU_LABELS(n) \
+	"provider=\"statsfd_vm\",target=\"vcpu\",vm=\"web\",vcpu=\"" n "\""
+
 static const struct img_stat vm_stats[] = {
 	{ "vcpus_created", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
 	{ "io_exits_sum", STATSFD_TYPE_CUMULATIVE | STATSFD_AGG_SUM, 0, 1, 0 },
@@ -197,7 +201,7 @@ static int start_daemon(const char *bin, const char *extra, const char *value)
 		      "--listen", "127.0.0.1:0", "--port-file", port_path,
 		      "--user", "nobody", "--allow-uid", "0", "--interval", interval,
 		      "--client-timeout", timeout, "--max-sources", "10000",
-		      extra, value, (char *)NULL);
+		      "--test-accept-memfd", extra, value, (char *)NULL);
 		_exit(127);
 	}
 	while (now_s() - t0 < 15) {
@@ -334,10 +338,10 @@ static void test_basic(const char *save)
 	json_object_put(r);
 
 	m = http_get("/metrics", NULL);
-	tap_ok(m && strstr(m, "statsfd_vm_vcpu_io_exits_total{vm=\"web\",vcpu=\"1\"} 1000\n") &&
-	       strstr(m, "# TYPE statsfd_vm_vcpu_halt_wait_hist_seconds histogram\n") &&
-	       strstr(m, "statsfd_vm_vcpu_halt_wait_hist_seconds_bucket{vm=\"web\",vcpu=\"0\",le=\"+Inf\"}") &&
-	       strstr(m, "statsfd_vm_vm_io_exits_sum_total{vm=\"web\"} 2\n") &&
+	tap_ok(m && strstr(m, "statsfd_io_exits_total{" VCPU_LABELS("1") "} 1000\n") &&
+	       strstr(m, "# TYPE statsfd_halt_wait_hist_seconds histogram\n") &&
+	       strstr(m, "statsfd_halt_wait_hist_seconds_bucket{" VCPU_LABELS("0") ",le=\"+Inf\"}") &&
+	       strstr(m, "statsfd_io_exits_sum_total{provider=\"statsfd_vm\",target=\"vm\",vm=\"web\"} 2\n") &&
 	       strstr(m, "statsfd_collector_sources 3\n") &&
 	       strstr(m, "statsfd_collector_sources_mapped 0\n"),
 	       "GET /metrics: counters, histograms, labels from the VMM");
@@ -383,8 +387,9 @@ static void test_bad_input(void)
 	if (pipe(p))
 		return;
 	r = rpc(s, add1, &p[0], 1);
-	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "not a valid stats fd"),
-	       "a pipe is rejected by the header check");
+	tap_ok(is_error(r, "PermissionDenied") &&
+	       strstr(json_object_to_json_string(r), "not a stats fd of statsfd or KVM (pipe:["),
+	       "a pipe is refused by the type check (PermissionDenied)");
 	json_object_put(r);
 	fds[0] = vcpu_memfd("good");
 	fds[1] = open("/dev/null", O_RDONLY);
@@ -669,9 +674,9 @@ static void test_stats_filter(const char *bin)
 	       "the VM (none of the stats): kept, with no stats");
 	json_object_put(r);
 	m = http_get("/metrics", NULL);
-	tap_ok(m && strstr(m, "statsfd_vm_vcpu_io_exits_total{vm=\"web\",vcpu=\"1\"} 4321\n") &&
-	       strstr(m, "statsfd_vm_vcpu_halt_wait_hist_seconds_count{vm=\"web\",vcpu=\"0\"}") &&
-	       !strstr(m, "halt_exits") && !strstr(m, "statsfd_vm_vm_") &&
+	tap_ok(m && strstr(m, "statsfd_io_exits_total{" VCPU_LABELS("1") "} 4321\n") &&
+	       strstr(m, "statsfd_halt_wait_hist_seconds_count{" VCPU_LABELS("0") "}") &&
+	       !strstr(m, "halt_exits") && !strstr(m, "io_exits_sum") &&
 	       strstr(m, "statsfd_collector_sources 3\n") &&
 	       strstr(m, "statsfd_collector_sources_hung_up_total 0\n") &&
 	       strstr(m, "statsfd_collector_children_changes_total 0\n") &&

@@ -89,7 +89,7 @@ static int exercise(struct statsfd *sf)
 				statsfd_format_bucket(st, j, tmp, sizeof(tmp));
 		}
 	}
-	ser = (struct statsfd_prom_series){ sf, buf, "fuzz", "", NULL };
+	ser = (struct statsfd_prom_series){ sf, buf, "fuzz", "", NULL, NULL };
 	if (statsfd_prom_write(&out, &ser, 1, NULL))
 		ok = 0;
 	statsfd_buf_free(&out);

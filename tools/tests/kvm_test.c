@@ -54,7 +54,7 @@ static void check_fd(int fd, const char *what, const char *want_stat,
 	       (st->type != KVM_STATS_TYPE_CUMULATIVE ||
 		statsfd_values(st, b)[0] >= statsfd_values(st, a)[0]),
 	       "%s %s read alone with statsfd_read_stats()", what, want_stat);
-	ser = (struct statsfd_prom_series){ sf, a, "kvm", "", NULL };
+	ser = (struct statsfd_prom_series){ sf, a, "kvm", "", NULL, NULL };
 	/* Written first: the length in the message must be the one tested. */
 	ret = statsfd_prom_write(&out, &ser, 1, NULL);
 	tap_ok(!ret && out.len > 0, "%s exposed as Prometheus text (%zu bytes)",

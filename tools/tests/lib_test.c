@@ -407,7 +407,7 @@ static void test_prom(void)
 	statsfd_buf_printf(&lab, "vm=\"");
 	statsfd_prom_escape(&lab, "a\"b");
 	statsfd_buf_printf(&lab, "\"");
-	ser = (struct statsfd_prom_series){ sf, buf, "vm", lab.data, NULL };
+	ser = (struct statsfd_prom_series){ sf, buf, "vm", lab.data, NULL, NULL };
 	tap_ok(!statsfd_prom_write(&out, &ser, 1, NULL) && !strcmp(out.data, want),
 	       "prometheus: exact exposition of every type");
 	if (strcmp(out.data, want))

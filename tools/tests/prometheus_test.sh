@@ -28,11 +28,12 @@ command -v prometheus >/dev/null || skip_all "no prometheus binary"
 command -v promtool >/dev/null || skip_all "no promtool"
 command -v curl >/dev/null || skip_all "no curl"
 user=nobody
-[ "$(id -u)" = 0 ] || user=
+[ "$(id -u)" = 0 ] || user=$(id -un)
 
+# The feeder's stats fds are memfds: accepted only in test mode.
 ASAN_OPTIONS=detect_leaks=0 "$bindir/statsfd-collector" --socket "$tmp/c.sock" \
 	--socket-mode 0600 --listen 127.0.0.1:0 --port-file "$tmp/port" \
-	--user "$user" --interval 200 2>"$tmp/collector.log" &
+	--user "$user" --interval 200 --test-accept-memfd 2>"$tmp/collector.log" &
 pids+=($!)
 for _ in $(seq 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 port=$(cat "$tmp/port" 2>/dev/null)
@@ -51,9 +52,9 @@ if promtool check metrics <"$tmp/metrics.txt" >"$tmp/promtool.log" 2>&1; then
 else
 	nok "promtool check metrics"; sed 's/^/# /' "$tmp/promtool.log"
 fi
-if grep -q '^statsfd_vm_vcpu_halt_wait_hist_seconds_bucket{vm="web",vcpu="0",le="+Inf"}' "$tmp/metrics.txt" &&
-   grep -q '^# TYPE statsfd_vm_vcpu_halt_exits_total counter$' "$tmp/metrics.txt" &&
-   grep -q '^# TYPE statsfd_vm_vcpu_max_halt_seconds gauge$' "$tmp/metrics.txt"; then
+if grep -q '^statsfd_halt_wait_hist_seconds_bucket{provider="statsfd_vm",target="vcpu",vm="web",vcpu="0",le="+Inf"}' "$tmp/metrics.txt" &&
+   grep -q '^# TYPE statsfd_halt_exits_total counter$' "$tmp/metrics.txt" &&
+   grep -q '^# TYPE statsfd_max_halt_seconds gauge$' "$tmp/metrics.txt"; then
 	ok "counters as *_total, peaks as gauges, histograms with le buckets"
 else
 	nok "metric types"
@@ -83,7 +84,7 @@ q() {
 }
 found=
 for _ in $(seq 60); do
-	r=$(q 'statsfd_vm_vcpu_halt_exits_total{vm="web",vcpu="0"}' 2>/dev/null)
+	r=$(q 'statsfd_halt_exits_total{vm="web",vcpu="0"}' 2>/dev/null)
 	if [ -n "$r" ] && echo "$r" | jq -e '(.data.result | length == 1) and (.data.result[0].value[1] | tonumber > 0)' >/dev/null 2>&1; then
 		found=1
 		break
@@ -99,13 +100,13 @@ else
 	exit 1
 fi
 sleep 3
-r=$(q 'rate(statsfd_vm_vcpu_halt_exits_total{vm="web",vcpu="0"}[5s])')
+r=$(q 'rate(statsfd_halt_exits_total{vm="web",vcpu="0"}[5s])')
 if [ -n "$r" ] && echo "$r" | jq -e '(.data.result[0].value[1] | tonumber) > 0' >/dev/null 2>&1; then
 	ok "rate() over the counter is positive: $(echo "$r" | jq -r '.data.result[0].value[1]')/s"
 else
 	nok "rate over the counter"; echo "# $r"
 fi
-r=$(q 'statsfd_vm_vcpu_halt_wait_hist_seconds_count{vm="web"}')
+r=$(q 'statsfd_halt_wait_hist_seconds_count{vm="web",target="vcpu"}')
 if [ -n "$r" ] && echo "$r" | jq -e '.data.result | length == 2' >/dev/null 2>&1; then
 	ok "histogram series of both vCPUs stored"
 else
@@ -116,5 +117,17 @@ if [ -n "$r" ] && echo "$r" | jq -e '.data.result[0].value[1] == "1"' >/dev/null
 	ok "scrape target up"
 else
 	nok "target up"; echo "# $r"
+fi
+r=$(q 'statsfd_collector_source_up{provider="statsfd_vm"}')
+if [ -n "$r" ] && echo "$r" | jq -e '(.data.result | length == 3) and all(.data.result[]; .value[1] == "1")' >/dev/null 2>&1; then
+	ok "statsfd_collector_source_up is 1 for the VM and its 2 vCPUs"
+else
+	nok "per-source up"; echo "# $r"
+fi
+r=$(q 'statsfd_collector_sources')
+if [ -n "$r" ] && echo "$r" | jq -e '.data.result[0].value[1] == "3"' >/dev/null 2>&1; then
+	ok "statsfd_collector_sources reads 3 in Prometheus"
+else
+	nok "statsfd_collector_sources"; echo "# $r"
 fi
 echo "1..$n"

@@ -54,9 +54,12 @@ run() {
 }
 
 run lib_test "$san/tests/lib_test"
+run prom_test "$san/tests/prom_test"
 run view_test "$san/tests/view_test"
 run cli_events_test "$san/tests/cli_events_test"
 run collector_events_test "$san/tests/collector_events_test"
+run collector_sources_test "$san/tests/collector_sources_test"
+run collector_clients_test "$san/tests/collector_clients_test"
 # Random images: 30000 with STRESS=1 (CI), 5000 otherwise so a warm
 # make check stays quick (same fixed seed, fewer rounds).
 fuzz_rounds=5000
@@ -65,6 +68,8 @@ run fuzz_test "$san/tests/fuzz_test" "$fuzz_rounds"
 run abi_test "$san/tests/abi_test"
 run collector_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/collector_test" \
 	"$san/bin/statsfd-collector"
+run collector_hostile_test env ASAN_OPTIONS=detect_leaks=0 \
+	"$san/tests/collector_hostile_test" "$san/bin/statsfd-collector"
 run cli_test "$here/cli_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
 # kvm_test and pid_test.sh need real KVM: they run in make check's 6.1

@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd-collector: the connections of the unix socket.  Accepting one
+ * checks its credentials first; an allowed client's requests are read one
+ * at a time (none while a reply is pending), handed to query.c, and the
+ * reply queued here, within a per-client byte cap and an absolute
+ * deadline per reply.  See "Bad clients" in Documentation/statsfd-tools.rst.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "statsfd_msg.h"
+
+/*
+ * Refused connections being answered (one short error each) at a time;
+ * beyond this they are closed unanswered.  They never count toward
+ * --max-clients.
+ */
+#define REFUSED_MAX		64
+
+/**
+ * drop_client() - disconnect @cl and drop every source it registered
+ * @c: collector
+ * @cl: client, freed
+ * @why: for the log
+ */
+void drop_client(struct collector *c, struct client *cl, const char *why)
+{
+	struct pkt *p;
+
+	if (collector_verbose || cl->nsources)
+		logmsg("client %" PRIu64 " (pid %d uid %u) gone (%s): dropping its %u source%s",
+		       cl->id, cl->pid, cl->uid, why, cl->nsources,
+		       cl->nsources == 1 ? "" : "s");
+	while (cl->sources)
+		drop_source(c, cl->sources);
+	while ((p = cl->out)) {
+		cl->out = p->next;
+		free(p);
+	}
+	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
+	close(cl->fd);
+	if (cl->prev)
+		cl->prev->next = cl->next;
+	else
+		c->clients = cl->next;
+	if (cl->next)
+		cl->next->prev = cl->prev;
+	if (cl->refused)
+		c->nrefused--;
+	else
+		c->nclients--;
+	free(cl);
+}
+
+static int queue_packet(void *arg, const void *data, size_t n)
+{
+	struct client *cl = arg;
+	struct pkt *p;
+
+	if (cl->out_bytes + n > cl->out_max)
+		return -ENOBUFS;
+	p = malloc(sizeof(*p) + n);
+	if (!p)
+		return -ENOMEM;
+	p->next = NULL;
+	p->len = n;
+	p->off = 0;
+	memcpy(p->data, data, n);
+	if (cl->out_tail)
+		cl->out_tail->next = p;
+	else
+		cl->out = p;
+	cl->out_tail = p;
+	cl->out_bytes += n;
+	return 0;
+}
+
+/* Forget the packets queued after @keep (NULL: all of them). */
+static void unqueue_after(struct client *cl, struct pkt *keep)
+{
+	struct pkt *p = keep ? keep->next : cl->out, *next;
+
+	for (; p; p = next) {
+		next = p->next;
+		cl->out_bytes -= p->len;
+		free(p);
+	}
+	if (keep)
+		keep->next = NULL;
+	else
+		cl->out = NULL;
+	cl->out_tail = keep;
+}
+
+static int pack_json(struct client *cl, struct json_object *o)
+{
+	size_t len;
+	const char *s = json_object_to_json_string_length(o,
+							  JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE,
+							  &len);
+
+	return statsfd_msg_pack(s, len, queue_packet, cl);
+}
+
+static struct json_object *error_reply(const char *cls, const char *desc)
+{
+	struct json_object *r = json_object_new_object();
+	struct json_object *e = json_object_new_object();
+
+	json_object_object_add(e, "class", json_object_new_string(cls));
+	json_object_object_add(e, "desc", json_object_new_string(desc));
+	json_object_object_add(r, "error", e);
+	return r;
+}
+
+/*
+ * Queue @reply (consumed).  One larger than collector.reply_max is replaced
+ * by an error, keeping the request's "id": the client learns why.  The
+ * deadline of a reply is set when it is queued; progress does not move it.
+ */
+static void queue_reply(struct collector *c, struct client *cl,
+			struct json_object *reply)
+{
+	struct pkt *tail = cl->out_tail;
+	bool was_empty = !cl->out;
+	int ret = pack_json(cl, reply);
+
+	if (ret == -ENOBUFS) {
+		struct json_object *e, *id;
+		char msg[128];
+
+		unqueue_after(cl, tail);
+		c->stats.replies_too_large++;
+		snprintf(msg, sizeof(msg),
+			 "reply larger than %zu bytes: narrow the query with filters",
+			 c->reply_max);
+		e = error_reply("GenericError", msg);
+		if (json_object_object_get_ex(reply, "id", &id))
+			json_object_object_add(e, "id", json_object_get(id));
+		ret = pack_json(cl, e);
+		json_object_put(e);
+	}
+	if (ret) {
+		/* Never half a reply: the client would wait for the rest. */
+		unqueue_after(cl, tail);
+		logmsg("client %" PRIu64 ": reply cannot be queued, closing", cl->id);
+		cl->closing = true;
+	}
+	if (was_empty && cl->out)
+		cl->deadline = now_ms() + c->client_timeout_ms;
+	json_object_put(reply);
+}
+
+static void update_events(struct collector *c, struct client *cl)
+{
+	/* While replies are pending, read no more requests: bounded memory. */
+	ep_ctl(c, EPOLL_CTL_MOD, cl->fd,
+	       cl->out ? EPOLLOUT | EPOLLRDHUP : EPOLLIN | EPOLLRDHUP, cl);
+}
+
+/* An allowed client with sources may stay idle; one without may not. */
+static void set_idle_deadline(struct collector *c, struct client *cl)
+{
+	cl->deadline = cl->nsources ? 0 : now_ms() + c->client_timeout_ms;
+}
+
+/* Return: false when the client was dropped. */
+static bool flush_client(struct collector *c, struct client *cl)
+{
+	struct pkt *p;
+
+	while ((p = cl->out)) {
+		ssize_t r = send(cl->fd, p->data, p->len, MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (r < 0) {
+			drop_client(c, cl, strerror(errno));
+			return false;
+		}
+		/* SOCK_SEQPACKET: a packet goes whole or not at all. */
+		cl->out = p->next;
+		if (!cl->out)
+			cl->out_tail = NULL;
+		cl->out_bytes -= p->len;
+		free(p);
+	}
+	if (!cl->out && cl->closing && !cl->shut) {
+		shutdown(cl->fd, SHUT_WR);
+		cl->shut = true;
+		cl->deadline = now_ms() + c->client_timeout_ms;
+		update_events(c, cl);
+		return true;
+	}
+	if (cl->shut)
+		return true;
+	/* A pending reply keeps the deadline it was queued with. */
+	if (!cl->out)
+		set_idle_deadline(c, cl);
+	update_events(c, cl);
+	return true;
+}
+
+static void close_fds(int *fds, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+}
+
+/*
+ * One recvmsg() of a packet into @pkt and the fds attached to it into
+ * @fds (at most STATSFD_MSG_MAX_FDS; any beyond are closed).
+ * Return: its length, 0 at end of stream, or -errno.
+ */
+static ssize_t recv_packet(int fd, char *pkt, size_t size, int *fds,
+			   unsigned int *nfds, int *flags)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * STATSFD_MSG_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = pkt, .iov_len = size };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *cm;
+	ssize_t r;
+
+	*nfds = 0;
+	do
+		r = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t i, n;
+		int x;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < n; i++) {
+			memcpy(&x, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (*nfds < STATSFD_MSG_MAX_FDS)
+				fds[(*nfds)++] = x;
+			else
+				close(x);
+		}
+	}
+	*flags = mh.msg_flags;
+	return r;
+}
+
+/* Return: false when the client was dropped. */
+static bool read_client(struct collector *c, struct client *cl)
+{
+	static char pkt[STATSFD_MSG_MAX + 1];
+	int fds[STATSFD_MSG_MAX_FDS];
+	int budget = 16;
+
+	/*
+	 * Hung up: discard until the peer closes (or the deadline passes).
+	 * Closing a unix socket with unread data would make the peer's recv()
+	 * fail with ECONNRESET before it reads our last reply.
+	 */
+	while (cl->shut) {
+		unsigned int nfds;
+		int flags;
+		ssize_t r = recv_packet(cl->fd, pkt, sizeof(pkt), fds, &nfds, &flags);
+
+		close_fds(fds, nfds);
+		if (r == -EAGAIN || r == -EWOULDBLOCK)
+			return true;
+		if (r <= 0) {
+			drop_client(c, cl, "closed by the collector");
+			return false;
+		}
+	}
+	while (budget-- > 0 && !cl->out && !cl->closing) {
+		struct json_object *reply;
+		unsigned int nfds;
+		const char *why;
+		int flags;
+		ssize_t r;
+
+		r = recv_packet(cl->fd, pkt, sizeof(pkt) - 1, fds, &nfds, &flags);
+		if (r == -EAGAIN || r == -EWOULDBLOCK)
+			break;
+		if (r < 0) {
+			drop_client(c, cl, strerror((int)-r));
+			return false;
+		}
+		if (r == 0) {
+			close_fds(fds, nfds);
+			/* The VMM closed its connection: its VMs are gone. */
+			drop_client(c, cl, "connection closed");
+			return false;
+		}
+		c->stats.requests++;
+		if (flags & (MSG_TRUNC | MSG_CTRUNC)) {
+			close_fds(fds, nfds);
+			c->stats.bad_requests++;
+			queue_reply(c, cl, error_reply("GenericError",
+				    flags & MSG_CTRUNC ?
+				    "too many fds in one message (at most 253)" :
+				    "message larger than 65536 bytes"));
+			continue;
+		}
+		if (statsfd_msg_check(pkt, (size_t)r, 0, &why)) {
+			close_fds(fds, nfds);
+			c->stats.bad_requests++;
+			/* Garbage: answer once and hang up, it is not our protocol. */
+			queue_reply(c, cl, error_reply("ProtocolError", why));
+			cl->closing = true;
+			break;
+		}
+		pkt[r] = '\0';
+		reply = handle_request(c, cl, pkt + STATSFD_MSG_HDR_SIZE,
+				       (size_t)r - STATSFD_MSG_HDR_SIZE, fds, nfds);
+		queue_reply(c, cl, reply);
+	}
+	return flush_client(c, cl);
+}
+
+/**
+ * client_event() - handle the epoll events of @cl
+ * @c: collector
+ * @cl: client; may be freed
+ * @events: what epoll reported
+ *
+ * A hang-up or half-close means the VMM is gone: what it still sent is
+ * read (it may be its last request), then it is dropped.
+ */
+void client_event(struct collector *c, struct client *cl, uint32_t events)
+{
+	if (events & (EPOLLERR | EPOLLHUP | EPOLLRDHUP) && !(events & EPOLLIN)) {
+		drop_client(c, cl, "hang-up");
+		return;
+	}
+	if (events & EPOLLOUT && !flush_client(c, cl))
+		return;
+	if (events & (EPOLLIN | EPOLLRDHUP))
+		read_client(c, cl);
+}
+
+static bool id_allowed(const struct client_policy *p, uid_t uid, gid_t gid,
+		       const gid_t *groups, unsigned int ngroups)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < p->nallow_uid; i++)
+		if (p->allow_uid[i] == uid)
+			return true;
+	for (i = 0; i < p->nallow_gid; i++) {
+		if (p->allow_gid[i] == gid)
+			return true;
+		for (j = 0; j < ngroups; j++)
+			if (p->allow_gid[i] == groups[j])
+				return true;
+	}
+	return false;
+}
+
+static struct client *new_client(struct collector *c, int fd,
+				 const struct ucred *cred, bool refused)
+{
+	struct client *cl = calloc(1, sizeof(*cl));
+
+	if (!cl) {
+		close(fd);
+		return NULL;
+	}
+	cl->kind = EP_CLIENT;
+	cl->fd = fd;
+	cl->id = ++c->next_client_id;
+	cl->pid = cred->pid;
+	cl->uid = cred->uid;
+	cl->gid = cred->gid;
+	cl->refused = refused;
+	cl->out_max = c->reply_max;
+	cl->next = c->clients;
+	if (c->clients)
+		c->clients->prev = cl;
+	c->clients = cl;
+	if (refused)
+		c->nrefused++;
+	else
+		c->nclients++;
+	if (ep_ctl(c, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, cl)) {
+		drop_client(c, cl, "epoll");
+		return NULL;
+	}
+	return cl;
+}
+
+/**
+ * accept_clients() - accept every pending connection on @lfd
+ * @c: collector
+ * @lfd: the listening socket
+ *
+ * Credentials first: a refused connection gets one PermissionDenied
+ * reply (at most REFUSED_MAX of them at a time, the others are closed
+ * unanswered) and never counts toward --max-clients; then an allowed one
+ * beyond --max-clients is closed.
+ */
+void accept_clients(struct collector *c, int lfd)
+{
+	for (;;) {
+		struct ucred cred;
+		socklen_t sl = sizeof(cred);
+		gid_t groups[256];
+		socklen_t gl = sizeof(groups);
+		struct client *cl;
+		unsigned int ngroups = 0;
+		char msg[160];
+		int fd;
+
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE)
+				logmsg("accept: %s", strerror(errno));
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl)) {
+			close(fd);
+			continue;
+		}
+		/* Supplementary groups too, so --allow-gid works as people expect. */
+		if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl))
+			ngroups = gl / sizeof(gid_t);
+		if (id_allowed(&c->policy, cred.uid, cred.gid, groups, ngroups)) {
+			if (c->nclients >= c->policy.max_clients) {
+				c->stats.clients_refused++;
+				close(fd);
+				continue;
+			}
+			cl = new_client(c, fd, &cred, false);
+			if (!cl)
+				continue;
+			set_idle_deadline(c, cl);
+			if (collector_verbose)
+				logmsg("client %" PRIu64 ": pid %d uid %u gid %u connected",
+				       cl->id, cl->pid, cl->uid, cl->gid);
+			continue;
+		}
+		c->stats.clients_refused++;
+		if (c->nrefused >= REFUSED_MAX) {
+			close(fd);
+			continue;
+		}
+		if (collector_verbose)
+			logmsg("refused client pid %d uid %u gid %u: not in --allow-uid/--allow-gid",
+			       cred.pid, cred.uid, cred.gid);
+		cl = new_client(c, fd, &cred, true);
+		if (!cl)
+			continue;
+		snprintf(msg, sizeof(msg), "uid %u gid %u is not allowed to use this collector",
+			 cred.uid, cred.gid);
+		queue_reply(c, cl, error_reply("PermissionDenied", msg));
+		cl->closing = true;
+		flush_client(c, cl);
+	}
+}
+
+/**
+ * check_deadlines() - drop the clients whose deadline has passed
+ * @c: collector
+ */
+void check_deadlines(struct collector *c)
+{
+	uint64_t now = now_ms();
+	struct client *cl, *next;
+
+	for (cl = c->clients; cl; cl = next) {
+		next = cl->next;
+		if (cl->deadline && cl->deadline <= now) {
+			c->stats.clients_dropped++;
+			drop_client(c, cl, cl->out ? "reply not read in time" :
+				    "idle without sources");
+		}
+	}
+}
+
+/**
+ * next_deadline_ms() - time until the earliest client deadline
+ * @c: collector
+ *
+ * Return: milliseconds, or -1 when no client has a deadline.
+ */
+int next_deadline_ms(struct collector *c)
+{
+	uint64_t now = now_ms(), best = 0;
+	struct client *cl;
+
+	for (cl = c->clients; cl; cl = cl->next)
+		if (cl->deadline && (!best || cl->deadline < best))
+			best = cl->deadline;
+	if (!best)
+		return -1;
+	return best <= now ? 0 : (int)(best - now);
+}

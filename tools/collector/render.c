@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd-collector: the Prometheus exposition.  Sources' stats under the
+ * namespace of their fd type (statsfd_* or kvm_*, the labels provider,
+ * target, vm and vcpu), then per-source health, the daemon's own
+ * statsfd_collector_* metrics and the usual process_* metrics.  Rendered
+ * from the values of the last read tick and cached until the next tick or
+ * change of sources, so scrapes cost a copy.
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "collector.h"
+
+#ifndef STATSFD_VERSION
+#define STATSFD_VERSION		"0.1"
+#endif
+
+static void self_metric(struct statsfd_buf *b, const char *name,
+			const char *type, const char *help, uint64_t v)
+{
+	statsfd_buf_printf(b, "# HELP statsfd_collector_%s %s\n", name, help);
+	statsfd_buf_printf(b, "# TYPE statsfd_collector_%s %s\n", name, type);
+	statsfd_buf_printf(b, "statsfd_collector_%s %" PRIu64 "\n", name, v);
+}
+
+static void process_metric(struct statsfd_buf *b, const char *name,
+			   const char *type, const char *help, double v)
+{
+	statsfd_buf_printf(b, "# HELP process_%s %s\n", name, help);
+	statsfd_buf_printf(b, "# TYPE process_%s %s\n", name, type);
+	statsfd_buf_printf(b, "process_%s %.17g\n", name, v);
+}
+
+/* One family of per-source health series, over the sources of @c. */
+static void health_family(struct statsfd_buf *b, struct collector *c,
+			  const char *name, const char *type, const char *help,
+			  int which)
+{
+	struct source *s;
+
+	statsfd_buf_printf(b, "# HELP statsfd_collector_source_%s %s\n", name, help);
+	statsfd_buf_printf(b, "# TYPE statsfd_collector_source_%s %s\n", name, type);
+	for (s = c->sources; s; s = s->next) {
+		statsfd_buf_printf(b, "statsfd_collector_source_%s{%s} ", name,
+				   s->prom_labels);
+		if (which == 0)
+			statsfd_buf_printf(b, "%d\n", !s->failures);
+		else if (which == 1)
+			statsfd_buf_printf(b, "%" PRIu64 "\n", s->read_errors);
+		else
+			statsfd_buf_printf(b, "%" PRIu64 ".%03u\n", s->last_read / 1000,
+					   (unsigned int)(s->last_read % 1000));
+	}
+}
+
+static long clock_ticks(void)
+{
+	long t = sysconf(_SC_CLK_TCK);
+
+	return t > 0 ? t : 100;
+}
+
+/* Boot time in seconds since the epoch ("btime" of /proc/stat), once. */
+static double boot_time(void)
+{
+	static double btime = -1;
+	char line[256];
+	FILE *f;
+
+	if (btime >= 0)
+		return btime;
+	btime = 0;
+	f = fopen("/proc/stat", "re");
+	if (!f)
+		return btime;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+
+		if (sscanf(line, "btime %llu", &v) == 1) {
+			btime = (double)v;
+			break;
+		}
+	}
+	fclose(f);
+	return btime;
+}
+
+static unsigned int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	unsigned int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	/* Not the directory's own fd. */
+	return n ? n - 1 : 0;
+}
+
+/* The process_* metrics of the Prometheus client libraries. */
+static void process_metrics(struct statsfd_buf *b)
+{
+	unsigned long long utime, stime, start, vsize;
+	long long rss;
+	struct rlimit rl;
+	char buf[1024], *p;
+	size_t n = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/stat", "re");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	/* Fields after the command name, which may hold anything: ")" last. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+			 "%*d %*d %*d %*d %*d %*d %llu %llu %lld",
+			 &utime, &stime, &start, &vsize, &rss) != 5)
+		return;
+	process_metric(b, "cpu_seconds_total", "counter",
+		       "Total user and system CPU time spent in seconds.",
+		       (double)(utime + stime) / (double)clock_ticks());
+	process_metric(b, "resident_memory_bytes", "gauge",
+		       "Resident memory size in bytes.",
+		       (double)rss * (double)sysconf(_SC_PAGESIZE));
+	process_metric(b, "virtual_memory_bytes", "gauge",
+		       "Virtual memory size in bytes.", (double)vsize);
+	process_metric(b, "start_time_seconds", "gauge",
+		       "Start time of the process since unix epoch in seconds.",
+		       boot_time() + (double)start / (double)clock_ticks());
+	process_metric(b, "open_fds", "gauge", "Number of open file descriptors.",
+		       open_fds());
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		process_metric(b, "max_fds", "gauge",
+			       "Maximum number of open file descriptors.",
+			       (double)rl.rlim_cur);
+}
+
+static void collector_metrics(struct statsfd_buf *b, struct collector *c,
+			      unsigned long conflicts)
+{
+	unsigned int down = 0;
+	struct source *s;
+
+	for (s = c->sources; s; s = s->next)
+		down += !!s->failures;
+	statsfd_buf_printf(b, "# HELP statsfd_collector_build_info The collector's version.\n"
+			   "# TYPE statsfd_collector_build_info gauge\n"
+			   "statsfd_collector_build_info{version=\"%s\"} 1\n",
+			   STATSFD_VERSION);
+	self_metric(b, "sources", "gauge", "Stats fds currently registered.",
+		    c->nsources);
+	self_metric(b, "sources_down", "gauge",
+		    "Sources whose last read failed (their stats are not exported).", down);
+	self_metric(b, "sources_mapped", "gauge",
+		    "Stats fds whose values are read through a mapping.", c->nmapped);
+	self_metric(b, "source_bytes", "gauge",
+		    "Bytes held for the sources, against --max-bytes.", c->bytes);
+	self_metric(b, "clients", "gauge", "Connected clients on the unix socket.",
+		    c->nclients);
+	self_metric(b, "reads_total", "counter", "Successful reads of a data block.",
+		    c->stats.reads);
+	self_metric(b, "read_errors_total", "counter", "Failed reads of a data block.",
+		    c->stats.read_errors);
+	self_metric(b, "sources_failed_total", "counter",
+		    "Sources dropped after --drop-after failed reads in a row.",
+		    c->stats.sources_failed);
+	self_metric(b, "scrapes_total", "counter", "Metrics requests served.",
+		    c->stats.scrapes);
+	self_metric(b, "requests_total", "counter", "Messages received on the unix socket.",
+		    c->stats.requests);
+	self_metric(b, "bad_requests_total", "counter", "Malformed messages received.",
+		    c->stats.bad_requests);
+	self_metric(b, "fds_rejected_total", "counter",
+		    "Fds refused because they are not stats fds of statsfd or KVM, or not valid.",
+		    c->stats.fds_rejected);
+	self_metric(b, "quota_refusals_total", "counter",
+		    "Fds refused by a limit: sources or bytes per client, or the collector's.",
+		    c->stats.quota_refusals);
+	self_metric(b, "labels_refused_total", "counter",
+		    "Registrations refused because their vm label belongs to another client.",
+		    c->stats.labels_refused);
+	self_metric(b, "replies_too_large_total", "counter",
+		    "Replies replaced by an error because they exceeded the per-client cap.",
+		    c->stats.replies_too_large);
+	self_metric(b, "clients_refused_total", "counter",
+		    "Connections refused (not allowed, or too many).", c->stats.clients_refused);
+	self_metric(b, "clients_dropped_total", "counter",
+		    "Clients dropped for idling or not reading their replies.",
+		    c->stats.clients_dropped);
+	self_metric(b, "sources_polled", "gauge",
+		    "Stats fds waited on for their events (hangup, change of children).",
+		    c->npolled);
+	self_metric(b, "sources_hung_up_total", "counter",
+		    "Sources dropped because their owner hung them up (EPOLLHUP: the VM is gone).",
+		    c->stats.sources_hung_up);
+	self_metric(b, "children_changes_total", "counter",
+		    "Changes of a source's children reported (EPOLLPRI: a vCPU added to a VM).",
+		    c->stats.children_changes);
+	self_metric(b, "family_conflicts", "gauge",
+		    "Stats skipped in the last rendering: same metric name, different type or same schema.",
+		    conflicts);
+	if (!c->nsources)
+		return;
+	health_family(b, c, "up", "gauge",
+		      "1 when the last read of the source succeeded, else 0.", 0);
+	health_family(b, c, "read_errors_total", "counter",
+		      "Failed reads of the source.", 1);
+	health_family(b, c, "last_read_timestamp_seconds", "gauge",
+		      "Time of the last successful read of the source, since the epoch.", 2);
+}
+
+/**
+ * render_metrics() - the whole exposition, from the values of the last read
+ * @c: collector
+ * @len: set to its length
+ *
+ * Sources that are down (last read failed) export no stats, only their
+ * health series.
+ *
+ * Return: the text (malloc()ed, the caller frees it), or NULL.
+ */
+char *render_metrics(struct collector *c, size_t *len)
+{
+	struct statsfd_prom_series *ser;
+	struct statsfd_buf b = { 0 };
+	unsigned long conflicts = 0;
+	struct source *s;
+	size_t n = 0;
+
+	ser = calloc(c->nsources + 1, sizeof(*ser));
+	if (!ser)
+		return NULL;
+	for (s = c->sources; s; s = s->next) {
+		if (s->failures)
+			continue;
+		ser[n++] = (struct statsfd_prom_series){
+			.sf = s->sf, .values = s->values,
+			.prefix = source_ns_name(s->schema->ns),
+			.labels = s->prom_labels, .key = s->schema,
+			.skip = s->schema->skip,
+		};
+	}
+	c->stats.scrapes++;
+	if (statsfd_prom_write(&b, ser, n, &conflicts)) {
+		free(ser);
+		statsfd_buf_free(&b);
+		return NULL;
+	}
+	free(ser);
+	collector_metrics(&b, c, conflicts);
+	process_metrics(&b);
+	if (b.oom) {
+		statsfd_buf_free(&b);
+		return NULL;
+	}
+	*len = b.len;
+	return b.data;
+}
+
+/**
+ * render_cached() - the exposition, rendered at most once per read tick
+ * @c: collector
+ * @len: set to its length
+ *
+ * Rendered again only when a read tick or a source added or dropped
+ * changed c->generation since the last rendering; otherwise the same text
+ * (its statsfd_collector_* and process_* values are those of that time).
+ *
+ * Return: the text, owned by @c and valid until the next call or
+ * render_free(); NULL when out of memory.
+ */
+const char *render_cached(struct collector *c, size_t *len)
+{
+	char *text;
+	size_t n;
+
+	if (c->render.valid && c->render.generation == c->generation) {
+		c->stats.scrapes++;
+		*len = c->render.len;
+		return c->render.text;
+	}
+	text = render_metrics(c, &n);
+	if (!text)
+		return NULL;
+	free(c->render.text);
+	c->render.text = text;
+	c->render.len = n;
+	c->render.generation = c->generation;
+	c->render.valid = true;
+	*len = n;
+	return text;
+}
+
+/**
+ * render_free() - release the cached exposition
+ * @c: collector
+ */
+void render_free(struct collector *c)
+{
+	free(c->render.text);
+	c->render.text = NULL;
+	c->render.valid = false;
+}

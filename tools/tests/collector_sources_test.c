@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The collector's admission, sources and exposition cache on the host,
+ * its own source code driven directly (collector/admit.c, sources.c,
+ * render.c): every refusal of admit_fd() and add_source() with its exact
+ * errno, the --include/--exclude rule syntax, and render_cached(), which
+ * renders again only after a read tick or a change of sources.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../collector/collector.h"
+#include "image.h"
+#include "statsfd.h"
+#include "tap.h"
+
+static struct collector col = {
+	.max_sources = 100, .max_mapped = 0, .client_max_sources = 3,
+	.client_max_bytes = 1 << 20, .max_bytes = 1 << 20, .drop_after = 2,
+	.accept_memfd = true,
+};
+static struct client cl1 = { .kind = EP_CLIENT, .fd = -1, .uid = 1000, .pid = 10 };
+static struct client cl2 = { .kind = EP_CLIENT, .fd = -1, .uid = 1001, .pid = 11 };
+
+static int vcpu_memfd(void)
+{
+	static unsigned char buf[1 << 14];
+
+	return img_memfd(buf, img_build(buf, sizeof(buf), "vm-1/vcpu-0", 48,
+					img_vcpu_stats, img_vcpu_nstats, NULL, 0));
+}
+
+/* A memfd with a header of @name_size, @num_desc and one value at @off. */
+static int header_memfd(uint32_t name_size, uint32_t num_desc, uint32_t off)
+{
+	struct statsfd_header h = {
+		.name_size = name_size, .num_desc = num_desc, .id_offset = 24,
+		.desc_offset = 24 + name_size,
+	};
+	struct statsfd_desc d = { .size = 1, .offset = off };
+	int fd = memfd_create("hdr", MFD_CLOEXEC);
+
+	if (fd < 0 || ftruncate(fd, 1 << 20) || pwrite(fd, &h, sizeof(h), 0) != sizeof(h) ||
+	    pwrite(fd, &d, sizeof(d), h.desc_offset) != sizeof(d))
+		tap_diag("header_memfd failed");
+	return fd;
+}
+
+static int admit(int fd, bool memfd_ok, struct admit_info *info, char *why)
+{
+	int ret = admit_fd(fd, memfd_ok, info, why, 256);
+
+	close(fd);
+	return ret;
+}
+
+static void test_admit(void)
+{
+	struct admit_info info;
+	char why[256], path[] = "/tmp/statsfd-sources-test.XXXXXX";
+	int p[2], fd;
+
+	tap_ok(admit(vcpu_memfd(), false, &info, why) == -EPERM &&
+	       strstr(why, "not a stats fd of statsfd or KVM (/memfd:"),
+	       "a memfd without --test-accept-memfd: -EPERM (%s)", why);
+	tap_ok(admit(vcpu_memfd(), true, &info, why) == 0 && info.ns == SOURCE_NS_STATSFD &&
+	       info.data_size > 0 && info.cost > 2 * info.data_size,
+	       "with it: admitted in the statsfd namespace, cost %zu for %zu data bytes",
+	       info.cost, info.data_size);
+	fd = mkstemp(path);
+	unlink(path);
+	tap_ok(admit(fd, true, &info, why) == -EPERM && strstr(why, "(/tmp/statsfd-sources-test."),
+	       "a regular file, even in test mode: -EPERM");
+	if (!pipe(p)) {
+		close(p[1]);
+		tap_ok(admit(p[0], true, &info, why) == -EPERM && strstr(why, "(pipe:["),
+		       "a pipe: -EPERM");
+	}
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	tap_ok(admit(fd, true, &info, why) == -EPERM && strstr(why, "(/dev/null)"),
+	       "/dev/null: -EPERM");
+	tap_ok(admit_fd(-1, true, &info, why, sizeof(why)) == -EBADF &&
+	       strstr(why, "cannot identify the fd"), "a closed fd: -EBADF");
+	tap_ok(admit(header_memfd(8, 1, ADMIT_DATA_SIZE_MAX - 8), true, &info, why) == 0 &&
+	       info.data_size == ADMIT_DATA_SIZE_MAX,
+	       "a data block of exactly the cap (%u bytes): admitted", ADMIT_DATA_SIZE_MAX);
+	tap_ok(admit(header_memfd(8, 1, ADMIT_DATA_SIZE_MAX), true, &info, why) == -EFBIG &&
+	       strstr(why, "data block of 262152 bytes above the collector's cap 262144"),
+	       "8 bytes more: -EFBIG");
+	tap_ok(admit(header_memfd(8, 1, 0xfffffff8u), true, &info, why) == -EFBIG,
+	       "an offset near 4 GiB: -EFBIG, no overflow");
+	tap_ok(admit(header_memfd(8, ADMIT_NUM_DESC_MAX + 1, 0), true, &info, why) == -EFBIG &&
+	       strstr(why, "header.num_desc 1025 above the collector's cap 1024"),
+	       "1025 descriptors: -EFBIG");
+	tap_ok(admit(header_memfd(ADMIT_NAME_SIZE_MAX + 8, 1, 0), true, &info, why) == -EFBIG &&
+	       strstr(why, "header.name_size 264 above the collector's cap 256"),
+	       "names of 264 bytes: -EFBIG");
+	fd = memfd_create("short", MFD_CLOEXEC);
+	tap_ok(admit(fd, true, &info, why) == -EINVAL && strstr(why, "cannot read the header"),
+	       "an empty memfd: -EINVAL (no header)");
+	{
+		static const struct { const char *link; int ns; } links[] = {
+			{ "anon_inode:statsfd", SOURCE_NS_STATSFD },
+			{ "anon_inode:kvm-vm-stats", SOURCE_NS_KVM },
+			{ "anon_inode:kvm-vcpu-stats:0", SOURCE_NS_KVM },
+			{ "anon_inode:kvm-vcpu-stats:4095", SOURCE_NS_KVM },
+			{ "anon_inode:kvm-vcpu-stats", SOURCE_NS_KVM },
+			{ "anon_inode:kvm-vcpu-stats:", -1 },
+			{ "anon_inode:kvm-vcpu-stats:1x", -1 },
+			{ "anon_inode:kvm-vm-stats:1", -1 },
+			{ "anon_inode:statsfd-vm", -1 },
+			{ "anon_inode:statsfd-vcpu:0", -1 },
+			{ "anon_inode:kvm-vm", -1 },
+			{ "anon_inode:[eventfd]", -1 },
+			{ "/statsfd", -1 },
+		};
+		enum source_ns ns;
+		unsigned int i;
+
+		for (i = 0; i < sizeof(links) / sizeof(*links); i++)
+			tap_ok(links[i].ns < 0 ? !stats_fd_ns(links[i].link, &ns) :
+			       stats_fd_ns(links[i].link, &ns) && (int)ns == links[i].ns,
+			       "%s: %s", links[i].link, links[i].ns < 0 ? "not a stats fd" :
+			       source_ns_name(links[i].ns));
+	}
+	fd = eventfd(0, EFD_CLOEXEC);
+	tap_ok(admit(fd, true, &info, why) == -EPERM && strstr(why, "(anon_inode:[eventfd])"),
+	       "an eventfd, an anon inode of another name: -EPERM");
+	tap_ok(!strcmp(source_ns_name(SOURCE_NS_STATSFD), "statsfd") &&
+	       !strcmp(source_ns_name(SOURCE_NS_KVM), "kvm"), "namespaces statsfd and kvm");
+}
+
+static struct source *add(struct client *cl, const char *vm, int vcpu, int *ret,
+			  char *why)
+{
+	struct statsfd_labels l = { .vcpu = vcpu };
+	struct admit_info info;
+	struct source *s = NULL;
+	int fd = vcpu_memfd();
+
+	snprintf(l.provider, sizeof(l.provider), "statsfd_vm");
+	snprintf(l.target, sizeof(l.target), "vcpu");
+	snprintf(l.vm, sizeof(l.vm), "%s", vm);
+	*ret = admit_fd(fd, true, &info, why, 256);
+	if (*ret) {
+		close(fd);
+		return NULL;
+	}
+	*ret = add_source(&col, cl, fd, &info, &l, why, 256, &s);
+	return s;
+}
+
+static void test_sources(void)
+{
+	struct source *a, *b, *c;
+	size_t bytes;
+	char why[256];
+	int ret;
+
+	a = add(&cl1, "web", 0, &ret, why);
+	tap_ok(a && !ret && col.bytes == a->cost && cl1.bytes == a->cost,
+	       "a source's cost is accounted to its client and the collector");
+	add(&cl1, "web", 0, &ret, why);
+	tap_ok(ret == -EEXIST && strstr(why, "already registered"), "the same labels again: -EEXIST");
+	add(&cl2, "web", 1, &ret, why);
+	tap_ok(ret == -EACCES && strstr(why, "vm \"web\" is registered by uid 1000 pid 10"),
+	       "VM web of another uid: -EACCES");
+	cl2.uid = 1000;
+	add(&cl2, "web", 1, &ret, why);
+	tap_ok(ret == -EACCES, "of the same uid but another pid: -EACCES");
+	cl2.uid = 1001;
+	b = add(&cl1, "web", 1, &ret, why);
+	c = add(&cl1, "db", 0, &ret, why);
+	tap_ok(b && c, "its owner adds vCPU 1 and VM db");
+	add(&cl1, "db", 1, &ret, why);
+	tap_ok(ret == -EDQUOT && strstr(why, "source quota (3, --client-max-sources)"),
+	       "a 4th source of the client: -EDQUOT");
+	bytes = col.bytes;
+	col.client_max_bytes = bytes;
+	add(&cl2, "other", 0, &ret, why);
+	tap_ok(!ret, "another client has its own quota");
+	drop_source(&col, cl2.sources);
+	col.max_bytes = bytes;
+	add(&cl2, "other", 0, &ret, why);
+	tap_ok(ret == -ENOSPC && strstr(why, "(--max-bytes) reached"), "over --max-bytes: -ENOSPC");
+	col.max_bytes = col.client_max_bytes = 1 << 20;
+	col.max_sources = 3;
+	add(&cl2, "other", 0, &ret, why);
+	tap_ok(ret == -ENOSPC && strstr(why, "source limit (3) reached"), "over --max-sources: -ENOSPC");
+	col.max_sources = 100;
+	drop_source(&col, a);
+	drop_source(&col, b);
+	add(&cl2, "web", 0, &ret, why);
+	tap_ok(!ret && col.stats.labels_refused == 2,
+	       "its owner's sources gone, VM web is free for another uid");
+	drop_source(&col, c);
+	drop_source(&col, cl2.sources);
+	reap_sources(&col);
+	tap_ok(!col.nsources && !col.bytes && !cl1.bytes && !cl2.bytes, "all bytes returned");
+}
+
+static void test_rules(void)
+{
+	const char *bad[] = { "", "a:b", "a::c", ":b:c", "a:b:", "a:b:c:d" };
+	unsigned int i, n = col.nrules;
+
+	for (i = 0; i < sizeof(bad) / sizeof(*bad); i++)
+		tap_ok(add_stat_rule(&col, bad[i], true) == -EINVAL, "rule '%s': -EINVAL", bad[i]);
+	tap_ok(!add_stat_rule(&col, "io_*", false) && col.nrules == n + 1 &&
+	       !strcmp(col.rules[n].provider, "*") && !strcmp(col.rules[n].target, "*") &&
+	       !strcmp(col.rules[n].stat, "io_*") && !col.rules[n].include,
+	       "'io_*' is *:*:io_*");
+	tap_ok(!add_stat_rule(&col, "statsfd_vm:vcpu:halt_*", true) &&
+	       !strcmp(col.rules[n + 1].provider, "statsfd_vm") &&
+	       !strcmp(col.rules[n + 1].target, "vcpu") && col.rules[n + 1].include,
+	       "'statsfd_vm:vcpu:halt_*' parsed");
+}
+
+/* After test_rules(): --include statsfd_vm:vcpu:halt_*, --exclude io_*. */
+static void test_render_cache(void)
+{
+	const char *t1, *t2;
+	struct source *a;
+	size_t n1, n2;
+	char why[256], *copy;
+	int ret;
+
+	col.no_histograms = true;
+	a = add(&cl1, "web", 0, &ret, why);
+	t1 = render_cached(&col, &n1);
+	copy = t1 ? strndup(t1, n1) : NULL;
+	t2 = render_cached(&col, &n2);
+	tap_ok(t1 && t1 == t2 && n1 == n2 && col.stats.scrapes == 2,
+	       "no read tick, no change: the same text, not rendered again");
+	tap_ok(copy && strstr(copy, "\nstatsfd_halt_exits_total{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"web\",vcpu=\"0\"} ") &&
+	       !strstr(copy, "statsfd_io_") && !strstr(copy, "guest_cycles") &&
+	       !strstr(copy, "_bucket{") && strstr(copy, "statsfd_collector_sources 1\n"),
+	       "rules applied: halt_* of the vCPU only, no histograms");
+	read_sources(&col);
+	t2 = render_cached(&col, &n2);
+	tap_ok(t2 && strstr(t2, "statsfd_collector_reads_total 1\n"),
+	       "a read tick: rendered again");
+	drop_source(&col, a);
+	reap_sources(&col);
+	t2 = render_cached(&col, &n2);
+	tap_ok(t2 && strstr(t2, "statsfd_collector_sources 0\n") && !strstr(t2, "halt_exits"),
+	       "a source dropped: rendered again");
+	free(copy);
+	render_free(&col);
+}
+
+/* Reads failing: down (not exported), then dropped at --drop-after (2). */
+static void test_failures(void)
+{
+	struct source *a;
+	const char *t;
+	char why[256];
+	size_t n;
+	int ret;
+
+	a = add(&cl1, "flaky", 0, &ret, why);
+	if (!tap_ok(a != NULL, "source for failing reads added"))
+		return;
+	if (ftruncate(statsfd_fd(a->sf), 16))
+		tap_diag("ftruncate failed");
+	read_sources(&col);
+	t = render_cached(&col, &n);
+	tap_ok(a->failures == 1 && t &&
+	       strstr(t, "statsfd_collector_source_up{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"flaky\",vcpu=\"0\"} 0\n") &&
+	       !strstr(t, "statsfd_halt_exits_total") && strstr(t, "statsfd_collector_sources_down 1\n"),
+	       "one failed read: down, its stats not exported");
+	read_sources(&col);
+	reap_sources(&col);
+	tap_ok(col.nsources == 0 && col.stats.sources_failed == 1,
+	       "a second one (--drop-after 2): dropped");
+	render_free(&col);
+}
+
+int main(void)
+{
+	col.epfd = epoll_create1(EPOLL_CLOEXEC);
+	test_admit();
+	test_sources();
+	test_rules();
+	test_render_cache();
+	test_failures();
+	while (col.nrules--) {
+		free(col.rules[col.nrules].provider);
+		free(col.rules[col.nrules].target);
+		free(col.rules[col.nrules].stat);
+	}
+	free(col.rules);
+	close(col.epfd);
+	return tap_done();
+}
