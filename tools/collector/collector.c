@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "discover.h"
 #include "statsfd_msg.h"
 
 #define DEFAULT_SOCKET		"/run/statsfd/collector.sock"
@@ -50,6 +51,8 @@ struct options {
 	mode_t socket_mode;
 	unsigned int interval_ms;
 	unsigned int max_clients;
+	bool discover_kvm;
+	unsigned int discover_interval_ms;
 	uid_t allow_uid[MAX_IDS];
 	unsigned int nallow_uid;
 	gid_t allow_gid[MAX_IDS];
@@ -76,6 +79,10 @@ static const char usage[] =
 "  --max-clients N       (default 1024)\n"
 "  --stats NAME,...      read and export only these stats, through a view of\n"
 "                        each source (filtered here where the fd has none)\n"
+"  --discover-kvm        also read the stats fds of KVM VMMs that never register\n"
+"                        (stock QEMU), found in /proc; needs CAP_SYS_PTRACE\n"
+"  --discover-interval MS  look for new VMMs, VMs and vCPUs this often\n"
+"                        (default 5000)\n"
 "  --client-timeout MS   drop a client that registered nothing and is idle, or\n"
 "                        whose replies make no progress, after this (default 10000)\n"
 "  --verbose\n";
@@ -612,7 +619,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 	enum {
 		O_SOCKET = 256, O_MODE, O_GROUP, O_LISTEN, O_PORTFILE, O_USER,
 		O_AUID, O_AGID, O_INTERVAL, O_MAXSRC, O_MAXCL, O_TIMEOUT, O_VERBOSE,
-		O_MAXMAP, O_STATS,
+		O_MAXMAP, O_STATS, O_DISCOVER, O_DISCOVER_INTERVAL,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -629,6 +636,8 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "max-clients", required_argument, NULL, O_MAXCL },
 		{ "stats", required_argument, NULL, O_STATS },
 		{ "client-timeout", required_argument, NULL, O_TIMEOUT },
+		{ "discover-kvm", no_argument, NULL, O_DISCOVER },
+		{ "discover-interval", required_argument, NULL, O_DISCOVER_INTERVAL },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -702,6 +711,15 @@ static int parse_args(int argc, char **argv, struct options *o,
 			if (parse_stats(c, optarg))
 				goto bad;
 			break;
+		case O_DISCOVER:
+			o->discover_kvm = true;
+			break;
+		case O_DISCOVER_INTERVAL:
+			v = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || v < 100 || v > 3600000)
+				goto bad;
+			o->discover_interval_ms = (unsigned int)v;
+			break;
 		case 'v':
 		case O_VERBOSE:
 			collector_verbose = 1;
@@ -730,7 +748,7 @@ int main(int argc, char **argv)
 	struct options o = {
 		.socket = DEFAULT_SOCKET, .listen = DEFAULT_LISTEN,
 		.user = "nobody", .socket_mode = 0660, .interval_ms = 500,
-		.max_clients = 1024,
+		.max_clients = 1024, .discover_interval_ms = DISCOVER_INTERVAL_MS,
 	};
 	struct collector c = {
 		.max_sources = 65536, .max_mapped = 16384,
@@ -743,6 +761,7 @@ int main(int argc, char **argv)
 	int lfd, tfd, sfd, ret = 1;
 	FILE *port_file = NULL;
 	struct passwd *pw;
+	struct discover *disc = NULL;
 
 	if (parse_args(argc, argv, &o, &c))
 		return 2;
@@ -774,6 +793,8 @@ int main(int argc, char **argv)
 		}
 	}
 	/* Everything privileged is done: sockets are bound. */
+	if (o.discover_kvm && discover_keep_caps())
+		goto out_http;
 	if (drop_privileges(o.user))
 		goto out_http;
 	/* Same-uid processes must not ptrace us or pidfd_getfd the VMs' fds. */
@@ -797,6 +818,8 @@ int main(int argc, char **argv)
 		goto out_http;
 	}
 	port_file = NULL;
+	if (o.discover_kvm && !(disc = discover_start(&c, "/proc", o.discover_interval_ms)))
+		goto out_http;
 	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms%s",
 	       o.socket, o.listen, port, geteuid(), o.interval_ms,
 	       c.nfilter ? ", reading only the --stats" : "");
@@ -825,6 +848,8 @@ int main(int argc, char **argv)
 			} else if (kind == EP_SOURCE) {
 				/* A hangup or a change of children: O(1). */
 				source_event(&c, ev[i].data.ptr, ev[i].events);
+			} else if (kind == EP_DISCOVER) {
+				discover_event(disc, ev[i].data.ptr, ev[i].events);
 			} else if (kind == EP_SIGNAL) {
 				logmsg("signal received, exiting");
 				ret = 0;
@@ -860,6 +885,7 @@ int main(int argc, char **argv)
 		reap_sources(&c);
 	}
 out_clients:
+	discover_stop(disc);
 	while (c.clients)
 		drop_client(&c, c.clients, "collector exiting");
 	reap_sources(&c);

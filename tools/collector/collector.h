@@ -123,7 +123,8 @@ struct client {
 	struct client *next, *prev;
 };
 
-enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE };
+enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE,
+       EP_DISCOVER };
 
 /**
  * struct collector - the daemon

@@ -1,0 +1,803 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd-collector --discover-kvm: the stats fds of VMMs that never talk
+ * to the collector (stock QEMU, libvirt), taken from them.
+ *
+ * Every --discover-interval, each process in /proc is looked at: a process
+ * holding KVM VM or vCPU fds is a VMM, followed from then on through a
+ * pidfd in the epoll set (readable once it exits: all its sources are
+ * dropped at once).  KVM answers KVM_GET_STATS_FD on a VM or vCPU fd only
+ * in the process that created the VM (kvm->mm != current->mm is EIO), so
+ * what can be taken is the stats fds the VMM holds itself ("kvm-vm-stats",
+ * "kvm-vcpu-stats:N"): QEMU 8.1 and later keeps one per vCPU.  They are
+ * taken with pidfd_getfd() and added like registered ones, owned by a
+ * client that stands for the process, labelled with QEMU's -name.
+ *
+ * An fd is taken once: the fd numbers of each process are remembered with
+ * the source they gave, and a number seen again is compared with that
+ * source's fd by kcmp(KCMP_FILE) (the same open file: nothing to do; another
+ * file: the VMM reused the number, the old source is replaced).  The inode
+ * of a KVM fd cannot tell: every anon inode fd shares one inode.
+ *
+ * Listing /proc/PID/fd of another user's process needs CAP_DAC_READ_SEARCH
+ * (the directory is 0500, owned by the process's user), which the service
+ * does not keep: without it, the fds of a process whose maps show a KVM
+ * vCPU are probed one by one with pidfd_getfd(), which CAP_SYS_PTRACE
+ * allows, and named through /proc/self/fd.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/kcmp.h>
+
+#include "discover.h"
+
+/* The most of a command line looked at; QEMU's -name comes early. */
+#define CMDLINE_MAX	(64u << 10)
+/* The most fds probed in one process when /proc/PID/fd cannot be listed. */
+#define PROBE_MAX	65536u
+
+/*
+ * One fd number of a followed process: the source it gave (@sid), or 0 for
+ * a VM or vCPU fd that gave none, or a stats fd that could not be added:
+ * either is not tried again while the process holds that number.
+ */
+struct dfd {
+	int tfd;
+	uint64_t sid;
+};
+
+/**
+ * struct dproc - one followed VMM process
+ * @kind: epoll tag, EP_DISCOVER (the pidfd's data.ptr is the process)
+ * @pid: the process
+ * @pidfd: its pidfd, in the epoll set
+ * @vm: its vm label (discover_vm_label())
+ * @owner: stands for the process as the owner of its sources; not in the
+ *	collector's list of clients (it has no connection)
+ * @fds: fd numbers seen
+ * @nfds: how many
+ * @cap: allocated entries of @fds
+ * @warned: a VM or vCPU without a stats fd was reported
+ * @next: in the list of followed processes
+ */
+struct dproc {
+	int kind;
+	pid_t pid;
+	int pidfd;
+	char vm[STATSFD_LABEL_MAX + 1];
+	struct client owner;
+	struct dfd *fds;
+	unsigned int nfds, cap;
+	bool warned;
+	struct dproc *next;
+};
+
+/**
+ * struct discover - discovery state
+ * @kind: epoll tag, EP_DISCOVER (the rescan timer's data.ptr is this)
+ * @c: the collector
+ * @proc: the proc mount point
+ * @timerfd: rescans
+ * @procs: followed processes
+ * @stats: counters
+ * @warned_denied: a refused process was reported (once: they all are alike)
+ */
+struct discover {
+	int kind;
+	struct collector *c;
+	char proc[PATH_MAX];
+	int timerfd;
+	struct dproc *procs;
+	struct discover_stats stats;
+	bool warned_denied;
+};
+
+/* ---- the vm label ------------------------------------------------------- */
+
+static void put_label(char *out, size_t size, const char *s, size_t n)
+{
+	size_t i;
+
+	if (n > STATSFD_LABEL_MAX)
+		n = STATSFD_LABEL_MAX;
+	if (n >= size)
+		n = size - 1;
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		out[i] = ch < 0x20 || ch > 0x7e || ch == '"' || ch == '\\' ?
+			 '_' : (char)ch;
+	}
+	out[n] = '\0';
+}
+
+/*
+ * QEMU's -name: "[guest=]NAME[,process=P][,debug-threads=on]", with ",,"
+ * standing for a comma in a value (QemuOpts); the first parameter may
+ * leave out its key, which is then "guest".  Return: length written to
+ * @name (NUL-terminated), 0 for none.
+ */
+static size_t qemu_name(const char *arg, char *name, size_t size)
+{
+	const char *p = arg;
+	bool first = true;
+	size_t found = 0;
+
+	while (*p) {
+		char val[4 * STATSFD_LABEL_MAX];
+		const char *eq = NULL, *v, *q = p;
+		size_t n = 0;
+		bool guest;
+
+		/* One parameter: up to a comma that is not doubled. */
+		while (*q && !(*q == ',' && q[1] != ',')) {
+			if (*q == '=' && !eq)
+				eq = q;
+			q += *q == ',' ? 2 : 1;
+		}
+		guest = eq ? eq - p == 5 && !strncmp(p, "guest", 5) : first;
+		v = eq ? eq + 1 : p;
+		for (; v < q && n < sizeof(val) - 1; v++) {
+			val[n++] = *v;
+			if (*v == ',')
+				v++;	/* ",," */
+		}
+		val[n] = '\0';
+		if (guest && n) {
+			found = n < size ? n : size - 1;
+			memcpy(name, val, found);
+			name[found] = '\0';
+		}
+		first = false;
+		p = *q ? q + 1 : q;
+	}
+	return found;
+}
+
+/* QEMU's -uuid: 8-4-4-4-12 hex digits. */
+static bool is_uuid(const char *s)
+{
+	int i;
+
+	for (i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? s[i] != '-' :
+		    !((s[i] >= '0' && s[i] <= '9') ||
+		      (s[i] >= 'a' && s[i] <= 'f') ||
+		      (s[i] >= 'A' && s[i] <= 'F')))
+			return false;
+	}
+	return s[36] == '\0';
+}
+
+void discover_vm_label(const char *cmdline, size_t len, const char *comm,
+		       pid_t pid, char *out, size_t size)
+{
+	char name[STATSFD_LABEL_MAX + 1] = "", uuid[37] = "", dflt[64];
+	const char *arg = cmdline, *end = cmdline + len;
+	size_t i;
+
+	/* Each argument ends with a NUL; the last one may lack it. */
+	while (arg < end) {
+		const char *next = memchr(arg, '\0', (size_t)(end - arg));
+		const char *val;
+
+		if (!next)
+			break;
+		val = next + 1;
+		if (val < end && memchr(val, '\0', (size_t)(end - val))) {
+			/* QEMU takes "-opt" and "--opt" alike; the last wins. */
+			if (!strcmp(arg, "-name") || !strcmp(arg, "--name"))
+				qemu_name(val, name, sizeof(name));
+			else if ((!strcmp(arg, "-uuid") || !strcmp(arg, "--uuid")) &&
+				 is_uuid(val))
+				snprintf(uuid, sizeof(uuid), "%s", val);
+		}
+		arg = val;
+	}
+	for (i = 0; uuid[i]; i++)
+		if (uuid[i] >= 'A' && uuid[i] <= 'F')
+			uuid[i] = (char)(uuid[i] - 'A' + 'a');
+	if (name[0]) {
+		put_label(out, size, name, strlen(name));
+	} else if (uuid[0]) {
+		put_label(out, size, uuid, strlen(uuid));
+	} else {
+		snprintf(dflt, sizeof(dflt), "%.16s-%d", comm, pid);
+		put_label(out, size, dflt, strlen(dflt));
+	}
+}
+
+/* ---- reading /proc ------------------------------------------------------ */
+
+/* Read at most @cap - 1 bytes of @path; Return: length, or -1. */
+static ssize_t read_file(const char *path, char *buf, size_t cap)
+{
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (len < cap - 1) {
+		ssize_t r = read(fd, buf + len, cap - 1 - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+static void proc_label(struct discover *d, pid_t pid, char *out, size_t size)
+{
+	char path[PATH_MAX + 32], comm[32] = "";
+	char *cmd = malloc(CMDLINE_MAX);
+	ssize_t len = -1;
+
+	snprintf(path, sizeof(path), "%s/%d/comm", d->proc, pid);
+	if (read_file(path, comm, sizeof(comm)) > 0)
+		comm[strcspn(comm, "\n")] = '\0';
+	if (cmd) {
+		snprintf(path, sizeof(path), "%s/%d/cmdline", d->proc, pid);
+		len = read_file(path, cmd, CMDLINE_MAX);
+	}
+	discover_vm_label(cmd && len > 0 ? cmd : "", len > 0 ? (size_t)len : 0,
+			  comm, pid, out, size);
+	free(cmd);
+}
+
+/* Whether the maps of @pid show a KVM vCPU (QEMU maps each one's kvm_run). */
+static bool maps_show_kvm(struct discover *d, pid_t pid)
+{
+	char path[PATH_MAX + 32], *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/maps", d->proc, pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0)
+		found = strstr(line, "anon_inode:kvm-vcpu:") != NULL;
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* The size of the fd table of @pid ("FDSize:" of its status), or 0. */
+static unsigned int fd_table_size(struct discover *d, pid_t pid)
+{
+	char path[PATH_MAX + 32], buf[4096], *p;
+	unsigned long n;
+
+	snprintf(path, sizeof(path), "%s/%d/status", d->proc, pid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	p = strstr(buf, "\nFDSize:");
+	if (!p)
+		return 0;
+	n = strtoul(p + 8, NULL, 10);
+	return n > PROBE_MAX ? PROBE_MAX : (unsigned int)n;
+}
+
+/* ---- followed processes ------------------------------------------------- */
+
+static struct dproc *find_proc(struct discover *d, pid_t pid)
+{
+	struct dproc *p;
+
+	for (p = d->procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static bool exited(const struct dproc *p)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) > 0;
+}
+
+static void denied(struct discover *d, pid_t pid, const char *what, int err)
+{
+	d->stats.denied++;
+	if (d->warned_denied && !collector_verbose)
+		return;
+	d->warned_denied = true;
+	logmsg("discover: pid %d: %s: %s (the collector needs CAP_SYS_PTRACE: see Documentation/statsfd-tools.rst; reported once)",
+	       pid, what, strerror(err));
+}
+
+/*
+ * Follow @pid, whose fd @tfd was just seen named @link (NULL: its maps
+ * show a KVM vCPU, its fds are probed next).  The pidfd comes
+ * first, then the link is read again and the command line: if @pid was
+ * reused in between, all of it is about the new process, and a process
+ * that exits meanwhile is seen exited (its pidfd readable) and let go.
+ */
+static struct dproc *follow(struct discover *d, pid_t pid, int tfd,
+			    const char *link)
+{
+	char path[PATH_MAX + 48], again[128];
+	struct epoll_event ev;
+	struct dproc *p;
+	struct stat st;
+	ssize_t n;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->kind = EP_DISCOVER;
+	p->pid = pid;
+	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (p->pidfd < 0) {
+		if (errno != ESRCH)
+			logmsg("discover: pid %d: pidfd_open: %s", pid,
+			       strerror(errno));
+		free(p);
+		return NULL;
+	}
+	if (link) {
+		snprintf(path, sizeof(path), "%s/%d/fd/%d", d->proc, pid, tfd);
+		n = readlink(path, again, sizeof(again) - 1);
+		if (n < 0 || (again[n] = '\0', strcmp(again, link)))
+			goto fail;
+	}
+	proc_label(d, pid, p->vm, sizeof(p->vm));
+	if (exited(p))
+		goto fail;
+	snprintf(path, sizeof(path), "%s/%d", d->proc, pid);
+	if (!stat(path, &st)) {
+		p->owner.uid = st.st_uid;
+		p->owner.gid = st.st_gid;
+	}
+	p->owner.kind = EP_CLIENT;
+	p->owner.fd = -1;
+	p->owner.id = ++d->c->next_client_id;
+	p->owner.pid = pid;
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = p };
+	if (epoll_ctl(d->c->epfd, EPOLL_CTL_ADD, p->pidfd, &ev)) {
+		logmsg("discover: pid %d: epoll: %s", pid, strerror(errno));
+		goto fail;
+	}
+	p->next = d->procs;
+	d->procs = p;
+	d->stats.procs++;
+	logmsg("discover: pid %d (vm \"%s\", uid %u): a KVM VMM, followed",
+	       pid, p->vm, p->owner.uid);
+	return p;
+fail:
+	close(p->pidfd);
+	free(p);
+	return NULL;
+}
+
+/* The process exited: drop its sources and let it go. */
+static void proc_gone(struct discover *d, struct dproc *p)
+{
+	struct dproc **pp;
+
+	logmsg("discover: pid %d (vm \"%s\") exited: dropping its %u source%s",
+	       p->pid, p->vm, p->owner.nsources,
+	       p->owner.nsources == 1 ? "" : "s");
+	while (p->owner.sources)
+		drop_source(d->c, p->owner.sources);
+	epoll_ctl(d->c->epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+	close(p->pidfd);
+	for (pp = &d->procs; *pp; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	}
+	d->stats.procs--;
+	d->stats.procs_gone++;
+	free(p->fds);
+	free(p);
+}
+
+static struct dfd *find_fd(struct dproc *p, int tfd)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nfds; i++)
+		if (p->fds[i].tfd == tfd)
+			return &p->fds[i];
+	return NULL;
+}
+
+static void remember_fd(struct dproc *p, int tfd, uint64_t sid)
+{
+	struct dfd *f = find_fd(p, tfd);
+
+	if (!f) {
+		if (p->nfds == p->cap) {
+			unsigned int cap = p->cap ? p->cap * 2 : 8;
+			struct dfd *v = realloc(p->fds, cap * sizeof(*v));
+
+			/* Forgotten, it is only tried again at the next scan. */
+			if (!v)
+				return;
+			p->fds = v;
+			p->cap = cap;
+		}
+		f = &p->fds[p->nfds++];
+		f->tfd = tfd;
+	}
+	f->sid = sid;
+}
+
+/* The source @sid of @p, if it still exists (others may drop sources). */
+static struct source *find_source(struct dproc *p, uint64_t sid)
+{
+	struct source *s;
+
+	for (s = p->owner.sources; sid && s; s = s->next_in_client)
+		if (s->id == sid)
+			return s;
+	return NULL;
+}
+
+static long kcmp_file(pid_t pid1, pid_t pid2, int fd1, int fd2)
+{
+	return syscall(SYS_kcmp, pid1, pid2, KCMP_FILE, fd1, fd2);
+}
+
+/*
+ * Whether @tfd of @p needs looking at: not when the number is known and
+ * still names the file it gave a source, nor when it gave none (a VM fd
+ * KVM refused, a source refused).  A number reused for another file drops
+ * the old source.  Without kcmp (CONFIG_KCMP off), a known number is
+ * assumed unchanged.
+ */
+static bool fd_is_new(struct discover *d, struct dproc *p, int tfd)
+{
+	struct dfd *f = find_fd(p, tfd);
+	struct source *s;
+	long r;
+
+	if (!f)
+		return true;
+	s = find_source(p, f->sid);
+	if (!s)
+		return false;
+	r = kcmp_file(p->pid, getpid(), tfd, statsfd_fd(s->sf));
+	if (r <= 0)
+		return false;
+	logmsg("discover: pid %d fd %d now names another file: source %" PRIu64 " replaced",
+	       p->pid, tfd, s->id);
+	drop_source(d->c, s);
+	*f = p->fds[--p->nfds];
+	d->stats.replaced++;
+	return true;
+}
+
+/* Whether @fd is the same open file as a source @p already has. */
+static struct source *held(struct dproc *p, int fd)
+{
+	pid_t me = getpid();
+	struct source *s;
+
+	for (s = p->owner.sources; s; s = s->next_in_client)
+		if (kcmp_file(me, me, fd, statsfd_fd(s->sf)) == 0)
+			return s;
+	return NULL;
+}
+
+/*
+ * @local is fd @tfd of @p (ours, consumed), of @kind: add its stats fd as
+ * a source.
+ */
+static void take(struct discover *d, struct dproc *p, int tfd, int local,
+		 enum statsfd_vmfd_kind kind, int vcpu)
+{
+	struct statsfd_labels l = { .vcpu = vcpu };
+	struct source *s;
+	char why[400];
+	int sfd;
+
+	s = held(p, local);
+	if (s) {
+		/* One open file under two numbers: one source. */
+		close(local);
+		remember_fd(p, tfd, s->id);
+		return;
+	}
+	sfd = statsfd_vmfd_stats_fd(local, kind);
+	close(local);
+	if (sfd < 0) {
+		d->stats.no_stats++;
+		remember_fd(p, tfd, 0);
+		if (!p->warned && errno == EIO) {
+			p->warned = true;
+			logmsg("discover: pid %d (vm \"%s\"): KVM %s fd %d gives no stats fd to another process (EIO); only the stats fds the VMM holds can be read (QEMU 8.1 and later holds one per vCPU, none for the VM)",
+			       p->pid, p->vm, kind == STATSFD_VMFD_KVM_VM ?
+			       "VM" : "vCPU", tfd);
+		} else if (errno != EIO) {
+			logmsg("discover: pid %d fd %d: no stats fd: %s",
+			       p->pid, tfd, strerror(errno));
+		}
+		return;
+	}
+	snprintf(l.provider, sizeof(l.provider), "kvm");
+	snprintf(l.target, sizeof(l.target), "%s", vcpu >= 0 ? "vcpu" : "vm");
+	snprintf(l.vm, sizeof(l.vm), "%s", p->vm);
+	s = NULL;
+	if (add_source(d->c, &p->owner, sfd, &l, why, sizeof(why), &s)) {
+		/* Not tried again while the process holds this fd. */
+		logmsg("discover: pid %d fd %d (vm \"%s\" vcpu %d): %s",
+		       p->pid, tfd, p->vm, vcpu, why);
+		remember_fd(p, tfd, 0);
+		return;
+	}
+	d->stats.sources++;
+	remember_fd(p, tfd, s->id);
+}
+
+/*
+ * Fd @tfd of @pid is named @link: if it is a KVM VM, vCPU or stats fd not
+ * seen before, take it (@local: already taken by a probe, else -1).
+ * *@pp is the followed process, NULL until the first KVM fd.
+ */
+static void saw_fd(struct discover *d, struct dproc **pp, pid_t pid, int tfd,
+		   const char *link, int local)
+{
+	enum statsfd_vmfd_kind kind;
+	int vcpu;
+
+	kind = statsfd_vmfd_classify(link, &vcpu);
+	if (kind < STATSFD_VMFD_KVM_VM || kind > STATSFD_VMFD_KVM_VCPU_STATS)
+		goto skip;
+	if (!*pp) {
+		*pp = follow(d, pid, tfd, link);
+		if (!*pp)
+			goto skip;
+	}
+	/* A probe looked already (and a second look would not be new). */
+	if (local < 0 && !fd_is_new(d, *pp, tfd))
+		goto skip;
+	if (local < 0) {
+		local = (int)syscall(SYS_pidfd_getfd, (*pp)->pidfd, tfd, 0);
+		if (local < 0) {
+			if (errno == EPERM || errno == EACCES)
+				denied(d, pid, "pidfd_getfd", errno);
+			return;	/* else closed meanwhile, or the process exited */
+		}
+		d->stats.fds_taken++;
+	}
+	take(d, *pp, tfd, local, kind, kind == STATSFD_VMFD_KVM_VM ||
+	     kind == STATSFD_VMFD_KVM_VM_STATS ? -1 : vcpu);
+	return;
+skip:
+	if (local >= 0)
+		close(local);
+}
+
+/*
+ * /proc/PID/fd cannot be listed (another user's process, and no
+ * CAP_DAC_READ_SEARCH): if its maps show a KVM vCPU, take each of its fds
+ * with pidfd_getfd() and read its name from our own /proc/self/fd.
+ */
+static void probe_fds(struct discover *d, struct dproc *p, pid_t pid)
+{
+	unsigned int size, tfd;
+
+	if (!p) {
+		if (!maps_show_kvm(d, pid))
+			return;
+		p = follow(d, pid, -1, NULL);
+		if (!p)
+			return;
+	}
+	size = fd_table_size(d, pid);
+	for (tfd = 0; tfd < size; tfd++) {
+		char self[64], link[128];
+		int local;
+		ssize_t n;
+
+		if (!fd_is_new(d, p, (int)tfd))
+			continue;
+		local = (int)syscall(SYS_pidfd_getfd, p->pidfd, tfd, 0);
+		if (local < 0) {
+			if (errno == EPERM || errno == EACCES) {
+				denied(d, pid, "pidfd_getfd", errno);
+				break;
+			}
+			if (errno == ESRCH)
+				break;
+			continue;	/* EBADF: no such fd */
+		}
+		d->stats.fds_taken++;
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", local);
+		n = readlink(self, link, sizeof(link) - 1);
+		if (n < 0) {
+			close(local);
+			continue;
+		}
+		link[n] = '\0';
+		saw_fd(d, &p, pid, (int)tfd, link, local);
+	}
+}
+
+static void scan_pid(struct discover *d, pid_t pid)
+{
+	struct dproc *p = find_proc(d, pid);
+	char path[PATH_MAX + 64], link[128];
+	struct dirent *de;
+	DIR *dir;
+
+	/* Exited and not yet reaped by its pidfd event: that comes next. */
+	if (p && exited(p))
+		return;
+	snprintf(path, sizeof(path), "%s/%d/fd", d->proc, pid);
+	dir = opendir(path);
+	if (!dir) {
+		if (errno == EACCES || errno == EPERM)
+			probe_fds(d, p, pid);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		char *end;
+		long tfd = strtol(de->d_name, &end, 10);
+		ssize_t n;
+
+		if (*end || end == de->d_name || tfd < 0 || tfd > INT_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%d/fd/%ld", d->proc, pid, tfd);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		saw_fd(d, &p, pid, (int)tfd, link, -1);
+	}
+	closedir(dir);
+}
+
+void discover_scan(struct discover *d)
+{
+	pid_t me = getpid();
+	struct dirent *de;
+	DIR *dir;
+
+	d->stats.scans++;
+	dir = opendir(d->proc);
+	if (!dir) {
+		logmsg("discover: %s: %s", d->proc, strerror(errno));
+		return;
+	}
+	while ((de = readdir(dir))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || end == de->d_name || pid <= 0 || pid > INT_MAX ||
+		    pid == me)
+			continue;
+		scan_pid(d, (pid_t)pid);
+	}
+	closedir(dir);
+}
+
+/* ---- capabilities ------------------------------------------------------- */
+
+int discover_keep_caps(void)
+{
+	if (geteuid() != 0)
+		return 0;
+	return prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0);
+}
+
+/*
+ * Not root (any more): keep CAP_SYS_PTRACE, if permitted, and nothing
+ * else.  Root (--user '') keeps what it has.
+ */
+static int reduce_caps(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2] = { { 0 } };
+	const uint32_t ptrace = 1u << CAP_SYS_PTRACE;	/* in data[0] */
+
+	if (geteuid() == 0)
+		return 0;
+	prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
+	if (syscall(SYS_capget, &h, data))
+		return -1;
+	if (!(data[0].permitted & ptrace))
+		logmsg("discover: no CAP_SYS_PTRACE: only the VMMs of uid %u can be discovered",
+		       geteuid());
+	data[0].permitted &= ptrace;
+	data[0].effective = data[0].permitted;
+	data[0].inheritable = 0;
+	data[1] = (struct __user_cap_data_struct){ 0 };
+	return (int)syscall(SYS_capset, &h, data);
+}
+
+/* ---- the daemon's side -------------------------------------------------- */
+
+struct discover *discover_start(struct collector *c, const char *proc,
+				unsigned int interval_ms)
+{
+	struct itimerspec its = { 0 };
+	struct epoll_event ev;
+	struct discover *d;
+
+	if (reduce_caps()) {
+		logmsg("discover: keeping CAP_SYS_PTRACE: %s", strerror(errno));
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->kind = EP_DISCOVER;
+	d->c = c;
+	snprintf(d->proc, sizeof(d->proc), "%s", proc);
+	d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	its.it_interval.tv_sec = interval_ms / 1000;
+	its.it_interval.tv_nsec = (long)(interval_ms % 1000) * 1000000;
+	its.it_value = its.it_interval;
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = d };
+	if (d->timerfd < 0 || timerfd_settime(d->timerfd, 0, &its, NULL) ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, d->timerfd, &ev)) {
+		logmsg("discover: timer: %s", strerror(errno));
+		if (d->timerfd >= 0)
+			close(d->timerfd);
+		free(d);
+		return NULL;
+	}
+	discover_scan(d);
+	logmsg("discover: following %" PRIu64 " KVM VMM%s (%" PRIu64 " sources), scanning %s every %u ms",
+	       d->stats.procs, d->stats.procs == 1 ? "" : "s",
+	       d->stats.sources, d->proc, interval_ms);
+	return d;
+}
+
+void discover_event(struct discover *d, void *ptr, uint32_t events)
+{
+	uint64_t ticks;
+
+	if (ptr == d) {
+		if (read(d->timerfd, &ticks, sizeof(ticks)) > 0)
+			discover_scan(d);
+		return;
+	}
+	/* A pidfd polls readable once its process has exited. */
+	proc_gone(d, ptr);
+}
+
+void discover_stop(struct discover *d)
+{
+	if (!d)
+		return;
+	while (d->procs)
+		proc_gone(d, d->procs);
+	epoll_ctl(d->c->epfd, EPOLL_CTL_DEL, d->timerfd, NULL);
+	close(d->timerfd);
+	free(d);
+}
+
+const struct discover_stats *discover_get_stats(const struct discover *d)
+{
+	return &d->stats;
+}
