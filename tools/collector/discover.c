@@ -393,13 +393,13 @@ fail:
 	return NULL;
 }
 
-/* The process exited: drop its sources and let it go. */
-static void proc_gone(struct discover *d, struct dproc *p)
+/* The process exited (@why): drop its sources and let it go. */
+static void proc_gone(struct discover *d, struct dproc *p, const char *why)
 {
 	struct dproc **pp;
 
-	logmsg("discover: pid %d (vm \"%s\") exited: dropping its %u source%s",
-	       p->pid, p->vm, p->owner.nsources,
+	logmsg("discover: pid %d (vm \"%s\") %s: dropping its %u source%s",
+	       p->pid, p->vm, why, p->owner.nsources,
 	       p->owner.nsources == 1 ? "" : "s");
 	while (p->owner.sources)
 		drop_source(d->c, p->owner.sources);
@@ -783,7 +783,7 @@ void discover_event(struct discover *d, void *ptr, uint32_t events)
 		return;
 	}
 	/* A pidfd polls readable once its process has exited. */
-	proc_gone(d, ptr);
+	proc_gone(d, ptr, "exited");
 }
 
 void discover_stop(struct discover *d)
@@ -791,7 +791,7 @@ void discover_stop(struct discover *d)
 	if (!d)
 		return;
 	while (d->procs)
-		proc_gone(d, d->procs);
+		proc_gone(d, d->procs, "no longer followed (collector exiting)");
 	epoll_ctl(d->c->epfd, EPOLL_CTL_DEL, d->timerfd, NULL);
 	close(d->timerfd);
 	free(d);
