@@ -58,6 +58,7 @@ run view_test "$san/tests/view_test"
 run cli_events_test "$san/tests/cli_events_test"
 run collector_events_test "$san/tests/collector_events_test"
 run discover_test "$san/tests/discover_test"
+run discover_daemon_test "$here/discover_daemon_test.sh" "$out"
 # Random images: 30000 with STRESS=1 (CI), 5000 otherwise so a warm
 # make check stays quick (same fixed seed, fewer rounds).
 fuzz_rounds=5000
