@@ -265,6 +265,16 @@ static void proc_label(struct discover *d, pid_t pid, char *out, size_t size)
 	free(cmd);
 }
 
+static void denied(struct discover *d, pid_t pid, const char *what, int err)
+{
+	d->stats.denied++;
+	if (d->warned_denied && !collector_verbose)
+		return;
+	d->warned_denied = true;
+	logmsg("discover: pid %d: %s: %s (the collector needs CAP_SYS_PTRACE: see Documentation/statsfd-tools.rst; reported once)",
+	       pid, what, strerror(err));
+}
+
 /* Whether the maps of @pid show a KVM vCPU (QEMU maps each one's kvm_run). */
 static bool maps_show_kvm(struct discover *d, pid_t pid)
 {
@@ -275,8 +285,12 @@ static bool maps_show_kvm(struct discover *d, pid_t pid)
 
 	snprintf(path, sizeof(path), "%s/%d/maps", d->proc, pid);
 	f = fopen(path, "re");
-	if (!f)
+	if (!f) {
+		/* Another user's process, and no CAP_SYS_PTRACE. */
+		if (errno == EACCES || errno == EPERM)
+			denied(d, pid, "maps", errno);
 		return false;
+	}
 	while (!found && getline(&line, &cap, f) > 0)
 		found = strstr(line, "anon_inode:kvm-vcpu:") != NULL;
 	free(line);
@@ -317,16 +331,6 @@ static bool exited(const struct dproc *p)
 	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
 
 	return poll(&pfd, 1, 0) > 0;
-}
-
-static void denied(struct discover *d, pid_t pid, const char *what, int err)
-{
-	d->stats.denied++;
-	if (d->warned_denied && !collector_verbose)
-		return;
-	d->warned_denied = true;
-	logmsg("discover: pid %d: %s: %s (the collector needs CAP_SYS_PTRACE: see Documentation/statsfd-tools.rst; reported once)",
-	       pid, what, strerror(err));
 }
 
 /*
