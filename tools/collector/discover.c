@@ -713,7 +713,9 @@ int discover_keep_caps(void)
 
 /*
  * Not root (any more): keep CAP_SYS_PTRACE, if permitted, and nothing
- * else.  Root (--user '') keeps what it has.
+ * else.  Root (--user '') keeps what it has.  Nothing is changed when
+ * nothing else is permitted (a service given CAP_SYS_PTRACE alone, as
+ * ambient capability): its seccomp filter may well forbid capset().
  */
 static int reduce_caps(void)
 {
@@ -731,6 +733,8 @@ static int reduce_caps(void)
 	if (!(data[0].permitted & ptrace))
 		logmsg("discover: no CAP_SYS_PTRACE: only the VMMs of uid %u can be discovered",
 		       geteuid());
+	if (!(data[0].permitted & ~ptrace) && !data[1].permitted)
+		return 0;
 	data[0].permitted &= ptrace;
 	data[0].effective = data[0].permitted;
 	data[0].inheritable = 0;
