@@ -613,6 +613,8 @@ static void probe_fds(struct discover *d, struct dproc *p, pid_t pid)
 		p = follow(d, pid, -1, NULL);
 		if (!p)
 			return;
+		logmsg("discover: pid %d: %s/%d/fd cannot be listed (that takes CAP_DAC_READ_SEARCH): its fds are probed with pidfd_getfd()",
+		       pid, d->proc, pid);
 	}
 	size = fd_table_size(d, pid);
 	for (tfd = 0; tfd < size; tfd++) {

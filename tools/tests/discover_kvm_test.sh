@@ -114,6 +114,8 @@ if start_vmm web -name guest=web,debug-threads=on -uuid "$uuid" &&
 	grep -q '^kvm_' "$tmp/root.prom" || sed 's/^/# collector: /' "$tmp/root.log"
 	check "root: the VMM found, its 3 stats fds taken (VM + 2 vCPUs)" \
 		grep -q 'discover: following 1 KVM VMM (3 sources)' "$tmp/root.log"
+	check "root: /proc/PID/fd listed, no fd probed" \
+		bash -c "! grep -q 'fds are probed' '$tmp/root.log'"
 	check "root: vCPU series labelled with -name guest=web, io_exits counting" \
 		vcpu_io "$tmp/root.prom" web
 	check "root: VM series labelled vm=\"web\" (the VMM's kvm-vm-stats fd)" \
@@ -143,6 +145,8 @@ if start_vmm uu -uuid "$uuid" && start_col drop -- --user nobody; then
 	check "--user nobody: runs as nobody with CAP_SYS_PTRACE only" \
 		test "$(awk '$1 == "Uid:" { print $3 }' "/proc/$col/status") $(caps "$col")" = \
 		"65534 0000000000080000/0000000000080000"
+	check "--user nobody: /proc/PID/fd of a root VMM not listable: its fds probed" \
+		grep -q 'fds are probed with pidfd_getfd' "$tmp/drop.log"
 	check "--user nobody: vCPU series of a root VMM, labelled with its -uuid" \
 		vcpu_io "$tmp/drop.prom" "$uuid"
 	check "--user nobody: its VM series too" vm_series "$tmp/drop.prom" "$uuid"
