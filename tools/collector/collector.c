@@ -818,8 +818,11 @@ int main(int argc, char **argv)
 		goto out_http;
 	}
 	port_file = NULL;
-	if (o.discover_kvm && !(disc = discover_start(&c, "/proc", o.discover_interval_ms)))
-		goto out_http;
+	if (o.discover_kvm) {
+		disc = discover_start(&c, "/proc", o.discover_interval_ms);
+		if (!disc)
+			goto out_http;
+	}
 	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms%s",
 	       o.socket, o.listen, port, geteuid(), o.interval_ms,
 	       c.nfilter ? ", reading only the --stats" : "");

@@ -123,8 +123,10 @@ struct client {
 	struct client *next, *prev;
 };
 
-enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE,
-       EP_DISCOVER };
+enum {
+	EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE,
+	EP_DISCOVER,
+};
 
 /**
  * struct collector - the daemon

@@ -292,7 +292,7 @@ static bool maps_show_kvm(struct discover *d, pid_t pid)
 		return false;
 	}
 	while (!found && getline(&line, &cap, f) > 0)
-		found = strstr(line, "anon_inode:kvm-vcpu:") != NULL;
+		found = !!strstr(line, "anon_inode:kvm-vcpu:");
 	free(line);
 	fclose(f);
 	return found;
@@ -365,7 +365,10 @@ static struct dproc *follow(struct discover *d, pid_t pid, int tfd,
 	if (link) {
 		snprintf(path, sizeof(path), "%s/%d/fd/%d", d->proc, pid, tfd);
 		n = readlink(path, again, sizeof(again) - 1);
-		if (n < 0 || (again[n] = '\0', strcmp(again, link)))
+		if (n < 0)
+			goto fail;
+		again[n] = '\0';
+		if (strcmp(again, link))
 			goto fail;
 	}
 	proc_label(d, pid, p->vm, sizeof(p->vm));

@@ -256,7 +256,7 @@ static void test_scan(void)
 	mkdir(path, 0755);
 
 	d = discover_start(&col, root, 3600000);
-	if (!tap_ok(d != NULL, "discover_start on the fake tree"))
+	if (!tap_ok(!!d, "discover_start on the fake tree"))
 		return;
 	st = discover_get_stats(d);
 	tap_ok(st->procs == 1, "one VMM followed (not ourselves, not a gone pid): %llu",
