@@ -334,8 +334,8 @@ static bool exited(const struct dproc *p)
 }
 
 /*
- * Follow @pid, whose fd @tfd was just seen named @link (NULL: its maps
- * show a KVM vCPU, its fds are probed next).  The pidfd comes
+ * Follow @pid, whose fd @tfd (a KVM VM or vCPU) was just seen named
+ * @link (NULL: its maps show a KVM vCPU, its fds are probed next).  The pidfd comes
  * first, then the link is read again and the command line: if @pid was
  * reused in between, all of it is about the new process, and a process
  * that exits meanwhile is seen exited (its pidfd readable) and let go.
@@ -562,43 +562,33 @@ static void take(struct discover *d, struct dproc *p, int tfd, int local,
 	remember_fd(p, tfd, s->id);
 }
 
-/*
- * Fd @tfd of @pid is named @link: if it is a KVM VM, vCPU or stats fd not
- * seen before, take it (@local: already taken by a probe, else -1).
- * *@pp is the followed process, NULL until the first KVM fd.
- */
-static void saw_fd(struct discover *d, struct dproc **pp, pid_t pid, int tfd,
-		   const char *link, int local)
+static bool is_kvm(enum statsfd_vmfd_kind kind)
 {
-	enum statsfd_vmfd_kind kind;
-	int vcpu;
+	return kind >= STATSFD_VMFD_KVM_VM &&
+	       kind <= STATSFD_VMFD_KVM_VCPU_STATS;
+}
 
-	kind = statsfd_vmfd_classify(link, &vcpu);
-	if (kind < STATSFD_VMFD_KVM_VM || kind > STATSFD_VMFD_KVM_VCPU_STATS)
-		goto skip;
-	if (!*pp) {
-		*pp = follow(d, pid, tfd, link);
-		if (!*pp)
-			goto skip;
-	}
-	/* A probe looked already (and a second look would not be new). */
-	if (local < 0 && !fd_is_new(d, *pp, tfd))
-		goto skip;
+/*
+ * Fd @tfd of the followed process @p is a KVM fd of @kind: take it unless
+ * it was seen before (@local: already taken by a probe, which looked;
+ * else -1).
+ */
+static void saw_fd(struct discover *d, struct dproc *p, int tfd,
+		   enum statsfd_vmfd_kind kind, int vcpu, int local)
+{
 	if (local < 0) {
-		local = (int)syscall(SYS_pidfd_getfd, (*pp)->pidfd, tfd, 0);
+		if (!fd_is_new(d, p, tfd))
+			return;
+		local = (int)syscall(SYS_pidfd_getfd, p->pidfd, tfd, 0);
 		if (local < 0) {
 			if (errno == EPERM || errno == EACCES)
-				denied(d, pid, "pidfd_getfd", errno);
+				denied(d, p->pid, "pidfd_getfd", errno);
 			return;	/* else closed meanwhile, or the process exited */
 		}
 		d->stats.fds_taken++;
 	}
-	take(d, *pp, tfd, local, kind, kind == STATSFD_VMFD_KVM_VM ||
+	take(d, p, tfd, local, kind, kind == STATSFD_VMFD_KVM_VM ||
 	     kind == STATSFD_VMFD_KVM_VM_STATS ? -1 : vcpu);
-	return;
-skip:
-	if (local >= 0)
-		close(local);
 }
 
 /*
@@ -621,8 +611,9 @@ static void probe_fds(struct discover *d, struct dproc *p, pid_t pid)
 	}
 	size = fd_table_size(d, pid);
 	for (tfd = 0; tfd < size; tfd++) {
+		enum statsfd_vmfd_kind kind;
 		char self[64], link[128];
-		int local;
+		int local, vcpu;
 		ssize_t n;
 
 		if (!fd_is_new(d, p, (int)tfd))
@@ -640,19 +631,37 @@ static void probe_fds(struct discover *d, struct dproc *p, pid_t pid)
 		d->stats.fds_taken++;
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", local);
 		n = readlink(self, link, sizeof(link) - 1);
-		if (n < 0) {
-			close(local);
-			continue;
+		kind = STATSFD_VMFD_NONE;
+		if (n >= 0) {
+			link[n] = '\0';
+			kind = statsfd_vmfd_classify(link, &vcpu);
 		}
-		link[n] = '\0';
-		saw_fd(d, &p, pid, (int)tfd, link, local);
+		if (is_kvm(kind))
+			saw_fd(d, p, (int)tfd, kind, vcpu, local);
+		else
+			close(local);
 	}
 }
 
+/* A KVM fd found in /proc/PID/fd. */
+struct kvm_fd {
+	int tfd;
+	enum statsfd_vmfd_kind kind;
+	int vcpu;
+};
+
+/*
+ * The KVM fds of @pid, from /proc/PID/fd.  Only a process holding a KVM VM
+ * or vCPU fd is a VMM: one holding stats fds alone took them from a VMM
+ * (`statsfd watch --pid`, another collector) and is left alone.
+ */
 static void scan_pid(struct discover *d, pid_t pid)
 {
 	struct dproc *p = find_proc(d, pid);
-	char path[PATH_MAX + 64], link[128];
+	char path[PATH_MAX + 64], link[128], vmm_link[128] = "";
+	struct kvm_fd *fds = NULL;
+	unsigned int n = 0, cap = 0, i;
+	int vmm_tfd = -1;
 	struct dirent *de;
 	DIR *dir;
 
@@ -667,20 +676,45 @@ static void scan_pid(struct discover *d, pid_t pid)
 		return;
 	}
 	while ((de = readdir(dir))) {
+		enum statsfd_vmfd_kind kind;
 		char *end;
 		long tfd = strtol(de->d_name, &end, 10);
-		ssize_t n;
+		ssize_t len;
+		int vcpu;
 
 		if (*end || end == de->d_name || tfd < 0 || tfd > INT_MAX)
 			continue;
 		snprintf(path, sizeof(path), "%s/%d/fd/%ld", d->proc, pid, tfd);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n < 0)
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len < 0)
 			continue;
-		link[n] = '\0';
-		saw_fd(d, &p, pid, (int)tfd, link, -1);
+		link[len] = '\0';
+		kind = statsfd_vmfd_classify(link, &vcpu);
+		if (!is_kvm(kind))
+			continue;
+		if (vmm_tfd < 0 && (kind == STATSFD_VMFD_KVM_VM ||
+				    kind == STATSFD_VMFD_KVM_VCPU)) {
+			vmm_tfd = (int)tfd;
+			snprintf(vmm_link, sizeof(vmm_link), "%s", link);
+		}
+		if (n == cap) {
+			struct kvm_fd *v = realloc(fds, (cap ? cap * 2 : 16) *
+						   sizeof(*v));
+
+			/* The rest waits for the next scan. */
+			if (!v)
+				break;
+			fds = v;
+			cap = cap ? cap * 2 : 16;
+		}
+		fds[n++] = (struct kvm_fd){ (int)tfd, kind, vcpu };
 	}
 	closedir(dir);
+	if (!p && vmm_tfd >= 0)
+		p = follow(d, pid, vmm_tfd, vmm_link);
+	for (i = 0; p && i < n; i++)
+		saw_fd(d, p, fds[i].tfd, fds[i].kind, fds[i].vcpu, -1);
+	free(fds);
 }
 
 void discover_scan(struct discover *d)

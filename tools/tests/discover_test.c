@@ -315,13 +315,20 @@ static void test_scan(void)
 	tap_ok(col.nsources == 0 && st->procs == 0 && st->procs_gone == 1,
 	       "all its sources dropped when it exits: %u left", col.nsources);
 
-	/* Another VMM, still running when discovery stops. */
+	/*
+	 * Another process, holding a stats fd and nothing else, as
+	 * `statsfd watch --pid` does: not a VMM.  Then it gets a vCPU fd.
+	 */
 	child = spawn();
 	fake_proc(child, "x\0-name\0db\0", 11);
 	fake_fd(child, v0, "anon_inode:kvm-vcpu-stats:0");
 	discover_scan(d);
+	tap_ok(col.nsources == 0 && st->procs == 0,
+	       "a process holding stats fds but no VM or vCPU fd is not followed");
+	fake_fd(child, kvm_vm, "anon_inode:kvm-vcpu:0");
+	discover_scan(d);
 	tap_ok(col.nsources == 1 && labelled(0, "vcpu", "db"),
-	       "a new process is picked up by a rescan");
+	       "a new VMM is picked up by a rescan");
 	discover_stop(d);
 	reap_sources(&col);
 	tap_ok(col.nsources == 0, "discover_stop drops every discovered source");
