@@ -52,8 +52,8 @@
 
 /*
  * One fd number of a followed process: the source it gave (@sid), or 0 for
- * a VM or vCPU fd that gave none, or a stats fd that could not be added:
- * either is not tried again while the process holds that number.
+ * a VM or vCPU fd that gave none, or a stats fd that could not be added
+ * (not tried again).  Remembered until the process exits.
  */
 struct dfd {
 	int tfd;
@@ -471,33 +471,48 @@ static long kcmp_file(pid_t pid1, pid_t pid2, int fd1, int fd2)
 	return syscall(SYS_kcmp, pid1, pid2, KCMP_FILE, fd1, fd2);
 }
 
+/* What fd number @tfd of @p is, as far as discovery knows. */
+enum fd_state {
+	FD_SEEN,	/* known: nothing to do */
+	FD_NEW,		/* never seen */
+	FD_CHANGED,	/* its source's file is not the one it names now */
+};
+
 /*
- * Whether @tfd of @p needs looking at: not when the number is known and
- * still names the file it gave a source, nor when it gave none (a VM fd
- * KVM refused, a source refused).  A number reused for another file drops
- * the old source.  Without kcmp (CONFIG_KCMP off), a known number is
- * assumed unchanged.
+ * A known number is compared with the fd of the source it gave: still the
+ * same open file, or not (the VMM closed it and reused the number).  A
+ * number that gave no source (a VM fd KVM refused, a source refused or
+ * dropped) is not looked at again.  Without kcmp (CONFIG_KCMP off), a
+ * known number is assumed unchanged.
  */
-static bool fd_is_new(struct discover *d, struct dproc *p, int tfd)
+static enum fd_state fd_state(struct dproc *p, int tfd)
 {
 	struct dfd *f = find_fd(p, tfd);
 	struct source *s;
-	long r;
 
 	if (!f)
-		return true;
+		return FD_NEW;
 	s = find_source(p, f->sid);
-	if (!s)
-		return false;
-	r = kcmp_file(p->pid, getpid(), tfd, statsfd_fd(s->sf));
-	if (r <= 0)
-		return false;
+	if (s && kcmp_file(p->pid, getpid(), tfd, statsfd_fd(s->sf)) > 0)
+		return FD_CHANGED;
+	return FD_SEEN;
+}
+
+/*
+ * @tfd of @p now names another KVM fd: drop the source its old file gave.
+ * (A number reused for anything else leaves the source alone: a stats fd
+ * the VMM closed still reads its VM, pinned until the VMM exits.)
+ */
+static void replace_fd(struct discover *d, struct dproc *p, int tfd)
+{
+	struct dfd *f = find_fd(p, tfd);
+	struct source *s = find_source(p, f->sid);
+
 	logmsg("discover: pid %d fd %d now names another file: source %" PRIu64 " replaced",
 	       p->pid, tfd, s->id);
 	drop_source(d->c, s);
 	*f = p->fds[--p->nfds];
 	d->stats.replaced++;
-	return true;
 }
 
 /* Whether @fd is the same open file as a source @p already has. */
@@ -570,15 +585,19 @@ static bool is_kvm(enum statsfd_vmfd_kind kind)
 
 /*
  * Fd @tfd of the followed process @p is a KVM fd of @kind: take it unless
- * it was seen before (@local: already taken by a probe, which looked;
- * else -1).
+ * it was seen before (@local: already taken by a probe, else -1).
  */
 static void saw_fd(struct discover *d, struct dproc *p, int tfd,
 		   enum statsfd_vmfd_kind kind, int vcpu, int local)
 {
+	enum fd_state st = fd_state(p, tfd);
+
+	if (st == FD_SEEN) {
+		if (local >= 0)
+			close(local);
+		return;
+	}
 	if (local < 0) {
-		if (!fd_is_new(d, p, tfd))
-			return;
 		local = (int)syscall(SYS_pidfd_getfd, p->pidfd, tfd, 0);
 		if (local < 0) {
 			if (errno == EPERM || errno == EACCES)
@@ -587,6 +606,8 @@ static void saw_fd(struct discover *d, struct dproc *p, int tfd,
 		}
 		d->stats.fds_taken++;
 	}
+	if (st == FD_CHANGED)
+		replace_fd(d, p, tfd);
 	take(d, p, tfd, local, kind, kind == STATSFD_VMFD_KVM_VM ||
 	     kind == STATSFD_VMFD_KVM_VM_STATS ? -1 : vcpu);
 }
@@ -616,7 +637,7 @@ static void probe_fds(struct discover *d, struct dproc *p, pid_t pid)
 		int local, vcpu;
 		ssize_t n;
 
-		if (!fd_is_new(d, p, (int)tfd))
+		if (fd_state(p, (int)tfd) == FD_SEEN)
 			continue;
 		local = (int)syscall(SYS_pidfd_getfd, p->pidfd, tfd, 0);
 		if (local < 0) {
