@@ -737,6 +737,10 @@ static int parse_args(int argc, char **argv, struct options *o,
 			argv[optind], usage);
 		return -1;
 	}
+	if (o->discover_interval_ms && !o->discover_kvm) {
+		fprintf(stderr, "statsfd-collector: --discover-interval needs --discover-kvm\n");
+		return -1;
+	}
 	return 0;
 bad:
 	fprintf(stderr, "statsfd-collector: bad value '%s'\n%s", optarg, usage);
@@ -748,7 +752,7 @@ int main(int argc, char **argv)
 	struct options o = {
 		.socket = DEFAULT_SOCKET, .listen = DEFAULT_LISTEN,
 		.user = "nobody", .socket_mode = 0660, .interval_ms = 500,
-		.max_clients = 1024, .discover_interval_ms = DISCOVER_INTERVAL_MS,
+		.max_clients = 1024,
 	};
 	struct collector c = {
 		.max_sources = 65536, .max_mapped = 16384,
@@ -819,7 +823,8 @@ int main(int argc, char **argv)
 	}
 	port_file = NULL;
 	if (o.discover_kvm) {
-		disc = discover_start(&c, "/proc", o.discover_interval_ms);
+		disc = discover_start(&c, "/proc", o.discover_interval_ms ?:
+				      DISCOVER_INTERVAL_MS);
 		if (!disc)
 			goto out_http;
 	}

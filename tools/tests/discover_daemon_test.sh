@@ -38,6 +38,10 @@ check "--discover-interval 3600001 refused (above an hour)" refused 3600001
 check "--discover-interval abc refused" refused abc
 check "--discover-interval '' refused" refused ''
 check "--discover-interval 5s refused (milliseconds, digits only)" refused 5s
+"$bin" --socket "$tmp/bad.sock" --listen none --user '' --discover-interval 1000 \
+	>/dev/null 2>"$tmp/alone.err"
+check "--discover-interval without --discover-kvm refused (exit 2, said)" \
+	bash -c "[ $? = 2 ] && grep -q -- '--discover-interval needs --discover-kvm' '$tmp/alone.err'"
 check "--help documents --discover-kvm and --discover-interval" \
 	bash -c "'$bin' --help | grep -q -- '--discover-kvm' && '$bin' --help | grep -q -- '--discover-interval MS'"
 
