@@ -23,7 +23,8 @@
  * (the directory is 0500, owned by the process's user), which the service
  * does not keep: without it, the fds of a process whose maps show a KVM
  * vCPU are probed one by one with pidfd_getfd(), which CAP_SYS_PTRACE
- * allows, and named through /proc/self/fd.
+ * allows, and named through /proc/self/fd; again only when its vCPUs
+ * change, once every vCPU gave a source.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -72,6 +73,9 @@ struct dfd {
  * @nfds: how many
  * @cap: allocated entries of @fds
  * @warned: a VM or vCPU without a stats fd was reported
+ * @probed: its fds were probed (/proc/PID/fd not listable) and every vCPU
+ *	its maps showed then gave a source
+ * @probed_sig: the vCPUs its maps showed at the last probe (maps_vcpus())
  * @next: in the list of followed processes
  */
 struct dproc {
@@ -83,6 +87,8 @@ struct dproc {
 	struct dfd *fds;
 	unsigned int nfds, cap;
 	bool warned;
+	bool probed;
+	uint64_t probed_sig;
 	struct dproc *next;
 };
 
@@ -275,12 +281,19 @@ static void denied(struct discover *d, pid_t pid, const char *what, int err)
 	       pid, what, strerror(err));
 }
 
-/* Whether the maps of @pid show a KVM vCPU (QEMU maps each one's kvm_run). */
-static bool maps_show_kvm(struct discover *d, pid_t pid)
+/*
+ * The vCPUs the maps of @pid show (QEMU maps each one's kvm_run:
+ * "anon_inode:kvm-vcpu:N", maybe more than once): how many distinct
+ * indices and their sum, in *@sig as count << 32 | sum.  Return: the
+ * count, or -1 when the maps cannot be read.
+ */
+static int maps_vcpus(struct discover *d, pid_t pid, uint64_t *sig)
 {
+	static const char tag[] = "anon_inode:kvm-vcpu:";
 	char path[PATH_MAX + 32], *line = NULL;
-	size_t cap = 0;
-	bool found = false;
+	unsigned int *seen = NULL, n = 0, cap = 0, i;
+	uint32_t sum = 0;
+	size_t lcap = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%d/maps", d->proc, pid);
@@ -289,13 +302,35 @@ static bool maps_show_kvm(struct discover *d, pid_t pid)
 		/* Another user's process, and no CAP_SYS_PTRACE. */
 		if (errno == EACCES || errno == EPERM)
 			denied(d, pid, "maps", errno);
-		return false;
+		return -1;
 	}
-	while (!found && getline(&line, &cap, f) > 0)
-		found = !!strstr(line, "anon_inode:kvm-vcpu:");
+	while (getline(&line, &lcap, f) > 0) {
+		char *t = strstr(line, tag);
+		unsigned int v;
+
+		if (!t || sscanf(t + sizeof(tag) - 1, "%u", &v) != 1)
+			continue;
+		for (i = 0; i < n && seen[i] != v; i++)
+			;
+		if (i < n)
+			continue;
+		if (n == cap) {
+			unsigned int *nv = realloc(seen, (cap ? cap * 2 : 16) *
+						   sizeof(*nv));
+
+			if (!nv)
+				break;
+			seen = nv;
+			cap = cap ? cap * 2 : 16;
+		}
+		seen[n++] = v;
+		sum += v;
+	}
+	free(seen);
 	free(line);
 	fclose(f);
-	return found;
+	*sig = (uint64_t)n << 32 | sum;
+	return (int)n;
 }
 
 /* The size of the fd table of @pid ("FDSize:" of its status), or 0. */
@@ -619,10 +654,16 @@ static void saw_fd(struct discover *d, struct dproc *p, int tfd,
  */
 static void probe_fds(struct discover *d, struct dproc *p, pid_t pid)
 {
-	unsigned int size, tfd;
+	unsigned int size, tfd, nvcpus = 0, nprobed = 0;
+	struct source *s;
+	uint64_t sig = 0;
+	int nmaps;
 
+	nmaps = maps_vcpus(d, pid, &sig);
+	if (p && p->probed && sig == p->probed_sig)
+		return;	/* no vCPU came or went since a complete probe */
 	if (!p) {
-		if (!maps_show_kvm(d, pid))
+		if (nmaps <= 0)
 			return;
 		p = follow(d, pid, -1, NULL);
 		if (!p)
@@ -650,6 +691,7 @@ static void probe_fds(struct discover *d, struct dproc *p, pid_t pid)
 			continue;	/* EBADF: no such fd */
 		}
 		d->stats.fds_taken++;
+		nprobed++;
 		snprintf(self, sizeof(self), "/proc/self/fd/%d", local);
 		n = readlink(self, link, sizeof(link) - 1);
 		kind = STATSFD_VMFD_NONE;
@@ -662,6 +704,19 @@ static void probe_fds(struct discover *d, struct dproc *p, pid_t pid)
 		else
 			close(local);
 	}
+	/*
+	 * Complete when every mapped vCPU gave a source: until it changes,
+	 * later scans read the maps only.  Else (a vCPU caught between its
+	 * mapping and its stats fd, a VMM keeping no stats fds) probe again.
+	 */
+	for (s = p->owner.sources; s; s = s->next_in_client)
+		nvcpus += s->labels.vcpu >= 0;
+	p->probed = nmaps >= 0 && nvcpus >= (unsigned int)nmaps;
+	p->probed_sig = sig;
+	if (collector_verbose)
+		logmsg("discover: pid %d: %u fds probed, %d vCPUs mapped, %u with a source%s",
+		       pid, nprobed, nmaps, nvcpus,
+		       p->probed ? "" : ": probed again at the next scan");
 }
 
 /* A KVM fd found in /proc/PID/fd. */

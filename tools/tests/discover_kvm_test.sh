@@ -145,8 +145,8 @@ else
 fi
 
 # 2. Root dropping to nobody: CAP_SYS_PTRACE only, fds probed.
-if start_vmm uu -uuid "$uuid" && start_col drop -- --user nobody; then
-	sleep 0.6
+if start_vmm uu -uuid "$uuid" && start_col drop -- --user nobody --verbose; then
+	sleep 1
 	scrape "$tmp/drop.prom"
 	grep -q '^kvm_' "$tmp/drop.prom" || sed 's/^/# collector: /' "$tmp/drop.log"
 	check "--user nobody: runs as nobody with CAP_SYS_PTRACE only" \
@@ -154,6 +154,8 @@ if start_vmm uu -uuid "$uuid" && start_col drop -- --user nobody; then
 		"65534 0000000000080000/0000000000080000"
 	check "--user nobody: /proc/PID/fd of a root VMM not listable: its fds probed" \
 		grep -q 'fds are probed with pidfd_getfd' "$tmp/drop.log"
+	check "--user nobody: probed once; later scans (every 200 ms) read its maps only" \
+		test "$(grep -c 'fds probed, 2 vCPUs mapped, 2 with a source$' "$tmp/drop.log")" = 1
 	check "--user nobody: vCPU series of a root VMM, labelled with its -uuid" \
 		vcpu_io "$tmp/drop.prom" "$uuid"
 	check "--user nobody: its VM series too" vm_series "$tmp/drop.prom" "$uuid"
