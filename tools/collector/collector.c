@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "discover.h"
 
 #define DEFAULT_SOCKET		"/run/statsfd/collector.sock"
 #define DEFAULT_LISTEN		"127.0.0.1:9477"
@@ -50,6 +51,8 @@ struct options {
 	const char *port_file;
 	mode_t socket_mode;
 	unsigned int interval_ms;
+	bool discover_kvm;
+	unsigned int discover_interval_ms;
 };
 
 static const char usage[] =
@@ -81,6 +84,10 @@ static const char usage[] =
 "  --exclude [PROVIDER:TARGET:]STAT  do not export the stats matching these\n"
 "  --histograms keep|drop  export histograms or not (default keep)\n"
 "  --drop-after N        drop a source after N failed reads in a row (default 10)\n"
+"  --discover-kvm        also read the stats fds of KVM VMMs that never register\n"
+"                        (stock QEMU), found in /proc; needs CAP_SYS_PTRACE\n"
+"  --discover-interval MS  look for new VMMs, VMs and vCPUs this often\n"
+"                        (default 5000)\n"
 "  --client-timeout MS   drop a client that registered nothing and is idle, or\n"
 "                        has not read a reply, after this (default 10000)\n"
 "  --test-accept-memfd   tests only: take memfds as stats fds\n"
@@ -324,7 +331,8 @@ static int parse_args(int argc, char **argv, struct options *o,
 		O_SOCKET = 256, O_MODE, O_GROUP, O_LISTEN, O_PORTFILE, O_USER,
 		O_AUID, O_AGID, O_INTERVAL, O_MAXSRC, O_MAXCL, O_TIMEOUT, O_VERBOSE,
 		O_MAXMAP, O_STATS, O_CLMAXSRC, O_CLMAXBYTES, O_MAXBYTES, O_INCLUDE,
-		O_EXCLUDE, O_HIST, O_DROPAFTER, O_TESTMEMFD,
+		O_EXCLUDE, O_HIST, O_DROPAFTER, O_TESTMEMFD, O_DISCOVER,
+		O_DISCOVER_INTERVAL,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -349,6 +357,8 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "drop-after", required_argument, NULL, O_DROPAFTER },
 		{ "test-accept-memfd", no_argument, NULL, O_TESTMEMFD },
 		{ "client-timeout", required_argument, NULL, O_TIMEOUT },
+		{ "discover-kvm", no_argument, NULL, O_DISCOVER },
+		{ "discover-interval", required_argument, NULL, O_DISCOVER_INTERVAL },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -463,6 +473,15 @@ static int parse_args(int argc, char **argv, struct options *o,
 			if (parse_stats(c, optarg))
 				goto bad;
 			break;
+		case O_DISCOVER:
+			o->discover_kvm = true;
+			break;
+		case O_DISCOVER_INTERVAL:
+			v = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || v < 100 || v > 3600000)
+				goto bad;
+			o->discover_interval_ms = (unsigned int)v;
+			break;
 		case 'v':
 		case O_VERBOSE:
 			collector_verbose = 1;
@@ -478,6 +497,10 @@ static int parse_args(int argc, char **argv, struct options *o,
 	if (optind < argc) {
 		fprintf(stderr, "statsfd-collector: unexpected argument %s\n%s",
 			argv[optind], usage);
+		return -1;
+	}
+	if (o->discover_interval_ms && !o->discover_kvm) {
+		fprintf(stderr, "statsfd-collector: --discover-interval needs --discover-kvm\n");
 		return -1;
 	}
 	return 0;
@@ -505,6 +528,7 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	int lfd, tfd, sfd, port_fd = -1, ret = 1;
 	struct passwd *pw;
+	struct discover *disc = NULL;
 
 	if (parse_args(argc, argv, &o, &c))
 		return 2;
@@ -539,6 +563,8 @@ int main(int argc, char **argv)
 			goto out_http;
 	}
 	/* Everything privileged is done: sockets are bound. */
+	if (o.discover_kvm && discover_keep_caps())
+		goto out_http;
 	if (drop_privileges(o.user))
 		goto out_http;
 	/* Same-uid processes must not ptrace us or pidfd_getfd the VMs' fds. */
@@ -562,6 +588,12 @@ int main(int argc, char **argv)
 		goto out_http;
 	}
 	port_fd = -1;
+	if (o.discover_kvm) {
+		disc = discover_start(&c, "/proc", o.discover_interval_ms ?:
+				      DISCOVER_INTERVAL_MS);
+		if (!disc)
+			goto out_http;
+	}
 	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms%s",
 	       o.socket, o.listen, port, geteuid(), o.interval_ms,
 	       c.nfilter ? ", reading only the --stats" : "");
@@ -590,6 +622,8 @@ int main(int argc, char **argv)
 			} else if (kind == EP_SOURCE) {
 				/* A hangup or a change of children: O(1). */
 				source_event(&c, ev[i].data.ptr, ev[i].events);
+			} else if (kind == EP_DISCOVER) {
+				discover_event(disc, ev[i].data.ptr, ev[i].events);
 			} else if (kind == EP_SIGNAL) {
 				logmsg("signal received, exiting");
 				ret = 0;
@@ -610,6 +644,7 @@ int main(int argc, char **argv)
 		reap_sources(&c);
 	}
 out_clients:
+	discover_stop(disc);
 	while (c.clients)
 		drop_client(&c, c.clients, "collector exiting");
 	reap_sources(&c);

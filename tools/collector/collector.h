@@ -145,7 +145,10 @@ struct client {
 	struct client *next, *prev;
 };
 
-enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE };
+enum {
+	EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE,
+	EP_DISCOVER,
+};
 
 #define MAX_IDS			64
 /*

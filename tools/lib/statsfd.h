@@ -711,4 +711,48 @@ int statsfd_prom_write(struct statsfd_buf *out,
 		       const struct statsfd_prom_series *series, size_t n,
 		       unsigned long *conflicts);
 
+/**
+ * enum statsfd_vmfd_kind - what a VMM's fd is, by its /proc/PID/fd name
+ * @STATSFD_VMFD_NONE: none of the below
+ * @STATSFD_VMFD_KVM_VM: "anon_inode:kvm-vm", a KVM VM
+ * @STATSFD_VMFD_KVM_VCPU: "anon_inode:kvm-vcpu:N"
+ * @STATSFD_VMFD_KVM_VM_STATS: "anon_inode:kvm-vm-stats", a stats fd the
+ *	VMM already holds
+ * @STATSFD_VMFD_KVM_VCPU_STATS: "anon_inode:kvm-vcpu-stats:N"
+ * @STATSFD_VMFD_SFD_VM: "anon_inode:statsfd-vm", a statsfd_vm VM
+ * @STATSFD_VMFD_SFD_VCPU: "anon_inode:statsfd-vcpu:N"
+ */
+enum statsfd_vmfd_kind {
+	STATSFD_VMFD_NONE,
+	STATSFD_VMFD_KVM_VM,
+	STATSFD_VMFD_KVM_VCPU,
+	STATSFD_VMFD_KVM_VM_STATS,
+	STATSFD_VMFD_KVM_VCPU_STATS,
+	STATSFD_VMFD_SFD_VM,
+	STATSFD_VMFD_SFD_VCPU,
+};
+
+/**
+ * statsfd_vmfd_classify() - classify the target of a /proc/PID/fd link
+ * @link: what readlink() returned, e.g. "anon_inode:kvm-vcpu-stats:3"
+ * @vcpu: set to the vCPU index the name carries, else -1
+ *
+ * Names are matched exactly; an index is decimal digits and nothing more.
+ * Return: the kind, STATSFD_VMFD_NONE for anything else.
+ */
+enum statsfd_vmfd_kind statsfd_vmfd_classify(const char *link, int *vcpu);
+
+/**
+ * statsfd_vmfd_stats_fd() - a stats fd for a VM or vCPU fd
+ * @fd: the fd (taken from the VMM with pidfd_getfd(), or the VMM's own)
+ * @kind: what statsfd_vmfd_classify() said of it
+ *
+ * A stats fd (STATSFD_VMFD_KVM_*_STATS) is duplicated; a VM or vCPU fd is
+ * asked with KVM_GET_STATS_FD or STATSFD_VM_GET_STATS_FD.  KVM answers that
+ * only in the process that created the VM (kvm->mm != current->mm is
+ * EIO), so from another process only the stats fds the VMM holds work.
+ * Return: a new fd (close-on-exec), or -1 with errno set.
+ */
+int statsfd_vmfd_stats_fd(int fd, enum statsfd_vmfd_kind kind);
+
 #endif /* STATSFD_LIB_H */

@@ -19,7 +19,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
-#include <linux/kvm.h>
 #include <linux/statsfd_vm.h>
 
 #include "cli.h"
@@ -153,34 +152,6 @@ int cli_add_file(struct cli_sources *s, const char *path)
 	return add_fd(s, fd, STATSFD_OPEN_CLOSE_FD, NULL, -1, 0, origin);
 }
 
-enum vmfd_kind {
-	VMFD_NONE,
-	VMFD_KVM_VM,
-	VMFD_KVM_VCPU,
-	VMFD_KVM_VM_STATS,	/* a stats fd the VMM already holds */
-	VMFD_KVM_VCPU_STATS,
-	VMFD_SFD_VM,
-	VMFD_SFD_VCPU,
-};
-
-static enum vmfd_kind classify(const char *link, int *vcpu)
-{
-	*vcpu = -1;
-	if (!strcmp(link, "anon_inode:kvm-vm"))
-		return VMFD_KVM_VM;
-	if (sscanf(link, "anon_inode:kvm-vcpu:%d", vcpu) == 1)
-		return VMFD_KVM_VCPU;
-	if (!strcmp(link, "anon_inode:kvm-vm-stats"))
-		return VMFD_KVM_VM_STATS;
-	if (sscanf(link, "anon_inode:kvm-vcpu-stats:%d", vcpu) == 1)
-		return VMFD_KVM_VCPU_STATS;
-	if (!strcmp(link, "anon_inode:statsfd-vm"))
-		return VMFD_SFD_VM;
-	if (sscanf(link, "anon_inode:statsfd-vcpu:%d", vcpu) == 1)
-		return VMFD_SFD_VCPU;
-	return VMFD_NONE;
-}
-
 /* Whether @fd refers to the same open file as one of @seen (kcmp). */
 static bool already_seen(const int *seen, unsigned int n, int fd)
 {
@@ -231,7 +202,7 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 		return ret;
 	}
 	while ((de = readdir(d))) {
-		enum vmfd_kind kind;
+		enum statsfd_vmfd_kind kind;
 		int vcpu, local, sfd, tfd;
 		ssize_t n;
 		char origin[96];
@@ -243,9 +214,9 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 		if (n < 0)
 			continue;
 		link[n] = '\0';
-		kind = classify(link, &vcpu);
-		if (kind == VMFD_NONE ||
-		    (statsfd_only && kind < VMFD_SFD_VM))
+		kind = statsfd_vmfd_classify(link, &vcpu);
+		if (kind == STATSFD_VMFD_NONE ||
+		    (statsfd_only && kind < STATSFD_VMFD_SFD_VM))
 			continue;
 		if (pidfd < 0) {
 			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -277,25 +248,19 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 			continue;
 		}
 		seen[nseen++] = local;
-		if (kind == VMFD_KVM_VM_STATS || kind == VMFD_KVM_VCPU_STATS) {
-			/* our own reference: @seen's copy is closed below */
-			sfd = fcntl(local, F_DUPFD_CLOEXEC, 3);
-			if (kind == VMFD_KVM_VM_STATS)
-				nstats_vm++;
-			else if (vcpu >= 0 && vcpu < 256)
-				stats_vcpu[vcpu] = true;
-		} else if (kind == VMFD_KVM_VM || kind == VMFD_KVM_VCPU) {
-			sfd = ioctl(local, KVM_GET_STATS_FD, NULL);
-		} else {
-			sfd = ioctl(local, STATSFD_VM_GET_STATS_FD, NULL);
-		}
+		/* A stats fd is duplicated: @seen's copy is closed below. */
+		sfd = statsfd_vmfd_stats_fd(local, kind);
+		if (kind == STATSFD_VMFD_KVM_VM_STATS)
+			nstats_vm++;
+		else if (kind == STATSFD_VMFD_KVM_VCPU_STATS && vcpu < 256)
+			stats_vcpu[vcpu] = true;
 		snprintf(origin, sizeof(origin), "pid %d fd %.12s (%.48s)", pid,
 			 de->d_name, link + strlen("anon_inode:"));
-		if (sfd < 0 && errno == EIO && kind == VMFD_KVM_VM) {
+		if (sfd < 0 && errno == EIO && kind == STATSFD_VMFD_KVM_VM) {
 			neio_vm++;
 			continue;
 		}
-		if (sfd < 0 && errno == EIO && kind == VMFD_KVM_VCPU) {
+		if (sfd < 0 && errno == EIO && kind == STATSFD_VMFD_KVM_VCPU) {
 			if (neio_vcpu < 256)
 				eio_vcpu[neio_vcpu++] = vcpu;
 			continue;
@@ -307,7 +272,7 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 			continue;
 		}
 		if (!add_fd(s, sfd, STATSFD_OPEN_CLOSE_FD,
-			    kind < VMFD_SFD_VM ? "kvm" : "statsfd_vm", vcpu,
+			    kind < STATSFD_VMFD_SFD_VM ? "kvm" : "statsfd_vm", vcpu,
 			    pid, origin))
 			added++;
 	}

@@ -60,6 +60,8 @@ run cli_events_test "$san/tests/cli_events_test"
 run collector_events_test "$san/tests/collector_events_test"
 run collector_sources_test "$san/tests/collector_sources_test"
 run collector_clients_test "$san/tests/collector_clients_test"
+run discover_test "$san/tests/discover_test"
+run discover_daemon_test "$here/discover_daemon_test.sh" "$out"
 # Random images: 30000 with STRESS=1 (CI), 5000 otherwise so a warm
 # make check stays quick (same fixed seed, fewer rounds).
 fuzz_rounds=5000
@@ -72,7 +74,7 @@ run collector_hostile_test env ASAN_OPTIONS=detect_leaks=0 \
 	"$san/tests/collector_hostile_test" "$san/bin/statsfd-collector"
 run cli_test "$here/cli_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
-# kvm_test and pid_test.sh need real KVM: they run in make check's 6.1
+# kvm_test, pid_test.sh and discover_kvm_test.sh need real KVM: they run in make check's 6.1
 # guest with the stock kvm modules (build/tools/guest-tests), on every
 # machine, instead of skipping wherever the host has no usable /dev/kvm.
 run deps_test "$here/deps_test.sh"
