@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "http.h"
 #include "statsfd_msg.h"
 
 #define DEFAULT_SOCKET		"/run/statsfd/collector.sock"
@@ -43,7 +44,8 @@
 
 struct options {
 	const char *socket;
-	const char *listen;
+	struct http_config http;
+	bool listen_set;
 	const char *user;
 	const char *socket_group;
 	const char *port_file;
@@ -62,8 +64,13 @@ static const char usage[] =
 "  --socket-mode MODE    its permissions, octal (default 0660)\n"
 "  --socket-group GROUP  its group (default: unchanged)\n"
 "  --listen ADDR:PORT    HTTP for Prometheus (default " DEFAULT_LISTEN "; 'none' disables;\n"
-"                        port 0 picks a free port, see --port-file)\n"
-"  --port-file FILE      write the HTTP port here once ready\n"
+"                        port 0 picks a free port, see --port-file); repeatable;\n"
+"                        HOST:PORT (IPv4), [ADDR]:PORT (IPv6), :PORT (every address)\n"
+"  --web.config.file FILE  TLS and basic auth, node_exporter's format\n"
+"  --http-max-connections N  open HTTP connections, over every address (default 256)\n"
+"  --http-max-per-ip N   open HTTP connections from one client address (default 16)\n"
+"  --http-idle-timeout S close an HTTP connection idle this many seconds (default 10)\n"
+"  --port-file FILE      write the HTTP port(s) here once ready, one per --listen\n"
 "  --user USER           drop to this user after binding (default nobody; '' keeps)\n"
 "  --allow-uid LIST      uids (names or numbers, comma-separated) that may connect\n"
 "  --allow-gid LIST      gids whose members may connect (primary or supplementary)\n"
@@ -78,7 +85,8 @@ static const char usage[] =
 "                        each source (filtered here where the fd has none)\n"
 "  --client-timeout MS   drop a client that registered nothing and is idle, or\n"
 "                        whose replies make no progress, after this (default 10000)\n"
-"  --verbose\n";
+"  --verbose\n"
+"  --version             print the version and exit\n";
 
 static int ep_ctl(struct collector *c, int op, int fd, uint32_t events,
 		  void *ptr)
@@ -612,7 +620,8 @@ static int parse_args(int argc, char **argv, struct options *o,
 	enum {
 		O_SOCKET = 256, O_MODE, O_GROUP, O_LISTEN, O_PORTFILE, O_USER,
 		O_AUID, O_AGID, O_INTERVAL, O_MAXSRC, O_MAXCL, O_TIMEOUT, O_VERBOSE,
-		O_MAXMAP, O_STATS,
+		O_MAXMAP, O_STATS, O_WEBCONFIG, O_HTTP_MAXCONN, O_HTTP_PERIP,
+		O_HTTP_IDLE, O_VERSION,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -630,6 +639,11 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "stats", required_argument, NULL, O_STATS },
 		{ "client-timeout", required_argument, NULL, O_TIMEOUT },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
+		{ "web.config.file", required_argument, NULL, O_WEBCONFIG },
+		{ "http-max-connections", required_argument, NULL, O_HTTP_MAXCONN },
+		{ "http-max-per-ip", required_argument, NULL, O_HTTP_PERIP },
+		{ "http-idle-timeout", required_argument, NULL, O_HTTP_IDLE },
+		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -652,8 +666,41 @@ static int parse_args(int argc, char **argv, struct options *o,
 			o->socket_group = optarg;
 			break;
 		case O_LISTEN:
-			o->listen = optarg;
+			/* The first --listen replaces the default; 'none' goes alone. */
+			if (!o->listen_set)
+				o->http.nlisten = 0;
+			if (!strcmp(optarg, "none") ? o->http.nlisten :
+			    (o->listen_set && !o->http.nlisten) ||
+			    o->http.nlisten >= HTTP_MAX_LISTEN)
+				goto bad;
+			o->listen_set = true;
+			if (strcmp(optarg, "none"))
+				o->http.listen[o->http.nlisten++] = optarg;
 			break;
+		case O_WEBCONFIG:
+			o->http.web_config_file = optarg;
+			break;
+		case O_HTTP_MAXCONN:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 100000)
+				goto bad;
+			o->http.max_connections = (unsigned int)v;
+			break;
+		case O_HTTP_PERIP:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 100000)
+				goto bad;
+			o->http.max_per_ip = (unsigned int)v;
+			break;
+		case O_HTTP_IDLE:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 3600)
+				goto bad;
+			o->http.idle_timeout_s = (unsigned int)v;
+			break;
+		case O_VERSION:
+			printf("statsfd-collector %s\n", STATSFD_VERSION);
+			exit(0);
 		case O_PORTFILE:
 			o->port_file = optarg;
 			break;
@@ -728,7 +775,13 @@ bad:
 int main(int argc, char **argv)
 {
 	struct options o = {
-		.socket = DEFAULT_SOCKET, .listen = DEFAULT_LISTEN,
+		.socket = DEFAULT_SOCKET,
+		.http = {
+			.listen = { DEFAULT_LISTEN }, .nlisten = 1,
+			.max_connections = HTTP_DEFAULT_MAX_CONNECTIONS,
+			.max_per_ip = HTTP_DEFAULT_MAX_PER_IP,
+			.idle_timeout_s = HTTP_DEFAULT_IDLE_TIMEOUT_S,
+		},
 		.user = "nobody", .socket_mode = 0660, .interval_ms = 500,
 		.max_clients = 1024,
 	};
@@ -738,7 +791,6 @@ int main(int argc, char **argv)
 	};
 	int tag_listen = EP_LISTEN, tag_timer = EP_TIMER, tag_signal = EP_SIGNAL;
 	struct itimerspec its = { 0 };
-	unsigned int port = 0;
 	sigset_t mask;
 	int lfd, tfd, sfd, ret = 1;
 	FILE *port_file = NULL;
@@ -763,8 +815,9 @@ int main(int argc, char **argv)
 	lfd = open_socket(&o);
 	if (c.epfd < 0 || lfd < 0)
 		return 1;
-	if (strcmp(o.listen, "none") && http_start(&c, o.listen, &port))
-		goto out_unlink;
+	/* Reads --web.config.file's files: before privileges drop. */
+	if (o.http.nlisten && http_start(&c, &o.http))
+		goto out_http;
 	/* Opened while privileged, written once everything is set up. */
 	if (o.port_file) {
 		port_file = fopen(o.port_file, "we");
@@ -791,14 +844,15 @@ int main(int argc, char **argv)
 		logmsg("setup: %s", strerror(errno));
 		goto out_http;
 	}
-	if (port_file && (fprintf(port_file, "%u\n", port) < 0 || fclose(port_file))) {
+	if (port_file && (http_write_ports(&c, port_file) || fclose(port_file))) {
 		port_file = NULL;
 		logmsg("%s: cannot write", o.port_file);
 		goto out_http;
 	}
 	port_file = NULL;
-	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms%s",
-	       o.socket, o.listen, port, geteuid(), o.interval_ms,
+	logmsg("ready: socket %s, http %s%s, uid %u, interval %u ms%s",
+	       o.socket, o.http.nlisten ? o.http.listen[0] : "none",
+	       o.http.nlisten > 1 ? " and more" : "", geteuid(), o.interval_ms,
 	       c.nfilter ? ", reading only the --stats" : "");
 
 	for (;;) {
@@ -820,8 +874,10 @@ int main(int argc, char **argv)
 			} else if (kind == EP_TIMER) {
 				uint64_t ticks;
 
-				if (read(tfd, &ticks, sizeof(ticks)) > 0)
+				if (read(tfd, &ticks, sizeof(ticks)) > 0) {
 					read_sources(&c);
+					c.ticks++;
+				}
 			} else if (kind == EP_SOURCE) {
 				/* A hangup or a change of children: O(1). */
 				source_event(&c, ev[i].data.ptr, ev[i].events);
@@ -867,7 +923,6 @@ out_http:
 	if (port_file)
 		fclose(port_file);
 	http_stop(&c);
-out_unlink:
 	/* Fails harmlessly once unprivileged in a root-owned directory. */
 	unlink(o.socket);
 	return ret;

@@ -13,7 +13,7 @@
 #include "statsfd_json.h"
 
 struct client;
-struct MHD_Daemon;
+struct http_server;
 
 /**
  * struct schema - descriptors shared by sources of one provider and target
@@ -144,7 +144,10 @@ enum { EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE };
  * @nfilter: how many (0: every stat)
  * @dead: sources dropped during the current batch of events
  * @client_timeout_ms: see --client-timeout
- * @mhd: the HTTP server, or NULL
+ * @http: the HTTP server (http.c), or NULL
+ * @ticks: read ticks so far (each one reads every source)
+ * @render: render_cached()'s exposition, rendered again after a tick or a
+ *	change of the sources; @render.gen counts the renders
  * @stats: the daemon's own counters, exposed as statsfd_collector_*
  */
 struct collector {
@@ -165,7 +168,16 @@ struct collector {
 	unsigned int nfilter;
 	struct source *dead;
 	unsigned int client_timeout_ms;
-	struct MHD_Daemon *mhd;
+	struct http_server *http;
+	uint64_t ticks;
+	struct {
+		char *text;
+		size_t len;
+		uint64_t gen;
+		uint64_t ticks;
+		uint64_t next_source_id;
+		unsigned int nsources;
+	} render;
 	struct {
 		uint64_t reads, read_errors, scrapes, clients_refused,
 			 clients_dropped, requests, bad_requests, fds_rejected,
@@ -190,10 +202,7 @@ void queue_reply(struct collector *c, struct client *cl,
 		 struct json_object *reply);
 void handle_request(struct collector *c, struct client *cl, char *json,
 		    size_t len, int *fds, unsigned int nfds);
-int http_start(struct collector *c, const char *listen, unsigned int *port);
-void http_run(struct collector *c);
-int http_timeout(struct collector *c);
-void http_stop(struct collector *c);
 char *render_metrics(struct collector *c, size_t *len);
+const char *render_cached(struct collector *c, size_t *len);
 
 #endif /* STATSFD_COLLECTOR_H */
