@@ -415,8 +415,23 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	const char *why;
 	enum MHD_Result ret;
 
+	/* Answered at once: libmicrohttpd then closes the connection. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method);
+	/*
+	 * The first call comes with the headers only: answering then makes
+	 * libmicrohttpd close the connection (it cannot know the request
+	 * ended), so answer on the next one and keep scrapers' connections
+	 * alive.
+	 */
+	if (!*req_cls) {
+		*req_cls = conn;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;	/* a GET's body is read and ignored */
+		return MHD_YES;
+	}
 	why = client_cert_refused(h, conn);
 	if (why)
 		return reply(conn, MHD_HTTP_FORBIDDEN, why);

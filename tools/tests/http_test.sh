@@ -46,6 +46,26 @@ start() {
 	mapfile -t ports <"$tmp/$name.port" 2>/dev/null
 	[ "${#ports[@]}" -gt 0 ]
 }
+# idle_from PORT N A...: N idle connections to 127.0.0.1:PORT from each
+# 127.0.0.A, held 8 s (bash's /dev/tcp cannot choose its source address).
+idle_from() {
+	rm -f "$tmp/idle.log"
+	python3 -c '
+import socket, sys, time
+conns = []
+for a in sys.argv[3:]:
+    for i in range(int(sys.argv[2])):
+        s = socket.socket()
+        s.bind(("127.0.0." + a, 0))
+        s.connect(("127.0.0.1", int(sys.argv[1])))
+        conns.append(s)
+print("ready", flush=True)
+time.sleep(8)
+' "$@" >"$tmp/idle.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 100); do grep -q ready "$tmp/idle.log" && break; sleep 0.05; done
+	sleep 0.3
+}
 stop() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
 # code URL [CURL ARGS...]: the HTTP status, 000 when no answer.
 code() { local u=$1; shift; curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" "$u"; }
@@ -123,6 +143,9 @@ u=http://127.0.0.1:$p4
 check "/healthz: 200 'ok'" test "$(curl -s --max-time 5 "$u/healthz")" = ok
 check "/: 404" test "$(code "$u/")" = 404
 check "/metrics/x: 404" test "$(code "$u/metrics/x")" = 404
+curl -sv --max-time 5 -o /dev/null "$u/metrics" -o /dev/null "$u/healthz" 2>"$tmp/keepalive.log"
+check "two requests on one connection (keep-alive, as Prometheus scrapes)" \
+	grep -q 'Re-using existing connection' "$tmp/keepalive.log"
 check "HEAD /metrics: 200" test "$(code "$u/metrics" -I)" = 200
 check "POST /metrics: 405" test "$(code "$u/metrics" -X POST -d x)" = 405
 
@@ -188,22 +211,8 @@ check "a scrape from 127.0.0.1 itself answers 200 once idle ones time out: $ms m
 	test "$c1" = 200 -a "$ms" -lt 4000
 for fd in "${idle[@]}"; do exec {fd}>&-; done
 # Over the global limit: 4 idle connections from each of 127.0.0.3..5 fill
-# the 12 (bash's /dev/tcp cannot choose its source address).
-python3 -c '
-import socket, sys, time
-conns = []
-for a in (3, 4, 5):
-    for i in range(4):
-        s = socket.socket()
-        s.bind(("127.0.0.%d" % a, 0))
-        s.connect(("127.0.0.1", int(sys.argv[1])))
-        conns.append(s)
-print("ready", flush=True)
-time.sleep(8)
-' "$lp" >"$tmp/idle.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do grep -q ready "$tmp/idle.log" && break; sleep 0.05; done
-sleep 0.3
+# the 12.
+idle_from "$lp" 4 3 4 5
 check "--http-max-connections 12 reached: a 13th address is refused" \
 	test "$(code "http://127.0.0.1:$lp/metrics" --interface 127.0.0.6 --max-time 1)" = 000
 t0=$(date +%s%N)
@@ -215,6 +224,21 @@ done
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "and answered once the idle connections time out: $ms ms (bound 4000)" \
 	test "$c1" = 200 -a "$ms" -lt 4000
+stop
+
+# --http-max-connections counts every address together.
+start global --interval 200 --listen 127.0.0.1:0 --listen 127.0.0.1:0 \
+	--http-max-connections 4 --http-idle-timeout 2
+idle_from "${ports[0]}" 4 7
+check "--http-max-connections 4 filled on one address: the other refuses too" \
+	test "$(code "http://127.0.0.1:${ports[1]}/metrics" --max-time 1)" = 000
+t0=$(date +%s%N)
+c1=000
+while [ "$c1" != 200 ] && [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 6000 ]; do
+	c1=$(code "http://127.0.0.1:${ports[1]}/metrics" --max-time 1)
+	[ "$c1" = 200 ] || sleep 0.2
+done
+check "and answers once they time out" test "$c1" = 200
 stop
 
 # TLS and basic auth.  A CA, a server certificate for 127.0.0.1, a client
