@@ -386,44 +386,54 @@ char *collector_call(int sock, const char *json, const int *fds,
 }
 
 /**
- * collector_register() - register every VM of @f on @sock as a VMM would:
- *	one add-sources per VM with its stats fd and its vCPUs'
+ * collector_register_vm() - register VM @i of @f on @sock as a VMM would:
+ *	one add-sources with its stats fd and its vCPUs', labelled bench-@i
  * @sock: a connection to the collector
  * @f: the fleet
+ * @i: the VM
  *
  * Return: 0, or -1 after adding "error" and "reply" to the open JSON
- * object when the collector refused a registration.
+ * object when the collector refused the registration.
  */
-int collector_register(int sock, const struct fleet *f)
+int collector_register_vm(int sock, const struct fleet *f, int i)
 {
 	int fds[1 + 256];
 	char json[4096], *reply;
 	size_t len;
-	int i, j;
+	int j;
 
-	for (i = 0; i < f->nvm; i++) {
-		len = snprintf(json, sizeof(json),
-			       "{\"execute\":\"add-sources\",\"id\":%d,"
-			       "\"arguments\":{\"provider\":\"statsfd_vm\","
-			       "\"vm\":\"bench-%d\",\"sources\":"
-			       "[{\"target\":\"vm\"}", i, i);
-		fds[0] = f->vm_stats[i];
-		for (j = 0; j < f->nvcpu && j < 256; j++) {
-			len += snprintf(json + len, sizeof(json) - len,
-					",{\"target\":\"vcpu\",\"vcpu\":%d}", j);
-			fds[1 + j] = f->vcpu_stats[i * f->nvcpu + j];
-		}
-		snprintf(json + len, sizeof(json) - len, "]}}");
-		reply = collector_call(sock, json, fds, 1 + j);
-		if (!strstr(reply, "\"return\"")) {
-			fprintf(stderr, "bench: add-sources refused: %s\n", reply);
-			jstr("error", "add-sources refused");
-			jstr("reply", reply);
-			free(reply);
-			return -1;
-		}
-		free(reply);
+	len = snprintf(json, sizeof(json),
+		       "{\"execute\":\"add-sources\",\"id\":%d,"
+		       "\"arguments\":{\"provider\":\"statsfd_vm\","
+		       "\"vm\":\"bench-%d\",\"sources\":"
+		       "[{\"target\":\"vm\"}", i, i);
+	fds[0] = f->vm_stats[i];
+	for (j = 0; j < f->nvcpu && j < 256; j++) {
+		len += snprintf(json + len, sizeof(json) - len,
+				",{\"target\":\"vcpu\",\"vcpu\":%d}", j);
+		fds[1 + j] = f->vcpu_stats[i * f->nvcpu + j];
 	}
+	snprintf(json + len, sizeof(json) - len, "]}}");
+	reply = collector_call(sock, json, fds, 1 + j);
+	if (!strstr(reply, "\"return\"")) {
+		fprintf(stderr, "bench: add-sources refused: %s\n", reply);
+		jstr("error", "add-sources refused");
+		jstr("reply", reply);
+		free(reply);
+		return -1;
+	}
+	free(reply);
+	return 0;
+}
+
+/* Every VM of @f, in order: collector_register_vm() each. */
+int collector_register(int sock, const struct fleet *f)
+{
+	int i;
+
+	for (i = 0; i < f->nvm; i++)
+		if (collector_register_vm(sock, f, i))
+			return -1;
 	return 0;
 }
 

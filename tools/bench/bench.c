@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 		phase_b13(optind < argc ? atoi(argv[optind]) : 1024,
 			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
 			  optind + 2 < argc ? atoi(argv[optind + 2]) : 10,
-			  optind + 3 < argc ? atoi(argv[optind + 3]) : 21);
+			  optind + 3 < argc ? atoi(argv[optind + 3]) : 7);
 	else
 		usage();
 	return 0;

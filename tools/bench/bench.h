@@ -266,6 +266,8 @@ uint64_t json_sum(const char *json, const char *key, unsigned int *n);
 /* One request and its reply on the collector's socket; reply malloc()ed. */
 char *collector_call(int sock, const char *json, const int *fds,
 		     unsigned int nfds);
+/* Register VM @i of @f as a VMM would ("bench-@i"); -1 (JSON "error") if refused. */
+int collector_register_vm(int sock, const struct fleet *f, int i);
 /* Register every VM of @f, as a VMM would; -1 (JSON "error") if refused. */
 int collector_register(int sock, const struct fleet *f);
 

@@ -9,7 +9,7 @@
 # variant; B8 runs once per load too), BENCH_COLLECTOR_SECONDS and
 # BENCH_B7_BUSY_SECONDS (B7's reads of a running vCPU, 0 to skip),
 # BENCH_B10_EVENTS (events per B10 series, 1000), BENCH_B13_SCRAPES (B13's
-# scrape iterations, 21), and BENCH_PHASES (the phases to run, e.g. "b7
+# scrape iterations, 7), and BENCH_PHASES (the phases to run, e.g. "b7
 # b8"; default all of info check b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b13, with
 # b4kvm going with b4), passed in through /etc/bench.env.
 
@@ -21,7 +21,7 @@ b4_loads=${BENCH_B4_LOADS:-6}
 collector_seconds=${BENCH_COLLECTOR_SECONDS:-10}
 b7_busy=${BENCH_B7_BUSY_SECONDS:-4}
 b10_events=${BENCH_B10_EVENTS:-1000}
-b13_scrapes=${BENCH_B13_SCRAPES:-21}
+b13_scrapes=${BENCH_B13_SCRAPES:-7}
 phases=${BENCH_PHASES:-}
 bench="statsfd-bench -r $rounds"
 mods=/lib/statsfd

@@ -658,17 +658,17 @@ def b13(p, j, res):
           f'{fmt(col["window_s"])} s; {fmt(col["reads_per_source_per_s"])} reads per source '
           f'per s; {col["sources_mapped"]} of {col["sources_reported"]} sources mapped; '
           f'a bare pass {fmt(bare["ms_per_pass"])} ms')
-    if sc.get("valid"):
+    if sc.get("iterations"):
         rs = out["scrape"] = sc["cached_over_render"]
         j.add("B13", "scrape with the per-tick cache / a scrape that renders (every scrape "
               "before the cache)", rs, "<= 0.2x", rs <= 0.2,
               f'{fmt(sc["cached_ms"])} ms vs {fmt(sc["render_ms"])} ms (medians of '
-              f'{sc["valid"]}), {fmt(sc["body_bytes"])} B; gzip: first '
-              f'{fmt(sc["gzip_first_ms"])} ms, cached {fmt(sc["gzip_cached_ms"])} ms, '
-              f'{fmt(sc["gzip_bytes"])} B')
+              f'{sc["iterations"]}; same body: {sc["same_body"]}), {fmt(sc["body_bytes"])} B; '
+              f'gzip: first {fmt(sc["gzip_first_ms"])} ms, cached '
+              f'{fmt(sc["gzip_cached_ms"])} ms, {fmt(sc["gzip_bytes"])} B')
     else:
         j.add("B13", "scrape with the per-tick cache / a scrape that renders", None,
-              "<= 0.2x", None, "no iteration without a read tick inside")
+              "<= 0.2x", None, sc.get("error", "no scrape"))
     res["b13"] = out
 
 
