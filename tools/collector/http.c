@@ -42,6 +42,13 @@
 #define TLS_FILE_MAX		(1u << 20)
 /* libmicrohttpd log lines per second; a client cannot flood the journal. */
 #define LOG_BURST		10
+/*
+ * bcrypt checks per second, for passwords not already known good: each
+ * costs tens of milliseconds of the one loop that also reads the sources,
+ * so a client guessing passwords gets 429 beyond this, while a scraper
+ * whose password matched before is still let in (by its digest).
+ */
+#define BCRYPT_PER_SEC		4
 
 static int tag_http = EP_HTTP;
 
@@ -72,6 +79,8 @@ struct http_listener {
  * @resp_gen: collector.render.gen that @resp and @resp_gz hold
  * @resp: the cached exposition as a response shared by every scrape
  * @resp_gz: the same, gzip encoded, made on the first scrape asking
+ * @bcrypt_sec: the second of the last bcrypt check
+ * @bcrypt_count: bcrypt checks in @bcrypt_sec
  * @log_sec: the second of the last libmicrohttpd log line
  * @log_count: lines logged in @log_sec
  * @log_dropped: lines not logged since
@@ -87,6 +96,8 @@ struct http_server {
 	unsigned int nconnections;
 	uint64_t resp_gen;
 	struct MHD_Response *resp, *resp_gz;
+	uint64_t bcrypt_sec;
+	unsigned int bcrypt_count;
 	uint64_t log_sec;
 	unsigned int log_count;
 	unsigned long log_dropped;
@@ -356,17 +367,31 @@ static const char *client_cert_refused(struct http_server *h,
 	return NULL;
 }
 
-/* basic_auth_users: Return: true when the request may go on. */
-static bool authorized(struct http_server *h, struct MHD_Connection *conn)
+enum auth { AUTH_OK, AUTH_FAILED, AUTH_BUSY };
+
+/* May one more bcrypt check run in this second? */
+static bool bcrypt_allowed(struct http_server *h)
+{
+	uint64_t sec = now_ms() / 1000;
+
+	if (sec != h->bcrypt_sec) {
+		h->bcrypt_sec = sec;
+		h->bcrypt_count = 0;
+	}
+	return h->bcrypt_count++ < BCRYPT_PER_SEC;
+}
+
+/* basic_auth_users: may the request go on (AUTH_BUSY: no bcrypt left)? */
+static enum auth authorized(struct http_server *h, struct MHD_Connection *conn)
 {
 	unsigned char digest[32], diff = 0;
 	char *user, *pw = NULL;
+	enum auth ret = AUTH_FAILED;
 	unsigned int i;
-	bool ok = false;
 	size_t k;
 
 	if (!h->wc.nusers)
-		return true;
+		return AUTH_OK;
 	user = MHD_basic_auth_get_username_password(conn, &pw);
 	if (!user || !pw)
 		goto out;
@@ -375,7 +400,10 @@ static bool authorized(struct http_server *h, struct MHD_Connection *conn)
 			break;
 	if (i == h->wc.nusers) {
 		/* As slow as a known user: the time tells no user names. */
-		webconfig_check_password(h->wc.users[0].hash, pw);
+		if (!bcrypt_allowed(h))
+			ret = AUTH_BUSY;
+		else
+			webconfig_check_password(h->wc.users[0].hash, pw);
 		goto out;
 	}
 	if (gnutls_hash_fast(GNUTLS_DIG_SHA256, pw, strlen(pw), digest))
@@ -384,21 +412,25 @@ static bool authorized(struct http_server *h, struct MHD_Connection *conn)
 		for (k = 0; k < sizeof(digest); k++)
 			diff |= digest[k] ^ h->good_pw[i][k];
 		if (!diff) {
-			ok = true;
+			ret = AUTH_OK;
 			goto out;
 		}
 	}
-	ok = webconfig_check_password(h->wc.users[i].hash, pw);
-	if (ok) {
-		memcpy(h->good_pw[i], digest, sizeof(digest));
-		h->good_pw_set[i] = true;
+	if (!bcrypt_allowed(h)) {
+		ret = AUTH_BUSY;
+		goto out;
 	}
+	if (!webconfig_check_password(h->wc.users[i].hash, pw))
+		goto out;
+	memcpy(h->good_pw[i], digest, sizeof(digest));
+	h->good_pw_set[i] = true;
+	ret = AUTH_OK;
 out:
 	if (pw)
 		MHD_free(pw);
 	if (user)
 		MHD_free(user);
-	return ok;
+	return ret;
 }
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
@@ -409,11 +441,13 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	static const char not_found[] = "not found\n";
 	static const char bad_method[] = "only GET and HEAD\n";
 	static const char unauthorized[] = "unauthorized\n";
+	static const char busy[] = "too many password checks, retry in a second\n";
 	struct collector *c = cls;
 	struct http_server *h = c->http;
 	struct MHD_Response *r;
 	const char *why;
 	enum MHD_Result ret;
+	enum auth auth;
 
 	/* Answered at once: libmicrohttpd then closes the connection. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
@@ -435,7 +469,18 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	why = client_cert_refused(h, conn);
 	if (why)
 		return reply(conn, MHD_HTTP_FORBIDDEN, why);
-	if (!authorized(h, conn)) {
+	auth = authorized(h, conn);
+	if (auth == AUTH_BUSY) {
+		r = MHD_create_response_from_buffer(strlen(busy), (void *)busy,
+						    MHD_RESPMEM_PERSISTENT);
+		if (!r)
+			return MHD_NO;
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+		ret = MHD_queue_response(conn, MHD_HTTP_TOO_MANY_REQUESTS, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	if (auth == AUTH_FAILED) {
 		r = MHD_create_response_from_buffer(strlen(unauthorized),
 						    (void *)unauthorized,
 						    MHD_RESPMEM_PERSISTENT);

@@ -213,6 +213,9 @@ for fd in "${idle[@]}"; do exec {fd}>&-; done
 # Over the global limit: 4 idle connections from each of 127.0.0.3..5 fill
 # the 12.
 idle_from "$lp" 4 3 4 5
+logged=$(grep -c 'http: ' "$tmp/limits.log")
+check "refused connections logged at most 10 a second, the rest counted ($logged lines)" \
+	bash -c "[ '$logged' -le 60 ] && grep -q 'messages not logged' '$tmp/limits.log'"
 check "--http-max-connections 12 reached: a 13th address is refused" \
 	test "$(code "http://127.0.0.1:$lp/metrics" --interface 127.0.0.6 --max-time 1)" = 000
 t0=$(date +%s%N)
@@ -285,6 +288,16 @@ check "no credentials: 401 with WWW-Authenticate: Basic" \
 	bash -c "grep -q '^HTTP/1.1 401' '$tmp/h.401' && grep -qi '^WWW-Authenticate: Basic' '$tmp/h.401'"
 check "/healthz needs the credentials too: 401" \
 	test "$(code "$s/healthz" --cacert "$tmp/ca.pem")" = 401
+# Guessing passwords: 16 wrong ones on one connection, at once.
+urls=(); for i in $(seq 16); do urls+=(-o /dev/null "$s/metrics"); done
+sleep 1
+codes=$(curl -s --max-time 20 --cacert "$tmp/ca.pem" -u alice:guess \
+	-w '%{http_code}:%header{retry-after}\n' "${urls[@]}")
+n401=$(grep -c '^401:$' <<<"$codes") n429=$(grep -c '^429:1$' <<<"$codes")
+check "16 guesses in a second: at most 4 bcrypt checks (401 x $n401), 429 with Retry-After: 1 for the rest (x $n429)" \
+	test "$n401" -ge 1 -a "$n401" -le 8 -a $((n401 + n429)) = 16
+check "meanwhile the known-good password gets in: 200" \
+	test "$(code "$s/metrics" --cacert "$tmp/ca.pem" -u alice:secret)" = 200
 check "plain HTTP to the TLS port gets no HTTP answer" \
 	test "$(code "http://127.0.0.1:${ports[0]}/metrics" -u alice:secret)" = 000
 check "a client that does not trust the server's CA fails" \
