@@ -316,7 +316,8 @@ static struct MHD_Response *metrics_response(struct collector *c, bool gz)
 			MHD_destroy_response(h->resp);
 		if (h->resp_gz)
 			MHD_destroy_response(h->resp_gz);
-		h->resp = h->resp_gz = NULL;
+		h->resp = NULL;
+		h->resp_gz = NULL;
 		h->resp_gen = c->render.gen;
 	}
 	slot = gz ? &h->resp_gz : &h->resp;
