@@ -327,4 +327,35 @@ check "min_version TLS13: TLS 1.2 is not served" \
 	test "$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/client.pem" --key "$tmp/client.key" --tls-max 1.2)" = 000
 stop
 
+cat >"$tmp/ifgiven.yml" <<EOF
+tls_server_config:
+  cert_file: $tmp/server.pem
+  key_file: $tmp/server.key
+  client_auth_type: VerifyClientCertIfGiven
+  client_ca_file: $tmp/ca.pem
+EOF
+start ifgiven --interval 200 --listen 127.0.0.1:0 --web.config.file "$tmp/ifgiven.yml"
+s=https://127.0.0.1:${ports[0]}
+check "VerifyClientCertIfGiven: no certificate 200" \
+	test "$(code "$s/metrics" --cacert "$tmp/ca.pem")" = 200
+check "VerifyClientCertIfGiven: a certificate from the CA 200" \
+	test "$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/client.pem" --key "$tmp/client.key")" = 200
+c=$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/rogue.pem" --key "$tmp/rogue.key")
+check "VerifyClientCertIfGiven: a self-signed certificate refused ($c)" \
+	test "$c" = 403 -o "$c" = 000
+stop
+
+# basic_auth_users alone: plain HTTP with authentication; an empty file.
+printf 'basic_auth_users:\n  alice: %s\n' "'$hash'" >"$tmp/auth.yml"
+start auth --interval 200 --listen 127.0.0.1:0 --web.config.file "$tmp/auth.yml"
+u=http://127.0.0.1:${ports[0]}
+check "basic auth without TLS: no credentials 401, the right ones 200" \
+	test "$(code "$u/metrics")/$(code "$u/metrics" -u alice:secret)" = 401/200
+stop
+: >"$tmp/empty.yml"
+start empty --interval 200 --listen 127.0.0.1:0 --web.config.file "$tmp/empty.yml"
+check "an empty web config: plain HTTP, no authentication, 200" \
+	test "$(code "http://127.0.0.1:${ports[0]}/metrics")" = 200
+stop
+
 echo "1..$n"
