@@ -264,14 +264,16 @@ static bool wants_gzip(struct MHD_Connection *conn)
 	return false;
 }
 
-/* gzip (RFC 1952) of @in; fast level: it runs at most once per render. */
+/* gzip (RFC 1952) of @in, or NULL; fast level: at most once per render. */
 static char *gzip_encode(const char *in, size_t len, size_t *outlen)
 {
 	z_stream z = { 0 };
 	char *out;
 	uLong cap;
 
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
+	/* zlib counts in 32 bits: from 2 GiB on, the caller serves it plain. */
+	if (len >= UINT32_MAX / 2 ||
+	    deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		return NULL;
 	cap = deflateBound(&z, len);
@@ -284,7 +286,7 @@ static char *gzip_encode(const char *in, size_t len, size_t *outlen)
 	z.avail_in = (uInt)len;
 	z.next_out = (Bytef *)out;
 	z.avail_out = (uInt)cap;
-	if (len > UINT32_MAX || deflate(&z, Z_FINISH) != Z_STREAM_END) {
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
 		deflateEnd(&z);
 		free(out);
 		return NULL;
@@ -326,7 +328,7 @@ static struct MHD_Response *metrics_response(struct collector *c, bool gz)
 	if (gz) {
 		z = gzip_encode(text, len, &zlen);
 		if (!z)
-			return NULL;
+			return metrics_response(c, false);
 		*slot = MHD_create_response_from_buffer(zlen, z, MHD_RESPMEM_MUST_FREE);
 		if (!*slot) {
 			free(z);
