@@ -540,7 +540,23 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 			      enum MHD_ConnectionNotificationCode code)
 {
 	struct http_server *h = cls;
+	const union MHD_ConnectionInfo *ci;
 
+	/*
+	 * RequireAndVerifyClientCert: libmicrohttpd only asks for a client
+	 * certificate; require and verify it in the handshake, as Go's
+	 * crypto/tls does for exporter-toolkit, so a client without one
+	 * gets no HTTP at all.  client_cert_refused() checks again.
+	 */
+	if (code == MHD_CONNECTION_NOTIFY_STARTED &&
+	    h->wc.client_auth == WEBCONFIG_REQUIRE_AND_VERIFY) {
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+		if (ci && ci->tls_session) {
+			gnutls_certificate_server_set_request(ci->tls_session,
+							      GNUTLS_CERT_REQUIRE);
+			gnutls_session_set_verify_cert(ci->tls_session, NULL, 0);
+		}
+	}
 	if (code == MHD_CONNECTION_NOTIFY_STARTED)
 		h->nconnections++;
 	else if (code == MHD_CONNECTION_NOTIFY_CLOSED && h->nconnections)

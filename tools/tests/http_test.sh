@@ -318,11 +318,11 @@ start mtls --interval 200 --listen 127.0.0.1:0 --web.config.file "$tmp/mtls.yml"
 s=https://127.0.0.1:${ports[0]}
 check "RequireAndVerifyClientCert: a certificate from the CA 200" \
 	test "$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/client.pem" --key "$tmp/client.key")" = 200
-check "RequireAndVerifyClientCert: no certificate 403" \
-	test "$(code "$s/metrics" --cacert "$tmp/ca.pem")" = 403
+check "RequireAndVerifyClientCert: no certificate, the handshake fails" \
+	test "$(code "$s/metrics" --cacert "$tmp/ca.pem")" = 000
 c=$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/rogue.pem" --key "$tmp/rogue.key")
-check "RequireAndVerifyClientCert: a self-signed certificate refused ($c)" \
-	test "$c" = 403 -o "$c" = 000
+check "RequireAndVerifyClientCert: a self-signed certificate, the handshake fails" \
+	test "$c" = 000
 check "min_version TLS13: TLS 1.2 is not served" \
 	test "$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/client.pem" --key "$tmp/client.key" --tls-max 1.2)" = 000
 stop
@@ -341,8 +341,7 @@ check "VerifyClientCertIfGiven: no certificate 200" \
 check "VerifyClientCertIfGiven: a certificate from the CA 200" \
 	test "$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/client.pem" --key "$tmp/client.key")" = 200
 c=$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/rogue.pem" --key "$tmp/rogue.key")
-check "VerifyClientCertIfGiven: a self-signed certificate refused ($c)" \
-	test "$c" = 403 -o "$c" = 000
+check "VerifyClientCertIfGiven: a self-signed certificate 403" test "$c" = 403
 stop
 
 # basic_auth_users alone: plain HTTP with authentication; an empty file.
