@@ -46,6 +46,7 @@ struct options {
 	const char *socket;
 	struct http_config http;
 	bool listen_set;
+	bool listen_none;
 	const char *user;
 	const char *socket_group;
 	const char *port_file;
@@ -668,16 +669,19 @@ static int parse_args(int argc, char **argv, struct options *o,
 			o->socket_group = optarg;
 			break;
 		case O_LISTEN:
-			/* The first --listen replaces the default; 'none' goes alone. */
+			/* The first --listen replaces the default; 'none' stands alone. */
 			if (!o->listen_set)
 				o->http.nlisten = 0;
-			if (!strcmp(optarg, "none") ? o->http.nlisten :
-			    (o->listen_set && !o->http.nlisten) ||
-			    o->http.nlisten >= HTTP_MAX_LISTEN)
-				goto bad;
 			o->listen_set = true;
-			if (strcmp(optarg, "none"))
+			if (!strcmp(optarg, "none")) {
+				if (o->http.nlisten)
+					goto bad;
+				o->listen_none = true;
+			} else {
+				if (o->listen_none || o->http.nlisten >= HTTP_MAX_LISTEN)
+					goto bad;
 				o->http.listen[o->http.nlisten++] = optarg;
+			}
 			break;
 		case O_WEBCONFIG:
 			o->http.web_config_file = optarg;
