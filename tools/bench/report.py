@@ -1094,6 +1094,27 @@ def reading_notes(res, host=None):
                 f"creation, POLLHUP for a close): {wrong} did not. The tails (p99, max) are "
                 "emulated thread switches on a shared host and vary from run to run.")
         out.append(txt)
+    b13r = res.get("b13")
+    if b13r and "overhead" in b13r:
+        x = b13r["raw"]
+        sc = x.get("scrapes", {})
+        txt = ("- **B13.** The bench reads every VM's and vCPU's data block itself with "
+               "one `pread()` each, twice a second, and takes its own utime + stime "
+               "(`getrusage`); then statsfd-collector reads the same fds at "
+               "`--interval 500`, nobody scraping, and its utime + stime comes from "
+               "/proc. The collector reads mapped vCPUs through their mapping "
+               f'({x["collector"]["sources_mapped"]} of {x["collector"]["sources_reported"]} '
+               "sources here), so its reads can cost less than the bench's preads. ")
+        if sc.get("iterations"):
+            txt += ("Scrapes go over one keep-alive connection to a second collector "
+                    "reading once an hour (under TCG a render of the fleet outlasts a "
+                    "500 ms tick, after which every scrape would render); a change of "
+                    "the sources (VM 0 removed and registered again) forces the render "
+                    "a read tick would. The first scrape after it renders the "
+                    f'exposition ({fmt(sc["body_bytes"])} B), the next is served from '
+                    "the cache; gzip: the first encodes the cached text, the next is "
+                    "served the cached encoding. Wall time to the last byte, medians.")
+        out.append(txt)
     out.append("")
     return out
 

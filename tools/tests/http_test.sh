@@ -119,6 +119,10 @@ bad "--web.config.file: $tmp/nocert.pem: No such file or directory" \
 	"a web config naming a certificate that does not exist" \
 	--listen 127.0.0.1:0 --web.config.file "$tmp/nocert.yml"
 
+start none --interval 200 --listen none
+check "--listen none: no HTTP, port 0 in --port-file" test "${ports[*]}" = 0
+stop
+
 # IPv4, IPv6 and every address at once; a long interval: one render only.
 have6=1
 ip -6 addr show dev lo 2>/dev/null | grep -q '::1' || have6=0
