@@ -120,7 +120,7 @@ bad "--web.config.file: $tmp/nocert.pem: No such file or directory" \
 	--listen 127.0.0.1:0 --web.config.file "$tmp/nocert.yml"
 
 start none --interval 200 --listen none
-check "--listen none: no HTTP, port 0 in --port-file" test "${ports[*]}" = 0
+check "--listen none: port 0 in --port-file" test "${ports[*]}" = 0
 stop
 
 # IPv4, IPv6 and every address at once; a long interval: one render only.
