@@ -267,6 +267,30 @@ stop
 		-keyout rogue.key -out rogue.pem -days 2 -subj /CN=prometheus
 ) >"$tmp/openssl.log" 2>&1
 check "openssl made the certificates" test -s "$tmp/rogue.pem"
+# Every file the web config names is read at startup; each failure stops it.
+tlsconf() {
+	printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n' "$1" "$2" >"$tmp/t.yml"
+	[ -z "${3:-}" ] || printf '  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: %s\n' \
+		"$3" >>"$tmp/t.yml"
+}
+tlsconf "$tmp/server.pem" "$tmp/nokey.pem"
+bad "--web.config.file: $tmp/nokey.pem: No such file or directory" \
+	"a key_file that does not exist" --listen 127.0.0.1:0 --web.config.file "$tmp/t.yml"
+tlsconf "$tmp/server.pem" "$tmp/server.key" "$tmp/noca.pem"
+bad "--web.config.file: $tmp/noca.pem: No such file or directory" \
+	"a client_ca_file that does not exist" --listen 127.0.0.1:0 --web.config.file "$tmp/t.yml"
+: >"$tmp/empty.pem"
+tlsconf "$tmp/empty.pem" "$tmp/server.key"
+bad "--web.config.file: $tmp/empty.pem: cannot read (empty, or larger than 1048576 bytes)" \
+	"an empty cert_file" --listen 127.0.0.1:0 --web.config.file "$tmp/t.yml"
+head -c 1100000 /dev/zero | tr '\0' 'A' >"$tmp/huge.pem"
+tlsconf "$tmp/server.pem" "$tmp/huge.pem"
+bad "--web.config.file: $tmp/huge.pem: cannot read (empty, or larger than 1048576 bytes)" \
+	"a key_file over 1 MiB" --listen 127.0.0.1:0 --web.config.file "$tmp/t.yml"
+tlsconf "$tmp/server.pem" "$tmp/ca.pem"
+bad "http: cannot listen on 127.0.0.1:0" \
+	"a key_file that is a certificate" --listen 127.0.0.1:0 --web.config.file "$tmp/t.yml"
+
 cat >"$tmp/web.yml" <<EOF
 # node_exporter's format
 tls_server_config:
