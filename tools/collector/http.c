@@ -15,8 +15,9 @@
  *
  * The exposition is rendered at most once per read tick and per change of
  * the sources (render_cached()), and its gzip encoding once per render:
- * every scrape in between is served the same libmicrohttpd response, so a
- * scrape costs no rendering and no copy of the text.
+ * every scrape in between is served the same libmicrohttpd response (one
+ * copy of the text per render), so a scrape costs neither a render nor a
+ * copy.
  */
 #include <arpa/inet.h>
 #include <errno.h>
