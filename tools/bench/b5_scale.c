@@ -302,23 +302,9 @@ static void b5_bench_sources(int bdev, uint32_t num_desc, uint32_t values,
 	close(one);
 }
 
-/**
- * struct fleet - many VMs with vCPUs and a stats fd for each
- * @nvm: VMs
- * @nvcpu: vCPUs per VM
- * @vm: VM fds
- * @vcpu: vCPU fds, nvm * nvcpu
- * @vm_stats: stats fds of the VMs
- * @vcpu_stats: stats fds of the vCPUs
- */
-struct fleet {
-	int nvm, nvcpu;
-	int *vm, *vcpu, *vm_stats, *vcpu_stats;
-};
-
-static void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
-		     uint32_t vc_off, uint32_t vc_len, double *vm_ns,
-		     double *vcpu_ns)
+void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
+	      uint32_t vc_off, uint32_t vc_len, double *vm_ns,
+	      double *vcpu_ns)
 {
 	double t0, t1, t2;
 	int i;
@@ -336,7 +322,7 @@ static void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
 	*vcpu_ns = t2 - t1;
 }
 
-static double cpu_seconds(pid_t pid)
+double cpu_seconds(pid_t pid)
 {
 	char path[64], line[1024], *p;
 	unsigned long utime, stime;
@@ -359,7 +345,7 @@ static double cpu_seconds(pid_t pid)
 }
 
 /* Sum of every "key": N in a JSON text, and how many there were. */
-static uint64_t json_sum(const char *json, const char *key, unsigned int *n)
+uint64_t json_sum(const char *json, const char *key, unsigned int *n)
 {
 	char pat[64];
 	uint64_t sum = 0;
@@ -378,8 +364,8 @@ static uint64_t json_sum(const char *json, const char *key, unsigned int *n)
 }
 
 /* One request and its reply on the collector's socket; reply malloc()ed. */
-static char *collector_call(int sock, const char *json, const int *fds,
-			    unsigned int nfds)
+char *collector_call(int sock, const char *json, const int *fds,
+		     unsigned int nfds)
 {
 	unsigned int nrecv = 0;
 	char *reply;
@@ -399,6 +385,58 @@ static char *collector_call(int sock, const char *json, const int *fds,
 	return reply;
 }
 
+/**
+ * collector_register_vm() - register VM @i of @f on @sock as a VMM would:
+ *	one add-sources with its stats fd and its vCPUs', labelled bench-@i
+ * @sock: a connection to the collector
+ * @f: the fleet
+ * @i: the VM
+ *
+ * Return: 0, or -1 after adding "error" and "reply" to the open JSON
+ * object when the collector refused the registration.
+ */
+int collector_register_vm(int sock, const struct fleet *f, int i)
+{
+	int fds[1 + 256];
+	char json[4096], *reply;
+	size_t len;
+	int j;
+
+	len = snprintf(json, sizeof(json),
+		       "{\"execute\":\"add-sources\",\"id\":%d,"
+		       "\"arguments\":{\"provider\":\"statsfd_vm\","
+		       "\"vm\":\"bench-%d\",\"sources\":"
+		       "[{\"target\":\"vm\"}", i, i);
+	fds[0] = f->vm_stats[i];
+	for (j = 0; j < f->nvcpu && j < 256; j++) {
+		len += snprintf(json + len, sizeof(json) - len,
+				",{\"target\":\"vcpu\",\"vcpu\":%d}", j);
+		fds[1 + j] = f->vcpu_stats[i * f->nvcpu + j];
+	}
+	snprintf(json + len, sizeof(json) - len, "]}}");
+	reply = collector_call(sock, json, fds, 1 + j);
+	if (!strstr(reply, "\"return\"")) {
+		fprintf(stderr, "bench: add-sources refused: %s\n", reply);
+		jstr("error", "add-sources refused");
+		jstr("reply", reply);
+		free(reply);
+		return -1;
+	}
+	free(reply);
+	return 0;
+}
+
+/* Every VM of @f, in order: collector_register_vm() each. */
+int collector_register(int sock, const struct fleet *f)
+{
+	int i;
+
+	for (i = 0; i < f->nvm; i++)
+		if (collector_register_vm(sock, f, i))
+			return -1;
+	return 0;
+}
+
 /*
  * The collector daemon (H4's statsfd-collector, command in
  * $STATSFD_BENCH_COLLECTOR) reading every stats fd of the fleet at 2 reads
@@ -410,14 +448,12 @@ static void b5_collector(const struct fleet *f, int seconds)
 {
 	const char *cmd = getenv("STATSFD_BENCH_COLLECTOR");
 	const char *sock_path = "/tmp/statsfd-bench-collector.sock";
-	char json[4096], *reply;
+	char *reply;
 	double cpu0, cpu1, t0, t1, treg;
 	uint64_t reads0, reads1, errs;
 	unsigned int nsrc, nerr;
-	int fds[1 + 256];
-	int status, i, j, sock = -1;
+	int status, i, sock = -1;
 	pid_t pid;
-	size_t len;
 
 	jopen("collector", '{');
 	if (!cmd || !*cmd) {
@@ -450,31 +486,9 @@ static void b5_collector(const struct fleet *f, int seconds)
 		return;
 	}
 
-	/* Register every VM as a VMM would: its stats fd and its vCPUs'. */
 	t0 = now_ns();
-	for (i = 0; i < f->nvm; i++) {
-		len = snprintf(json, sizeof(json),
-			       "{\"execute\":\"add-sources\",\"id\":%d,"
-			       "\"arguments\":{\"provider\":\"statsfd_vm\","
-			       "\"vm\":\"bench-%d\",\"sources\":"
-			       "[{\"target\":\"vm\"}", i, i);
-		fds[0] = f->vm_stats[i];
-		for (j = 0; j < f->nvcpu && j < 256; j++) {
-			len += snprintf(json + len, sizeof(json) - len,
-					",{\"target\":\"vcpu\",\"vcpu\":%d}", j);
-			fds[1 + j] = f->vcpu_stats[i * f->nvcpu + j];
-		}
-		snprintf(json + len, sizeof(json) - len, "]}}");
-		reply = collector_call(sock, json, fds, 1 + j);
-		if (!strstr(reply, "\"return\"")) {
-			fprintf(stderr, "b5: add-sources refused: %s\n", reply);
-			jstr("error", "add-sources refused");
-			jstr("reply", reply);
-			free(reply);
-			goto out;
-		}
-		free(reply);
-	}
+	if (collector_register(sock, f))
+		goto out;
 	treg = now_ns() - t0;
 	jnum("sources", f->nvm * (1 + f->nvcpu));
 	jnum("register_ms", treg / 1e6);

@@ -27,7 +27,8 @@ static void usage(void)
 		"usage: statsfd-bench [-r rounds] PHASE [args]\n"
 		"  info | check | b1 | b2 | b3 | b4 LABEL [EXITS] | b4kvm [EXITS] |\n"
 		"  b5 [VMS VCPUS COLLECTOR_SECONDS] | b6 [MAX_VCPUS] |\n"
-		"  b7 [BUSY_SECONDS] | b8 [EXITS] | b9 | b10 [EVENTS]\n");
+		"  b7 [BUSY_SECONDS] | b8 [EXITS] | b9 | b10 [EVENTS] |\n"
+		"  b13 [VMS VCPUS SECONDS SCRAPES]\n");
 	exit(2);
 }
 
@@ -92,6 +93,11 @@ int main(int argc, char **argv)
 		phase_b9();
 	else if (!strcmp(phase, "b10"))
 		phase_b10(optind < argc ? atoi(argv[optind]) : 1000);
+	else if (!strcmp(phase, "b13"))
+		phase_b13(optind < argc ? atoi(argv[optind]) : 1024,
+			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
+			  optind + 2 < argc ? atoi(argv[optind + 2]) : 10,
+			  optind + 3 < argc ? atoi(argv[optind + 3]) : 7);
 	else
 		usage();
 	return 0;

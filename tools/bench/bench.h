@@ -239,6 +239,38 @@ void bench_set_open(struct bench_set *b, int dev, uint32_t num_desc,
 /* Close what bench_set_open() opened. */
 void bench_set_close(struct bench_set *b);
 
+/* ---- a fleet of VMs, and the collector reading it (B5, B13) ---- */
+
+/**
+ * struct fleet - many VMs with vCPUs and a stats fd for each
+ * @nvm: VMs
+ * @nvcpu: vCPUs per VM
+ * @vm: VM fds
+ * @vcpu: vCPU fds, nvm * nvcpu
+ * @vm_stats: stats fds of the VMs
+ * @vcpu_stats: stats fds of the vCPUs
+ */
+struct fleet {
+	int nvm, nvcpu;
+	int *vm, *vcpu, *vm_stats, *vcpu_stats;
+};
+
+/* One pread of every data block of @f into buf; the time of each kind. */
+void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
+	      uint32_t vc_off, uint32_t vc_len, double *vm_ns,
+	      double *vcpu_ns);
+/* utime + stime of process @pid in seconds (/proc, clock ticks), -1 if gone. */
+double cpu_seconds(pid_t pid);
+/* Sum of every "key": N in a JSON text, and how many there were. */
+uint64_t json_sum(const char *json, const char *key, unsigned int *n);
+/* One request and its reply on the collector's socket; reply malloc()ed. */
+char *collector_call(int sock, const char *json, const int *fds,
+		     unsigned int nfds);
+/* Register VM @i of @f as a VMM would ("bench-@i"); -1 (JSON "error") if refused. */
+int collector_register_vm(int sock, const struct fleet *f, int i);
+/* Register every VM of @f, as a VMM would; -1 (JSON "error") if refused. */
+int collector_register(int sock, const struct fleet *f);
+
 /*
  * ---- the phases, one family per file ----
  *
@@ -274,5 +306,7 @@ void phase_b8(uint64_t exits);
 void phase_b9(void);
 /* b10_events.c: latency of POLLPRI (vCPU added) and POLLHUP (VM closed). */
 void phase_b10(int events);
+/* b13_collector.c: the collector's CPU vs the bare reads; scrape cost. */
+void phase_b13(int nvm, int nvcpu, int seconds, int scrapes);
 
 #endif /* BENCH_H */

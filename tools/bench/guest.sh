@@ -8,10 +8,10 @@
 # and BENCH_VCPUS (B5 fleet), BENCH_B4_LOADS (module reloads per B4
 # variant; B8 runs once per load too), BENCH_COLLECTOR_SECONDS and
 # BENCH_B7_BUSY_SECONDS (B7's reads of a running vCPU, 0 to skip),
-# BENCH_B10_EVENTS (events per B10 series, 1000), and BENCH_PHASES (the
-# phases to run, e.g. "b7 b8"; default all of info check b1 b2 b3 b4 b5
-# b6 b7 b8 b9 b10, with b4kvm going with b4), passed in through
-# /etc/bench.env.
+# BENCH_B10_EVENTS (events per B10 series, 1000), BENCH_B13_SCRAPES (B13's
+# scrape iterations, 7), and BENCH_PHASES (the phases to run, e.g. "b7
+# b8"; default all of info check b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b13, with
+# b4kvm going with b4), passed in through /etc/bench.env.
 
 [ -r /etc/bench.env ] && . /etc/bench.env
 rounds=${BENCH_ROUNDS:-101}
@@ -21,6 +21,7 @@ b4_loads=${BENCH_B4_LOADS:-6}
 collector_seconds=${BENCH_COLLECTOR_SECONDS:-10}
 b7_busy=${BENCH_B7_BUSY_SECONDS:-4}
 b10_events=${BENCH_B10_EVENTS:-1000}
+b13_scrapes=${BENCH_B13_SCRAPES:-7}
 phases=${BENCH_PHASES:-}
 bench="statsfd-bench -r $rounds"
 mods=/lib/statsfd
@@ -116,6 +117,17 @@ if want b5; then
 		export STATSFD_BENCH_COLLECTOR=statsfd-collector
 	fi
 	step $bench b5 "$vms" "$vcpus" "$collector_seconds"
+	step rmmod statsfd_vm
+fi
+
+# B13, like B5 without debugfs: the collector's CPU on the fleet against
+# the bench's own reads of the same fds, and its scrapes rendered vs cached.
+if want b13; then
+	step load_vm statsfd_vm 0
+	if command -v statsfd-collector >/dev/null 2>&1; then
+		export STATSFD_BENCH_COLLECTOR=statsfd-collector
+	fi
+	step $bench b13 "$vms" "$vcpus" "$collector_seconds" "$b13_scrapes"
 	step rmmod statsfd_vm
 fi
 

@@ -39,13 +39,17 @@
 
 #include "collector.h"
 #include "discover.h"
+#include "http.h"
+#include "statsfd_msg.h"
 
 #define DEFAULT_SOCKET		"/run/statsfd/collector.sock"
 #define DEFAULT_LISTEN		"127.0.0.1:9477"
 
 struct options {
 	const char *socket;
-	const char *listen;
+	struct http_config http;
+	bool listen_set;
+	bool listen_none;
 	const char *user;
 	const char *socket_group;
 	const char *port_file;
@@ -61,8 +65,15 @@ static const char usage[] =
 "  --socket-mode MODE    its permissions, octal (default 0660)\n"
 "  --socket-group GROUP  its group (default: unchanged)\n"
 "  --listen ADDR:PORT    HTTP for Prometheus (default " DEFAULT_LISTEN "; 'none' disables;\n"
-"                        port 0 picks a free port, see --port-file)\n"
-"  --port-file FILE      write the HTTP port here once ready\n"
+"                        port 0 picks a free port, see --port-file); repeatable;\n"
+"                        HOST:PORT (IPv4), [ADDR]:PORT (IPv6), :PORT (every address)\n"
+"  --web.config.file FILE\n"
+"                        TLS and basic auth, node_exporter's format (YAML)\n"
+"  --http-max-connections N\n"
+"                        open HTTP connections over every address (default 256)\n"
+"  --http-max-per-ip N   open HTTP connections from one client address (default 16)\n"
+"  --http-idle-timeout S close an HTTP connection idle this many seconds (default 10)\n"
+"  --port-file FILE      write the HTTP port(s) here once ready, one per --listen\n"
 "  --user USER           drop to this user after binding (default nobody; the\n"
 "                        daemon's own user when not run as root)\n"
 "  --allow-uid LIST      uids (names or numbers, comma-separated) that may connect\n"
@@ -91,7 +102,8 @@ static const char usage[] =
 "  --client-timeout MS   drop a client that registered nothing and is idle, or\n"
 "                        has not read a reply, after this (default 10000)\n"
 "  --test-accept-memfd   tests only: take memfds as stats fds\n"
-"  --verbose\n";
+"  --verbose\n"
+"  --version             print the version and exit\n";
 
 /* ---- setup ------------------------------------------------------------ */
 
@@ -238,14 +250,25 @@ static int open_port_file(const char *path)
 	return fd;
 }
 
-static int write_port_file(int fd, unsigned int port)
+/* The port of each --listen address, one per line; closes @fd. */
+static int write_port_file(struct collector *c, int fd)
 {
-	char buf[16];
-	int n = snprintf(buf, sizeof(buf), "%u\n", port);
+	FILE *f;
 
-	if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)n, 0) != n)
+	if (ftruncate(fd, 0)) {
+		close(fd);
 		return -1;
-	return close(fd);
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	if (http_write_ports(c, f)) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f) ? -1 : 0;
 }
 
 static void raise_nofile(unsigned int want)
@@ -332,7 +355,8 @@ static int parse_args(int argc, char **argv, struct options *o,
 		O_AUID, O_AGID, O_INTERVAL, O_MAXSRC, O_MAXCL, O_TIMEOUT, O_VERBOSE,
 		O_MAXMAP, O_STATS, O_CLMAXSRC, O_CLMAXBYTES, O_MAXBYTES, O_INCLUDE,
 		O_EXCLUDE, O_HIST, O_DROPAFTER, O_TESTMEMFD, O_DISCOVER,
-		O_DISCOVER_INTERVAL,
+		O_DISCOVER_INTERVAL, O_WEBCONFIG, O_HTTP_MAXCONN, O_HTTP_PERIP,
+		O_HTTP_IDLE, O_VERSION,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -360,6 +384,11 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "discover-kvm", no_argument, NULL, O_DISCOVER },
 		{ "discover-interval", required_argument, NULL, O_DISCOVER_INTERVAL },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
+		{ "web.config.file", required_argument, NULL, O_WEBCONFIG },
+		{ "http-max-connections", required_argument, NULL, O_HTTP_MAXCONN },
+		{ "http-max-per-ip", required_argument, NULL, O_HTTP_PERIP },
+		{ "http-idle-timeout", required_argument, NULL, O_HTTP_IDLE },
+		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -383,8 +412,44 @@ static int parse_args(int argc, char **argv, struct options *o,
 			o->socket_group = optarg;
 			break;
 		case O_LISTEN:
-			o->listen = optarg;
+			/* The first --listen replaces the default; 'none' stands alone. */
+			if (!o->listen_set)
+				o->http.nlisten = 0;
+			o->listen_set = true;
+			if (!strcmp(optarg, "none")) {
+				if (o->http.nlisten)
+					goto bad;
+				o->listen_none = true;
+			} else {
+				if (o->listen_none || o->http.nlisten >= HTTP_MAX_LISTEN)
+					goto bad;
+				o->http.listen[o->http.nlisten++] = optarg;
+			}
 			break;
+		case O_WEBCONFIG:
+			o->http.web_config_file = optarg;
+			break;
+		case O_HTTP_MAXCONN:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 100000)
+				goto bad;
+			o->http.max_connections = (unsigned int)v;
+			break;
+		case O_HTTP_PERIP:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 100000)
+				goto bad;
+			o->http.max_per_ip = (unsigned int)v;
+			break;
+		case O_HTTP_IDLE:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 3600)
+				goto bad;
+			o->http.idle_timeout_s = (unsigned int)v;
+			break;
+		case O_VERSION:
+			printf("statsfd-collector %s\n", STATSFD_VERSION);
+			exit(0);
 		case O_PORTFILE:
 			o->port_file = optarg;
 			break;
@@ -512,7 +577,13 @@ bad:
 int main(int argc, char **argv)
 {
 	struct options o = {
-		.socket = DEFAULT_SOCKET, .listen = DEFAULT_LISTEN,
+		.socket = DEFAULT_SOCKET,
+		.http = {
+			.listen = { DEFAULT_LISTEN }, .nlisten = 1,
+			.max_connections = HTTP_DEFAULT_MAX_CONNECTIONS,
+			.max_per_ip = HTTP_DEFAULT_MAX_PER_IP,
+			.idle_timeout_s = HTTP_DEFAULT_IDLE_TIMEOUT_S,
+		},
 		.socket_mode = 0660, .interval_ms = 500,
 	};
 	struct collector c = {
@@ -524,7 +595,6 @@ int main(int argc, char **argv)
 	};
 	int tag_listen = EP_LISTEN, tag_timer = EP_TIMER, tag_signal = EP_SIGNAL;
 	struct itimerspec its = { 0 };
-	unsigned int port = 0;
 	sigset_t mask;
 	int lfd, tfd, sfd, port_fd = -1, ret = 1;
 	struct passwd *pw;
@@ -554,8 +624,9 @@ int main(int argc, char **argv)
 	lfd = open_socket(&o);
 	if (c.epfd < 0 || lfd < 0)
 		return 1;
-	if (strcmp(o.listen, "none") && http_start(&c, o.listen, &port))
-		goto out_unlink;
+	/* Reads --web.config.file's files: before privileges drop. */
+	if (o.http.nlisten && http_start(&c, &o.http))
+		goto out_http;
 	/* Opened while privileged, written once everything is set up. */
 	if (o.port_file) {
 		port_fd = open_port_file(o.port_file);
@@ -582,7 +653,7 @@ int main(int argc, char **argv)
 		logmsg("setup: %s", strerror(errno));
 		goto out_http;
 	}
-	if (port_fd >= 0 && write_port_file(port_fd, port)) {
+	if (port_fd >= 0 && write_port_file(&c, port_fd)) {
 		port_fd = -1;
 		logmsg("%s: cannot write", o.port_file);
 		goto out_http;
@@ -594,8 +665,9 @@ int main(int argc, char **argv)
 		if (!disc)
 			goto out_http;
 	}
-	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms%s",
-	       o.socket, o.listen, port, geteuid(), o.interval_ms,
+	logmsg("ready: socket %s, http %s%s, uid %u, interval %u ms%s",
+	       o.socket, o.http.nlisten ? o.http.listen[0] : "none",
+	       o.http.nlisten > 1 ? " and more" : "", geteuid(), o.interval_ms,
 	       c.nfilter ? ", reading only the --stats" : "");
 
 	for (;;) {
@@ -653,7 +725,6 @@ out_http:
 		close(port_fd);
 	http_stop(&c);
 	render_free(&c);
-out_unlink:
 	/* Fails harmlessly once unprivileged in a root-owned directory. */
 	unlink(o.socket);
 	return ret;

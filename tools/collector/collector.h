@@ -16,7 +16,7 @@
 #include "statsfd_json.h"
 
 struct client;
-struct MHD_Daemon;
+struct http_server;
 
 /**
  * struct schema - descriptors shared by sources of one provider and target
@@ -221,8 +221,9 @@ struct stat_rule {
  * @reply_max: limit on a client's queued reply, COLLECTOR_REPLY_MAX
  * @generation: bumped by every read tick and every source added or
  *	dropped: the cached exposition is stale when it differs
- * @render: cache of render_cached()
- * @mhd: the HTTP server, or NULL
+ * @render: cache of render_cached(); @render.gen counts its renders
+ *	(http.c keeps its responses for one render)
+ * @http: the HTTP server (http.c), or NULL
  * @stats: the daemon's own counters, exposed as statsfd_collector_*
  */
 struct collector {
@@ -260,9 +261,10 @@ struct collector {
 		char *text;
 		size_t len;
 		uint64_t generation;
+		uint64_t gen;
 		bool valid;
 	} render;
-	struct MHD_Daemon *mhd;
+	struct http_server *http;
 	struct {
 		uint64_t reads, read_errors, scrapes, clients_refused,
 			 clients_dropped, requests, bad_requests, fds_rejected,
@@ -313,11 +315,5 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 char *render_metrics(struct collector *c, size_t *len);
 const char *render_cached(struct collector *c, size_t *len);
 void render_free(struct collector *c);
-
-/* http.c: the HTTP server. */
-int http_start(struct collector *c, const char *listen, unsigned int *port);
-void http_run(struct collector *c);
-int http_timeout(struct collector *c);
-void http_stop(struct collector *c);
 
 #endif /* STATSFD_COLLECTOR_H */

@@ -252,7 +252,6 @@ char *render_metrics(struct collector *c, size_t *len)
 			.skip = s->schema->skip,
 		};
 	}
-	c->stats.scrapes++;
 	if (statsfd_prom_write(&b, ser, n, &conflicts)) {
 		free(ser);
 		statsfd_buf_free(&b);
@@ -277,6 +276,8 @@ char *render_metrics(struct collector *c, size_t *len)
  * Rendered again only when a read tick or a source added or dropped
  * changed c->generation since the last rendering; otherwise the same text
  * (its statsfd_collector_* and process_* values are those of that time).
+ * Each new rendering bumps c->render.gen.  Scrapes are counted by the
+ * HTTP handler, once per request, not here.
  *
  * Return: the text, owned by @c and valid until the next call or
  * render_free(); NULL when out of memory.
@@ -287,7 +288,6 @@ const char *render_cached(struct collector *c, size_t *len)
 	size_t n;
 
 	if (c->render.valid && c->render.generation == c->generation) {
-		c->stats.scrapes++;
 		*len = c->render.len;
 		return c->render.text;
 	}
@@ -298,6 +298,7 @@ const char *render_cached(struct collector *c, size_t *len)
 	c->render.text = text;
 	c->render.len = n;
 	c->render.generation = c->generation;
+	c->render.gen++;
 	c->render.valid = true;
 	*len = n;
 	return text;

@@ -27,6 +27,8 @@ DEMO_PACKAGES=(
 	linux-headers-amd64
 	qemu-system-x86 cpio
 	pkg-config libmicrohttpd-dev libjson-c-dev util-linux
+	# the collector's HTTP side: TLS checks, gzip, --web.config.file, bcrypt
+	libgnutls28-dev zlib1g-dev libyaml-dev libcrypt-dev
 )
 # Everything else make check, make lint and make bench need.
 PACKAGES=(
@@ -39,6 +41,8 @@ PACKAGES=(
 	sparse clang-format
 	# tests and packaging
 	dkms prometheus jq curl python3-matplotlib
+	# http_test.sh: certificates, and ss for the connection counts
+	openssl iproute2
 )
 
 # DEPS_PACKAGES replaces the list (tools/tests/deps_test.sh drives the

@@ -74,6 +74,8 @@ run collector_hostile_test env ASAN_OPTIONS=detect_leaks=0 \
 	"$san/tests/collector_hostile_test" "$san/bin/statsfd-collector"
 run cli_test "$here/cli_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
+run webconfig_test "$san/tests/webconfig_test"
+run http_test "$here/http_test.sh" "$out"
 # kvm_test, pid_test.sh and discover_kvm_test.sh need real KVM: they run in make check's 6.1
 # guest with the stock kvm modules (build/tools/guest-tests), on every
 # machine, instead of skipping wherever the host has no usable /dev/kvm.
