@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "sd.h"
 #include "statsfd_msg.h"
 
 #define DEFAULT_SOCKET		"/run/statsfd/collector.sock"
@@ -105,6 +106,7 @@ static void drop_client(struct collector *c, struct client *cl,
 		cl->out = p->next;
 		free(p);
 	}
+	systemd_unstore_client(cl);
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
 	if (cl->prev)
@@ -351,6 +353,44 @@ static bool id_allowed(const struct options *o, uid_t uid, gid_t gid,
 	return false;
 }
 
+/*
+ * Adopt the connection @fd (consumed) as a client, in the epoll set; its
+ * pid, uid and gid are the peer's at connect time (SO_PEERCRED), also for
+ * a connection restored from systemd's fd store.  Return: NULL on failure.
+ */
+static struct client *client_new(struct collector *c, int fd)
+{
+	struct ucred cred;
+	socklen_t sl = sizeof(cred);
+	struct client *cl;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl)) {
+		close(fd);
+		return NULL;
+	}
+	cl = calloc(1, sizeof(*cl));
+	if (!cl) {
+		close(fd);
+		return NULL;
+	}
+	cl->kind = EP_CLIENT;
+	cl->fd = fd;
+	cl->id = ++c->next_client_id;
+	cl->pid = cred.pid;
+	cl->uid = cred.uid;
+	cl->gid = cred.gid;
+	cl->next = c->clients;
+	if (c->clients)
+		c->clients->prev = cl;
+	c->clients = cl;
+	c->nclients++;
+	if (ep_ctl(c, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, cl)) {
+		drop_client(c, cl, "epoll");
+		return NULL;
+	}
+	return cl;
+}
+
 static void accept_clients(struct collector *c, int lfd,
 			   const struct options *o)
 {
@@ -381,26 +421,9 @@ static void accept_clients(struct collector *c, int lfd,
 		/* Supplementary groups too, so --allow-gid works as people expect. */
 		if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl))
 			ngroups = gl / sizeof(gid_t);
-		cl = calloc(1, sizeof(*cl));
-		if (!cl) {
-			close(fd);
+		cl = client_new(c, fd);
+		if (!cl)
 			continue;
-		}
-		cl->kind = EP_CLIENT;
-		cl->fd = fd;
-		cl->id = ++c->next_client_id;
-		cl->pid = cred.pid;
-		cl->uid = cred.uid;
-		cl->gid = cred.gid;
-		cl->next = c->clients;
-		if (c->clients)
-			c->clients->prev = cl;
-		c->clients = cl;
-		c->nclients++;
-		if (ep_ctl(c, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP, cl)) {
-			drop_client(c, cl, "epoll");
-			continue;
-		}
 		if (!id_allowed(o, cred.uid, cred.gid, groups, ngroups)) {
 			char msg[160];
 
@@ -760,7 +783,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
 	c.epfd = epoll_create1(EPOLL_CLOEXEC);
-	lfd = open_socket(&o);
+	lfd = systemd_unix_listen_fd() >= 0 ? systemd_unix_listen_fd() : open_socket(&o);
 	if (c.epfd < 0 || lfd < 0)
 		return 1;
 	if (strcmp(o.listen, "none") && http_start(&c, o.listen, &port))
@@ -797,6 +820,8 @@ int main(int argc, char **argv)
 		goto out_http;
 	}
 	port_file = NULL;
+	systemd_restore(&c, client_new);
+	systemd_ready(&c);
 	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms%s",
 	       o.socket, o.listen, port, geteuid(), o.interval_ms,
 	       c.nfilter ? ", reading only the --stats" : "");
@@ -807,6 +832,7 @@ int main(int argc, char **argv)
 
 		if (h >= 0 && (t < 0 || h < t))
 			t = h;
+		t = systemd_watchdog(t);
 		n = epoll_wait(c.epfd, ev, 64, t);
 		if (n < 0 && errno != EINTR) {
 			logmsg("epoll_wait: %s", strerror(errno));
@@ -860,6 +886,7 @@ int main(int argc, char **argv)
 		reap_sources(&c);
 	}
 out_clients:
+	systemd_stopping();
 	while (c.clients)
 		drop_client(&c, c.clients, "collector exiting");
 	reap_sources(&c);
@@ -869,6 +896,7 @@ out_http:
 	http_stop(&c);
 out_unlink:
 	/* Fails harmlessly once unprivileged in a root-owned directory. */
-	unlink(o.socket);
+	if (!systemd_owns_socket())
+		unlink(o.socket);
 	return ret;
 }

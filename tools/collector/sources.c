@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "sd.h"
 
 int collector_verbose;
 
@@ -224,6 +225,7 @@ int add_source(struct collector *c, struct client *cl, int fd,
 	cl->sources = s;
 	cl->nsources++;
 	watch_source(c, s);
+	systemd_store_source(s);
 	if (out)
 		*out = s;
 	if (collector_verbose)
@@ -256,6 +258,7 @@ void drop_source(struct collector *c, struct source *s)
 
 	if (s->dead)
 		return;
+	systemd_unstore_source(s);
 	for (ps = &s->owner->sources; *ps; ps = &(*ps)->next_in_client) {
 		if (*ps == s) {
 			*ps = s->next_in_client;
