@@ -24,6 +24,7 @@
  * collector is down, is not resurrected.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -95,6 +96,14 @@ static void take_fds(void)
 		}
 	}
 	free(names);
+	/*
+	 * systemd passes sockets blocking (unless NonBlocking=yes): the
+	 * loop accepts until EAGAIN, and must never block in accept().
+	 */
+	if (sd.unix_fd >= 0)
+		fcntl(sd.unix_fd, F_SETFL, fcntl(sd.unix_fd, F_GETFL) | O_NONBLOCK);
+	if (sd.http_fd >= 0)
+		fcntl(sd.http_fd, F_SETFL, fcntl(sd.http_fd, F_GETFL) | O_NONBLOCK);
 }
 
 int systemd_unix_listen_fd(void)
@@ -314,13 +323,17 @@ void systemd_restore(struct collector *c,
 		char why[256];
 
 		i = order[k];
-		cl = NULL;
-		if (parse_source_name(sd.stored_names[i], &id, &client, &l) ||
-		    !id || !(cl = find_client(c, client))) {
-			if (collector_verbose || !cl)
-				logmsg("systemd: stored source \"%s\": %s: dropped",
-				       sd.stored_names[i], cl ? "bad name" :
-				       "its client connection is gone");
+		if (parse_source_name(sd.stored_names[i], &id, &client, &l) || !id) {
+			logmsg("systemd: stored fd \"%s\": not a source name: closed",
+			       sd.stored_names[i]);
+			forget(i);
+			continue;
+		}
+		cl = find_client(c, client);
+		if (!cl) {
+			/* Its VMM closed the connection while we were down. */
+			logmsg("systemd: stored source \"%s\": its client connection is gone: dropped",
+			       sd.stored_names[i]);
 			forget(i);
 			continue;
 		}

@@ -65,6 +65,9 @@ run fuzz_test "$san/tests/fuzz_test" "$fuzz_rounds"
 run abi_test "$san/tests/abi_test"
 run collector_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/collector_test" \
 	"$san/bin/statsfd-collector"
+# systemd's side of the protocol played by the test: no systemd needed.
+run sd_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/sd_test" \
+	"$san/bin/statsfd-collector"
 run cli_test "$here/cli_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
 # kvm_test and pid_test.sh need real KVM: they run in make check's 6.1
