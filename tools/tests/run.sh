@@ -69,6 +69,8 @@ run collector_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/collector_test" \
 run sd_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/sd_test" \
 	"$san/bin/statsfd-collector"
 run cli_test "$here/cli_test.sh" "$out"
+run systemd_test "$here/systemd_test.sh" "$out"
+run man_test "$here/man_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
 # kvm_test and pid_test.sh need real KVM: they run in make check's 6.1
 # guest with the stock kvm modules (build/tools/guest-tests), on every
