@@ -26,7 +26,7 @@ DEMO_PACKAGES=(
 	build-essential gcc make rsync kmod file binutils xz-utils zstd
 	linux-headers-amd64
 	qemu-system-x86 cpio
-	pkg-config libmicrohttpd-dev libjson-c-dev util-linux
+	pkg-config libmicrohttpd-dev libjson-c-dev libsystemd-dev util-linux
 )
 # Everything else make check, make lint and make bench need.
 PACKAGES=(
@@ -37,8 +37,9 @@ PACKAGES=(
 	linux-source-6.12
 	# lint
 	sparse clang-format
-	# tests and packaging
-	dkms prometheus jq curl python3-matplotlib
+	# tests and packaging (systemd-analyze rates and verifies the units,
+	# man renders the man pages)
+	dkms prometheus jq curl python3-matplotlib systemd man-db
 )
 
 # DEPS_PACKAGES replaces the list (tools/tests/deps_test.sh drives the
