@@ -391,6 +391,36 @@ static struct client *client_new(struct collector *c, int fd)
 	return cl;
 }
 
+/*
+ * systemd_restore(): a connection of the previous run, allowed again by
+ * this run's --allow-uid/--allow-gid before it is adopted (a refused one
+ * is closed: its sources go with it).
+ */
+static struct client *adopt_client(struct collector *c, int fd, void *arg)
+{
+	const struct options *o = arg;
+	struct ucred cred;
+	socklen_t sl = sizeof(cred);
+	gid_t groups[256];
+	socklen_t gl = sizeof(groups);
+	unsigned int ngroups = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl)) {
+		close(fd);
+		return NULL;
+	}
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl))
+		ngroups = gl / sizeof(gid_t);
+	if (!id_allowed(o, cred.uid, cred.gid, groups, ngroups)) {
+		c->stats.clients_refused++;
+		logmsg("restored client pid %d uid %u gid %u: not in --allow-uid/--allow-gid any more: closed",
+		       cred.pid, cred.uid, cred.gid);
+		close(fd);
+		return NULL;
+	}
+	return client_new(c, fd);
+}
+
 static void accept_clients(struct collector *c, int lfd,
 			   const struct options *o)
 {
@@ -820,7 +850,7 @@ int main(int argc, char **argv)
 		goto out_http;
 	}
 	port_file = NULL;
-	systemd_restore(&c, client_new);
+	systemd_restore(&c, adopt_client, &o);
 	systemd_ready(&c);
 	logmsg("ready: socket %s, http %s (port %u), uid %u, interval %u ms%s",
 	       o.socket, o.listen, port, geteuid(), o.interval_ms,

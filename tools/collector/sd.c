@@ -269,7 +269,8 @@ static int by_source_id(const void *a, const void *b)
 }
 
 void systemd_restore(struct collector *c,
-		     struct client *(*client_new)(struct collector *c, int fd))
+		     struct client *(*adopt)(struct collector *c, int fd, void *arg),
+		     void *arg)
 {
 	unsigned int i, k, nsrc = 0, nclients = 0, nsources = 0;
 	uint64_t max_source = c->next_source_id;
@@ -299,7 +300,7 @@ void systemd_restore(struct collector *c,
 			forget(i);
 			continue;
 		}
-		cl = client_new(c, sd.stored[i]);
+		cl = adopt(c, sd.stored[i], arg);
 		sd.stored[i] = -1;
 		if (!cl) {
 			store(name, -1);

@@ -50,8 +50,10 @@ bool systemd_owns_socket(void);
 /**
  * systemd_restore() - adopt the clients and sources of the previous run
  * @c: the collector, its epoll set ready
- * @client_new: adopts a connected socket (consumed) as a client, in the
- *	epoll set, with the peer's SO_PEERCRED identity; NULL on failure
+ * @adopt: adopts a connected socket (consumed) as a client, in the epoll
+ *	set, with the peer's SO_PEERCRED identity; NULL when it fails or the
+ *	peer is not allowed (any more)
+ * @arg: passed to @adopt
  *
  * The client connections and stats fds the previous process stored
  * (systemd_store_source()) come back as clients and sources with the same
@@ -60,7 +62,8 @@ bool systemd_owns_socket(void);
  * have been by a running collector.
  */
 void systemd_restore(struct collector *c,
-		     struct client *(*client_new)(struct collector *c, int fd));
+		     struct client *(*adopt)(struct collector *c, int fd, void *arg),
+		     void *arg);
 
 /**
  * systemd_store_source() - keep @s, and its client, in the fd store

@@ -250,8 +250,8 @@ static const char *get_str(struct json_object *o, const char *key)
  * Start the collector with @env_fds (names @names) at fd 3 and up, as
  * systemd passes the fd store and activated sockets; @n 0: none.
  */
-static int start_daemon(const char *bin, const char *sock, const int *env_fds,
-			const char *const *names, unsigned int n)
+static int start_daemon(const char *bin, const char *sock, const char *allow,
+			const int *env_fds, const char *const *names, unsigned int n)
 {
 	daemon_pid = fork();
 	if (daemon_pid < 0)
@@ -284,7 +284,7 @@ static int start_daemon(const char *bin, const char *sock, const int *env_fds,
 		setenv("NOTIFY_SOCKET", notify_path, 1);
 		execl(bin, bin, "--socket", sock, "--socket-mode", "0666",
 		      "--listen", "127.0.0.1:0", "--port-file", port_path,
-		      "--user", "nobody", "--allow-uid", "0", "--interval", "100",
+		      "--user", "nobody", "--allow-uid", allow, "--interval", "100",
 		      "--client-timeout", "60000", (char *)NULL);
 		_exit(127);
 	}
@@ -364,12 +364,13 @@ static int listen_tcp(unsigned int *port)
 	return fd;
 }
 
-/* Connect, register @nvcpus vCPU memfds of VM @vm; ids in @ids. */
-static int register_vm(const char *vm, int nvcpus, int *memfds, int64_t *ids)
+/* Connect to @path, register @nvcpus vCPU memfds of VM @vm; ids in @ids. */
+static int register_vm(const char *path, const char *vm, int nvcpus,
+		       int *memfds, int64_t *ids)
 {
 	struct statsfd_buf req = { 0 };
 	struct json_object *r, *arr;
-	int s = statsfd_msg_connect(sock1), i;
+	int s = statsfd_msg_connect(path), i;
 
 	if (s < 0)
 		return -1;
@@ -427,7 +428,8 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int web_fds[2], db_fds[1], tmp_fds[1], web, db, tmp, q, lfd, tfd;
-	int64_t web_ids[2], db_ids[1], tmp_ids[1];
+	int64_t web_ids[2], db_ids[1], tmp_ids[1], late_ids[1];
+	int late_fds[1], late;
 	int pass[MAX_STORED + 4], junk[2];
 	const char *names[MAX_STORED + 4];
 	struct json_object *r, *src, *cli;
@@ -457,14 +459,14 @@ int main(int argc, char **argv)
 	}
 
 	/* Run 1: binds its own sockets; tells "systemd" what to keep. */
-	if (!tap_ok(!start_daemon(argv[1], sock1, NULL, NULL, 0) && wait_ready(1),
+	if (!tap_ok(!start_daemon(argv[1], sock1, "0", NULL, NULL, 0) && wait_ready(1),
 		    "READY=1 once the collector serves (not socket-activated)"))
 		goto out;
 	tap_ok(!strcmp(last_status, "serving 0 sources of 0 clients"),
 	       "STATUS= with READY=1: \"%s\"", last_status);
-	web = register_vm("web:1", 2, web_fds, web_ids);
-	db = register_vm("db", 1, db_fds, db_ids);
-	tmp = register_vm("tmp", 1, tmp_fds, tmp_ids);
+	web = register_vm(sock1, "web:1", 2, web_fds, web_ids);
+	db = register_vm(sock1, "db", 1, db_fds, db_ids);
+	tmp = register_vm(sock1, "tmp", 1, tmp_fds, tmp_ids);
 	tap_ok(web >= 0 && db >= 0 && tmp >= 0, "three VMMs registered 4 vCPU memfds");
 	drain(300);
 	snprintf(name, sizeof(name), "src.%" PRId64 ".%d.0.statsfd_vm.vcpu.web\"1",
@@ -530,7 +532,7 @@ int main(int argc, char **argv)
 		store[nstore++].fd = pass[n - 3 + i];
 	}
 	if (lfd < 0 || tfd < 0 ||
-	    !tap_ok(!start_daemon(argv[1], sock2, pass, names, n) && wait_ready(2),
+	    !tap_ok(!start_daemon(argv[1], sock2, "0", pass, names, n) && wait_ready(2),
 		    "READY=1 after restart with %u fds passed", n))
 		goto out;
 	tap_ok(!strcmp(last_status, "serving 3 sources of 2 clients"),
@@ -594,9 +596,33 @@ int main(int argc, char **argv)
 	n = nwatchdog;
 	drain(500);
 	tap_ok(nwatchdog > n, "WATCHDOG=1 after the restart too");
+	late = register_vm(sock2, "late", 1, late_fds, late_ids);
 	status = stop_daemon();
 	tap_ok(WIFEXITED(status) && !WEXITSTATUS(status) && !stat(sock2, &st),
 	       "exit: the activated socket's path is not unlinked");
+
+	/* Run 3: root is no longer allowed; its connections are not adopted. */
+	drain(200);
+	for (i = 0, n = 0; i < nstore; i++) {
+		pass[n] = store[i].fd;
+		names[n++] = store[i].name;
+	}
+	tap_ok(late >= 0 && n == 3, "run 2 stored 1 more client with 1 source (%u fds)", n);
+	if (!tap_ok(!start_daemon(argv[1], sock1, "1", pass, names, n) && wait_ready(3),
+		    "READY=1 after a restart with --allow-uid 1"))
+		goto out;
+	tap_ok(!strcmp(last_status, "serving 0 sources of 0 clients"),
+	       "connections of a uid no longer allowed are not adopted: \"%s\"",
+	       last_status);
+	drain(300);
+	tap_ok(nstore == 0, "their connections and sources leave the fd store (%u left)",
+	       nstore);
+	r = rpc(late, "{\"execute\":\"hello\"}", NULL, 0);
+	tap_ok(!r, "the refused VMM's connection is closed (no answer)");
+	json_object_put(r);
+	stop_daemon();
+	close(late);
+	close(late_fds[0]);
 	close(web);
 	close(lfd);
 	close(tfd);
