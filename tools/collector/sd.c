@@ -22,6 +22,11 @@
  * systemd drops a stored fd by itself when it polls POLLHUP or POLLERR: a
  * VMM that closes its connection, or a VM that goes away, while the
  * collector is down, is not resurrected.
+ *
+ * Every message is one datagram to systemd (sd_pid_notify_with_fds()), a
+ * blocking send: PID 1 reads them as they come, so a burst (a VMM
+ * registering 253 fds) costs a few microseconds each; a PID 1 that stops
+ * reading would stall the loop, like any other sd_notify() user.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,7 +46,7 @@ static struct {
 	bool taken;		/* LISTEN_FDS consumed */
 	bool notify;		/* NOTIFY_SOCKET set: notify and store */
 	bool stopping;		/* exiting: leave the fd store alone */
-	bool store_failed;	/* logged once */
+	bool notify_failed;	/* logged once */
 	int unix_fd;		/* activated collector socket, or -1 */
 	int http_fd;		/* activated HTTP port, or -1 */
 	int *stored;		/* stored fds passed back, for systemd_restore() */
@@ -132,8 +137,8 @@ static void notify(const char *msg, int fd)
 		return;
 	r = fd >= 0 ? sd_pid_notify_with_fds(0, 0, msg, &fd, 1) :
 		      sd_notify(0, msg);
-	if (r < 0 && !sd.store_failed) {
-		sd.store_failed = true;
+	if (r < 0 && !sd.notify_failed) {
+		sd.notify_failed = true;
 		logmsg("systemd: notify \"%.40s\": %s", msg, strerror(-r));
 	}
 }
@@ -163,6 +168,9 @@ static void source_name(char *buf, size_t len, const struct source *s)
 	n = snprintf(buf, len, "src.%" PRIu64 ".%" PRIu64 ".%d.%s.%s.%s", s->id,
 		     s->owner->id, s->labels.vcpu, s->labels.provider,
 		     s->labels.target, s->labels.vm);
+	/* At most 188 characters (see the top of this file): never cut. */
+	if (n < 0 || (size_t)n >= len)
+		return;
 	/* The VM name is last: ':' is the only character to encode. */
 	for (p = buf + n - strlen(s->labels.vm); *p; p++)
 		if (*p == ':')

@@ -570,6 +570,38 @@ int main(int argc, char **argv)
 	tap_ok(body && strstr(body, "statsfd_collector_sources 3"),
 	       "HTTP served on the activated TCP port %u", port);
 	free(body);
+	/* The longest labels: 32-character provider and target, 64 ':'. */
+	{
+		static const char p32[] = "pxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+		static const char t32[] = "txxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
+		char vm[65], req[512], want[256];
+		int lfd2 = vcpu_memfd("long"), ls = statsfd_msg_connect(sock2);
+		int64_t id;
+
+		memset(vm, ':', 64);
+		vm[64] = '\0';
+		snprintf(req, sizeof(req),
+			 "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"%s\",\"vm\":\"%s\",\"sources\":[{\"target\":\"%s\"}]}}",
+			 p32, vm, t32);
+		r = rpc(ls, req, &lfd2, 1);
+		id = json_object_object_get_ex(ret_of(r), "sources", &cli) ?
+		     json_object_get_int64(json_object_array_get_idx(cli, 0)) : -1;
+		json_object_put(r);
+		drain(300);
+		memset(vm, '"', 64);
+		snprintf(want, sizeof(want), "src.%" PRId64 ".", id);
+		for (i = 0; i < nstore; i++)
+			if (!strncmp(store[i].name, want, strlen(want)))
+				break;
+		snprintf(want, sizeof(want), ".-1.%s.%s.%s", p32, t32, vm);
+		tap_ok(i < nstore && strlen(store[i].name) <= 255 &&
+		       strstr(store[i].name, want),
+		       "longest labels (32, 32, 64 ':'): stored as a valid name of %zu characters",
+		       i < nstore ? strlen(store[i].name) : 0);
+		close(ls);
+		close(lfd2);
+		drain(300);
+	}
 	/* The old connection still owns its sources. */
 	r = rpc(web, "{\"execute\":\"hello\"}", NULL, 0);
 	json_object_object_get_ex(ret_of(r), "client", &cli);
