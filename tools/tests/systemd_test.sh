@@ -65,12 +65,14 @@ for s in SystemCallFilter=@system-service ProtectProc=invisible ProcSubset=pid \
 done
 check "service sets UMask= and MemoryMax=, and not PrivateUsers= (SO_PEERCRED)" \
 	bash -c "grep -q '^UMask=0077' '$svc' && grep -q '^MemoryMax=' '$svc' && ! grep -q '^PrivateUsers=' '$svc'"
-sock=$(grep -o -- '--socket [^ ]*' "$svc" | cut -d' ' -f2)
+# The command line: ExecStart= and its continuation lines.
+cmd=$(sed -n '/^ExecStart=/,/[^\\]$/p' "$svc")
+sock=$(grep -o -- '--socket [^ ]*' <<<"$cmd" | cut -d' ' -f2)
 check "statsfd-collector.socket listens on --socket $sock (SOCK_SEQPACKET)" \
 	test "$(key ListenSequentialPacket "$units/statsfd-collector.socket")" = "$sock"
 check "statsfd-collector.socket: SocketMode=0660, SocketGroup=statsfd" \
 	test "$(key SocketMode "$units/statsfd-collector.socket")$(key SocketGroup "$units/statsfd-collector.socket")" = 0660statsfd
-listen=$(grep -o -- '--listen [^ ]*' "$svc" | cut -d' ' -f2)
+listen=$(grep -o -- '--listen [^ ]*' <<<"$cmd" | cut -d' ' -f2)
 check "statsfd-collector-http.socket listens on --listen $listen" \
 	test "$(key ListenStream "$units/statsfd-collector-http.socket")" = "$listen"
 check "IPAddressAllow= covers the listen address (localhost)" \
