@@ -65,7 +65,7 @@ static void take_fds(void)
 	if (sd.taken)
 		return;
 	sd.taken = true;
-	sd.notify = getenv("NOTIFY_SOCKET") != NULL;
+	sd.notify = !!getenv("NOTIFY_SOCKET");
 	if (sd_watchdog_enabled(0, &usec) > 0 && usec >= 2000)
 		sd.watchdog_ms = usec / 2000;
 	/* Unset LISTEN_*: nothing the daemon runs may take them again. */
@@ -269,10 +269,13 @@ static void forget(unsigned int i)
 static int by_source_id(const void *a, const void *b)
 {
 	const unsigned int *x = a, *y = b;
-	uint64_t ix = 0, iy = 0;
+	uint64_t ix, iy;
 
-	sscanf(sd.stored_names[*x], "src.%" SCNu64, &ix);
-	sscanf(sd.stored_names[*y], "src.%" SCNu64, &iy);
+	/* Malformed names (no id) first: they are dropped anyway. */
+	if (sscanf(sd.stored_names[*x], "src.%" SCNu64, &ix) != 1)
+		ix = 0;
+	if (sscanf(sd.stored_names[*y], "src.%" SCNu64, &iy) != 1)
+		iy = 0;
 	return ix < iy ? -1 : ix > iy;
 }
 

@@ -412,7 +412,7 @@ static void added(struct statsfd_client *cl, struct json_object *reply)
 			next = e->next;
 			if (e->state != E_SENT)
 				continue;
-			e->id = (uint64_t)json_object_get_int64(json_object_array_get_idx(ids, i++));
+			e->id = json_object_get_uint64(json_object_array_get_idx(ids, i++));
 			e->state = e->removed ? E_REMOVE : E_REGISTERED;
 		}
 		cl->backoff_ms = STATSFD_CLIENT_BACKOFF_MIN_MS;
