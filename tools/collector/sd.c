@@ -94,10 +94,12 @@ static void take_fds(void)
 			    sd_is_socket_inet(fd, AF_INET6, SOCK_STREAM, 1, 0) > 0)) {
 			sd.http_fd = fd;
 			free(name);
-		} else {
+		} else if (name || (name = strdup(""))) {
 			/* Adopted or closed by systemd_restore(). */
 			sd.stored[sd.nstored] = fd;
-			sd.stored_names[sd.nstored++] = name ? name : strdup("");
+			sd.stored_names[sd.nstored++] = name;
+		} else {
+			close(fd);
 		}
 	}
 	free(names);
