@@ -178,7 +178,7 @@ int http_start(struct collector *c, const char *listen, unsigned int *port)
 				  (uint16_t)p, NULL, NULL, handler, c,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-				  MHD_OPTION_LISTEN_SOCKET, systemd_http_listen_fd(),
+				  MHD_OPTION_LISTEN_SOCKET, systemd_http_listen_fd(0),
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
 				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)64,
 				  MHD_OPTION_END);

@@ -48,13 +48,14 @@ static struct {
 	bool stopping;		/* exiting: leave the fd store alone */
 	bool notify_failed;	/* logged once */
 	int unix_fd;		/* activated collector socket, or -1 */
-	int http_fd;		/* activated HTTP port, or -1 */
+	int http_fds[SYSTEMD_HTTP_MAX];	/* activated TCP ports, in order */
+	unsigned int nhttp;
 	int *stored;		/* stored fds passed back, for systemd_restore() */
 	char **stored_names;
 	unsigned int nstored;
 	uint64_t watchdog_ms;	/* kick period (half of WATCHDOG_USEC), 0: off */
 	uint64_t next_kick;
-} sd = { .unix_fd = -1, .http_fd = -1 };
+} sd = { .unix_fd = -1 };
 
 static void take_fds(void)
 {
@@ -89,10 +90,10 @@ static void take_fds(void)
 		    sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) > 0) {
 			sd.unix_fd = fd;
 			free(name);
-		} else if (sd.http_fd < 0 &&
+		} else if (sd.nhttp < SYSTEMD_HTTP_MAX &&
 			   (sd_is_socket_inet(fd, AF_INET, SOCK_STREAM, 1, 0) > 0 ||
 			    sd_is_socket_inet(fd, AF_INET6, SOCK_STREAM, 1, 0) > 0)) {
-			sd.http_fd = fd;
+			sd.http_fds[sd.nhttp++] = fd;
 			free(name);
 		} else if (name || (name = strdup(""))) {
 			/* Adopted or closed by systemd_restore(). */
@@ -109,8 +110,8 @@ static void take_fds(void)
 	 */
 	if (sd.unix_fd >= 0)
 		fcntl(sd.unix_fd, F_SETFL, fcntl(sd.unix_fd, F_GETFL) | O_NONBLOCK);
-	if (sd.http_fd >= 0)
-		fcntl(sd.http_fd, F_SETFL, fcntl(sd.http_fd, F_GETFL) | O_NONBLOCK);
+	for (i = 0; i < (int)sd.nhttp; i++)
+		fcntl(sd.http_fds[i], F_SETFL, fcntl(sd.http_fds[i], F_GETFL) | O_NONBLOCK);
 }
 
 int systemd_unix_listen_fd(void)
@@ -119,10 +120,10 @@ int systemd_unix_listen_fd(void)
 	return sd.unix_fd;
 }
 
-int systemd_http_listen_fd(void)
+int systemd_http_listen_fd(unsigned int i)
 {
 	take_fds();
-	return sd.http_fd;
+	return i < sd.nhttp ? sd.http_fds[i] : -1;
 }
 
 bool systemd_owns_socket(void)

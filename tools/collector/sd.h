@@ -31,13 +31,20 @@ struct source;
  */
 int systemd_unix_listen_fd(void);
 
+/* Activated TCP sockets taken for HTTP; more are left unused. */
+#define SYSTEMD_HTTP_MAX	8
+
 /**
- * systemd_http_listen_fd() - the TCP port systemd activated, if any
+ * systemd_http_listen_fd() - the @i-th TCP port systemd activated, if any
+ * @i: index of the HTTP listener (the @i-th --listen), from 0
  *
+ * The activated TCP sockets replace the --listen addresses in order
+ * (ListenStream= lines of the .socket units, as LISTEN_FDS lists them).
  * Return: a listening SOCK_STREAM IPv4 or IPv6 socket, for libmicrohttpd's
- * MHD_OPTION_LISTEN_SOCKET, or -1 (the daemon binds --listen itself).
+ * MHD_OPTION_LISTEN_SOCKET, or -1 (MHD_INVALID_SOCKET: the daemon binds
+ * that --listen address itself).
  */
-int systemd_http_listen_fd(void);
+int systemd_http_listen_fd(unsigned int i);
 
 /**
  * systemd_owns_socket() - whether the unix socket's path is systemd's
