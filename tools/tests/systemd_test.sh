@@ -53,6 +53,36 @@ cat "$vdir/statsfd-collector.service" "$root/tools/systemd/discover-kvm.conf" \
 v=$(cd "$vdir" && systemd-analyze verify --man=no ./discover.service 2>&1)
 check "discover-kvm.conf drop-in verifies${v:+: $v}" test -z "$v"
 echo "# with discover-kvm.conf: exposure $(exposure "$vdir/discover.service")"
+# Every system call the daemon makes is allowed by the unit's filter, the
+# discovery drop-in's pidfd_getfd included: the list systemd 252 expands.
+syscalls() { # GROUP...: its system calls, groups expanded, one a line
+	local g x
+	for g; do
+		systemd-analyze syscall-filter "$g" 2>/dev/null |
+			awk 'NR > 1 && !/^ *#/ && NF { print $1 }' |
+			while read -r x; do
+				case $x in @*) syscalls "$x" ;; *) echo "$x" ;; esac
+			done
+	done
+}
+allowed=$(comm -23 <(syscalls @system-service | sort -u) \
+	<(syscalls @privileged @resources | sort -u))
+# What the daemon called under strace through client_test and
+# collector_test, less setuid/setgid/setgroups (--user: the unit starts
+# it as that user, so it never switches), plus ioctl (views).
+need="accept4 access arch_prctl bind brk chmod close connect epoll_create1
+	epoll_ctl epoll_wait execve exit_group fcntl fstatfs geteuid getrandom
+	getsockname getsockopt ioctl listen lseek mmap mprotect mremap munmap
+	newfstatat openat prctl pread64 prlimit64 read recvfrom recvmsg rseq
+	rt_sigaction rt_sigprocmask sendmsg sendto set_robust_list
+	set_tid_address setsockopt shutdown signalfd4 socket sysinfo
+	timerfd_create timerfd_settime umask unlink write"
+missing=$(for x in $need; do grep -qx "$x" <<<"$allowed" || echo "$x"; done | tr '\n' ' ')
+check "SystemCallFilter= allows the daemon's system calls${missing:+ (not: $missing)}" \
+	test -z "$missing"
+check "pidfd_getfd: not in @system-service, added by discover-kvm.conf" \
+	bash -c "! grep -qx pidfd_getfd <<<'$allowed' &&
+		 grep -qx 'SystemCallFilter=pidfd_getfd' '$root/tools/systemd/discover-kvm.conf'"
 
 key() { sed -n "s/^$1=//p" "$2"; }
 check "Type=notify, WatchdogSec=, FileDescriptorStoreMax= set" \
