@@ -233,8 +233,12 @@ int statsfd_client_timeout(const struct statsfd_client *cl)
 		at = cl->next_connect;
 	else if (cl->inflight)
 		at = cl->reply_deadline;
-	else if (has_state(cl, E_PENDING) && cl->retry_at)
-		at = cl->retry_at;
+	else if (cl->want_out)
+		return -1;	/* POLLOUT will say */
+	else if (has_state(cl, E_REMOVE))
+		return 0;
+	else if (has_state(cl, E_PENDING))
+		at = cl->retry_at;	/* 0: added since the last dispatch */
 	else
 		return -1;
 	return at <= now ? 0 : (int)(at - now);
@@ -309,7 +313,6 @@ static void drop_hung_up(struct statsfd_client *cl)
 			continue;
 		logf_(cl, "stats fd %d (%s %s vm \"%s\"): hung up, not registered again",
 		      e->user_fd, e->labels.provider, e->labels.target, e->labels.vm);
-		e->user_fd = -1;
 		free_entry(cl, e);
 	}
 }

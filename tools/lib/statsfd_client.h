@@ -123,7 +123,8 @@ short statsfd_client_events(const struct statsfd_client *cl);
  * @cl: client
  *
  * Return: milliseconds until the next reconnection or retry is due, or
- * until a request times out; -1 when only the fd matters.
+ * until a request times out; 0 when fds were added or removed since the
+ * last dispatch; -1 when only the fd matters.
  */
 int statsfd_client_timeout(const struct statsfd_client *cl);
 

@@ -231,7 +231,7 @@ int main(int argc, char **argv)
 	struct statsfd_client *cls[2];
 	struct statsfd_client_status st;
 	struct statsfd_labels l;
-	int fds[3], pipefd[2], other, t;
+	int fds[3], pipefd[2], other, extra, t;
 	double t0;
 
 	if (argc != 2) {
@@ -282,6 +282,21 @@ int main(int argc, char **argv)
 	tap_ok(count("hung up, not registered again") == 1,
 	       "an fd that hung up meanwhile is not registered");
 	tap_ok(collector_sources() == 3, "the collector has the 3 sources");
+	tap_ok(statsfd_client_timeout(cl_main) == -1 &&
+	       statsfd_client_events(cl_main) == POLLIN,
+	       "connected and idle: no timeout, POLLIN only");
+	/* An fd added while connected: the next dispatch sends it. */
+	extra = vcpu_memfd("web/vcpu-3");
+	l = lab("vcpu", "web", 3);
+	statsfd_client_add(cl_main, extra, &l);
+	tap_ok(statsfd_client_timeout(cl_main) == 0,
+	       "fd added while idle: timeout 0 (a dispatch is due)");
+	run(cls, 1, 5, main_registered);
+	tap_ok(collector_sources() == 4, "added later: registered at once (4 sources)");
+	statsfd_client_remove(cl_main, extra);
+	close(extra);
+	run(cls, 1, 0.5, NULL);
+	tap_ok(collector_sources() == 3, "removed: the collector drops it (3 sources)");
 
 	/* Killed, no fd store: the VMM notices, reconnects, registers again. */
 	kill_daemon(SIGKILL);
@@ -321,6 +336,8 @@ int main(int argc, char **argv)
 
 	/* remove: the collector is asked to drop it. */
 	statsfd_client_remove(cls[1], other);
+	tap_ok(statsfd_client_timeout(cls[1]) == 0,
+	       "after remove: timeout 0 (a dispatch is due)");
 	run(cls + 1, 1, 0.5, NULL);
 	statsfd_client_status(cls[1], &st);
 	tap_ok(collector_sources() == 0 && st.sources == 0,
