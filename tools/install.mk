@@ -2,8 +2,10 @@
 # Install fragment for the userspace tools, for the top-level Makefile:
 #   include tools/install.mk   (then `make install` depends on tools-install)
 # Installs statsfd, statsfd-vmm (PREFIX/bin), statsfd-collector
-# (PREFIX/sbin), libstatsfd and its headers, the systemd unit and the
-# sysusers.d entry for the "statsfd" user.  DESTDIR and PREFIX are honoured.
+# (PREFIX/sbin), libstatsfd and its headers, the man pages, the systemd
+# service and .socket units, /etc/default/statsfd-collector (kept if it
+# exists), the docs and the sysusers.d entry for the "statsfd" user.
+# DESTDIR and PREFIX are honoured.
 
 PREFIX ?= /usr/local
 tools-install:

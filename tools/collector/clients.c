@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "sd.h"
 #include "statsfd_msg.h"
 
 /*
@@ -44,6 +45,7 @@ void drop_client(struct collector *c, struct client *cl, const char *why)
 		cl->out = p->next;
 		free(p);
 	}
+	systemd_unstore_client(cl);
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
 	if (cl->prev)
@@ -473,6 +475,46 @@ void accept_clients(struct collector *c, int lfd)
 		cl->closing = true;
 		flush_client(c, cl);
 	}
+}
+
+/**
+ * adopt_client() - take back a connection of the previous run
+ * @c: collector
+ * @fd: a connected socket from systemd's fd store (consumed)
+ * @arg: unused (systemd_restore()'s callback argument)
+ *
+ * For systemd_restore(): the connection is checked against this run's
+ * --allow-uid/--allow-gid first, as a new one would be; a refused one is
+ * closed, and the sources it owned go with it.
+ *
+ * Return: the client, or NULL (closed).
+ */
+struct client *adopt_client(struct collector *c, int fd, void *arg)
+{
+	struct ucred cred;
+	socklen_t sl = sizeof(cred);
+	gid_t groups[256];
+	socklen_t gl = sizeof(groups);
+	unsigned int ngroups = 0;
+	struct client *cl;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl)) {
+		close(fd);
+		return NULL;
+	}
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl))
+		ngroups = gl / sizeof(gid_t);
+	if (!id_allowed(&c->policy, cred.uid, cred.gid, groups, ngroups)) {
+		c->stats.clients_refused++;
+		logmsg("restored client pid %d uid %u gid %u: not in --allow-uid/--allow-gid any more: closed",
+		       cred.pid, cred.uid, cred.gid);
+		close(fd);
+		return NULL;
+	}
+	cl = new_client(c, fd, &cred, false);
+	if (cl)
+		set_idle_deadline(c, cl);
+	return cl;
 }
 
 /**

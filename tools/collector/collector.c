@@ -40,6 +40,7 @@
 #include "collector.h"
 #include "discover.h"
 #include "http.h"
+#include "sd.h"
 #include "statsfd_msg.h"
 
 #define DEFAULT_SOCKET		"/run/statsfd/collector.sock"
@@ -621,7 +622,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
 	c.epfd = epoll_create1(EPOLL_CLOEXEC);
-	lfd = open_socket(&o);
+	lfd = systemd_unix_listen_fd() >= 0 ? systemd_unix_listen_fd() : open_socket(&o);
 	if (c.epfd < 0 || lfd < 0)
 		return 1;
 	/* Reads --web.config.file's files: before privileges drop. */
@@ -665,6 +666,8 @@ int main(int argc, char **argv)
 		if (!disc)
 			goto out_http;
 	}
+	systemd_restore(&c, adopt_client, &o);
+	systemd_ready(&c);
 	logmsg("ready: socket %s, http %s%s, uid %u, interval %u ms%s",
 	       o.socket, o.http.nlisten ? o.http.listen[0] : "none",
 	       o.http.nlisten > 1 ? " and more" : "", geteuid(), o.interval_ms,
@@ -676,6 +679,7 @@ int main(int argc, char **argv)
 
 		if (h >= 0 && (t < 0 || h < t))
 			t = h;
+		t = systemd_watchdog(t);
 		n = epoll_wait(c.epfd, ev, 64, t);
 		if (n < 0 && errno != EINTR) {
 			logmsg("epoll_wait: %s", strerror(errno));
@@ -716,6 +720,7 @@ int main(int argc, char **argv)
 		reap_sources(&c);
 	}
 out_clients:
+	systemd_stopping();
 	discover_stop(disc);
 	while (c.clients)
 		drop_client(&c, c.clients, "collector exiting");
@@ -726,6 +731,7 @@ out_http:
 	http_stop(&c);
 	render_free(&c);
 	/* Fails harmlessly once unprivileged in a root-owned directory. */
-	unlink(o.socket);
+	if (!systemd_owns_socket())
+		unlink(o.socket);
 	return ret;
 }

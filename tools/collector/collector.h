@@ -301,6 +301,7 @@ int add_stat_rule(struct collector *c, const char *spec, bool include);
 
 /* clients.c: the unix socket's connections. */
 void accept_clients(struct collector *c, int lfd);
+struct client *adopt_client(struct collector *c, int fd, void *arg);
 void client_event(struct collector *c, struct client *cl, uint32_t events);
 void drop_client(struct collector *c, struct client *cl, const char *why);
 void check_deadlines(struct collector *c);

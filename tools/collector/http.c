@@ -35,6 +35,7 @@
 
 #include "collector.h"
 #include "http.h"
+#include "sd.h"
 #include "webconfig.h"
 
 #define PROM_CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
@@ -564,9 +565,14 @@ static int load_web_config(struct http_server *h, const char *path)
 	return 0;
 }
 
+/*
+ * @listen_fd: the socket systemd activated for this address (its i-th
+ * ListenStream=), or -1 to bind @a here.
+ */
 static struct MHD_Daemon *start_daemon(struct collector *c,
 				       const struct http_config *cfg,
-				       const struct listen_addr *a, bool v4_any)
+				       const struct listen_addr *a, bool v4_any,
+				       int listen_fd)
 {
 	struct http_server *h = c->http;
 	struct MHD_OptionItem o[16];
@@ -588,6 +594,9 @@ static struct MHD_Daemon *start_daemon(struct collector *c,
 					  cfg->max_per_ip, NULL };
 	o[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT,
 					  cfg->idle_timeout_s, NULL };
+	if (listen_fd >= 0)
+		o[n++] = (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET,
+						  listen_fd, NULL };
 	if (a->any && !v4_any) {
 		flags |= MHD_USE_DUAL_STACK;
 	} else if (a->any) {
@@ -659,7 +668,8 @@ int http_start(struct collector *c, const struct http_config *cfg)
 			       cfg->listen[i]);
 			return -1;
 		}
-		l->mhd = start_daemon(c, cfg, &a, a.any && !have_ipv6());
+		l->mhd = start_daemon(c, cfg, &a, a.any && !have_ipv6(),
+				      systemd_http_listen_fd(i));
 		if (!l->mhd) {
 			logmsg("http: cannot listen on %s", cfg->listen[i]);
 			return -1;

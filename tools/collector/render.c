@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -67,27 +68,25 @@ static long clock_ticks(void)
 }
 
 /* Boot time in seconds since the epoch ("btime" of /proc/stat), once. */
+/*
+ * When the machine booted, in seconds since the epoch: the real-time clock
+ * minus the time since boot, so no /proc/stat is needed (the unit's
+ * ProcSubset=pid hides it).  Computed once: process start times are
+ * relative to it.
+ */
 static double boot_time(void)
 {
 	static double btime = -1;
-	char line[256];
-	FILE *f;
+	struct timespec rt, bt;
 
 	if (btime >= 0)
 		return btime;
 	btime = 0;
-	f = fopen("/proc/stat", "re");
-	if (!f)
+	if (clock_gettime(CLOCK_REALTIME, &rt) ||
+	    clock_gettime(CLOCK_BOOTTIME, &bt))
 		return btime;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long v;
-
-		if (sscanf(line, "btime %llu", &v) == 1) {
-			btime = (double)v;
-			break;
-		}
-	}
-	fclose(f);
+	btime = (double)(rt.tv_sec - bt.tv_sec) +
+		(double)(rt.tv_nsec - bt.tv_nsec) / 1e9;
 	return btime;
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "sd.h"
 
 int collector_verbose;
 
@@ -398,6 +399,7 @@ int add_source(struct collector *c, struct client *cl, int fd,
 	cl->bytes += s->cost;
 	c->generation++;
 	watch_source(c, s);
+	systemd_store_source(s);
 	if (out)
 		*out = s;
 	if (collector_verbose)
@@ -435,6 +437,7 @@ void drop_source(struct collector *c, struct source *s)
 
 	if (s->dead)
 		return;
+	systemd_unstore_source(s);
 	for (ps = &s->owner->sources; *ps; ps = &(*ps)->next_in_client) {
 		if (*ps == s) {
 			*ps = s->next_in_client;

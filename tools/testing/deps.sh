@@ -26,7 +26,7 @@ DEMO_PACKAGES=(
 	build-essential gcc make rsync kmod file binutils xz-utils zstd
 	linux-headers-amd64
 	qemu-system-x86 cpio
-	pkg-config libmicrohttpd-dev libjson-c-dev util-linux
+	pkg-config libmicrohttpd-dev libjson-c-dev libsystemd-dev util-linux
 	# the collector's HTTP side: TLS checks, gzip, --web.config.file, bcrypt
 	libgnutls28-dev zlib1g-dev libyaml-dev libcrypt-dev
 )
@@ -39,8 +39,9 @@ PACKAGES=(
 	linux-source-6.12
 	# lint
 	sparse clang-format
-	# tests and packaging
-	dkms prometheus jq curl python3-matplotlib
+	# tests and packaging (systemd-analyze rates and verifies the units,
+	# man renders the man pages)
+	dkms prometheus jq curl python3-matplotlib systemd man-db
 	# http_test.sh: certificates, and ss for the connection counts
 	openssl iproute2
 )

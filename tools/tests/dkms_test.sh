@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Proves that the repository's dkms.conf builds statsfd.ko and statsfd_vm.ko
-# with `dkms build` against the stock Debian 6.1 headers, in a private DKMS
-# tree (--dkmstree/--sourcetree/--installtree): /var/lib/dkms and
-# /lib/modules are never touched, nothing is installed or loaded.
+# Proves that the repository's dkms.conf builds statsfd.ko and statsfd_vm.ko,
+# and no test module, with `dkms build` against the stock Debian 6.1
+# headers, in a private DKMS tree (--dkmstree/--sourcetree/--installtree):
+# /var/lib/dkms and /lib/modules are never touched, nothing is installed
+# or loaded.  Its BUILD_EXCLUSIVE_KERNEL takes 6.1 and later only, and
+# dkms skips an older kernel instead of building for it.
 # Usage: dkms_test.sh   (TAP on stdout)
 set -u
 # Called from make: O= and friends in MAKEFLAGS would leak into the kernel
@@ -12,7 +14,19 @@ unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 root=$(cd "$(dirname "$0")/../.." && pwd)
 n=0
 check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
-skip() { echo "ok 1 - dkms build # SKIP $*"; echo "1..1"; exit 0; }
+
+# The supported kernels, as dkms matches them (bash =~ on `uname -r`).
+excl=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$root/dkms.conf")
+for k in 6.1.0-57-amd64 6.1.0 6.12.5 6.10.0-rc1 7.0.0 10.2.1; do
+	check "BUILD_EXCLUSIVE_KERNEL accepts $k" bash -c '[[ $1 =~ $2 ]]' _ "$k" "$excl"
+done
+for k in 6.0.12 5.10.0-30-amd64 5.19.0 4.19.0 61.x; do
+	check "BUILD_EXCLUSIVE_KERNEL refuses $k" bash -c '! [[ $1 =~ $2 ]]' _ "$k" "$excl"
+done
+check "MAKE[0] builds the modules only (STATSFD_MODULES_ONLY=1, honoured by Kbuild)" \
+	bash -c "grep -q '^MAKE\[0\]=.*STATSFD_MODULES_ONLY=1' '$root/dkms.conf' &&
+		 grep -q 'ifeq (\$(STATSFD_MODULES_ONLY),)' '$root/Kbuild'"
+skip() { echo "ok $((n + 1)) - dkms build # SKIP $*"; echo "1..$((n + 1))"; exit 0; }
 
 command -v dkms >/dev/null || skip "dkms not installed"
 kdir=$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
@@ -51,6 +65,14 @@ for m in statsfd statsfd_vm; do
 	check "$m.ko built for $kver (vermagic $(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1))" \
 		bash -c "[ -n '$ko' ] && modinfo -F vermagic '$ko' | grep -q '^$kver '"
 done
+built=$(find "$tmp/tree" -name '*.ko*' -printf '%f\n' | sed 's/\.ko.*//' | sort -u | tr '\n' ' ')
+check "only statsfd.ko and statsfd_vm.ko built (${built% })" test "$built" = "statsfd statsfd_vm "
+# An older kernel: skipped by BUILD_EXCLUSIVE_KERNEL (dkms exits 77), not built.
+dkms build -m statsfd -v "$ver" -k 5.10.0-30-amd64 "${opts[@]}" >"$tmp/old.log" 2>&1
+rc=$?
+check "dkms build for 5.10.0-30-amd64: skipped as excluded (rc $rc)" \
+	bash -c "[ $rc -eq 77 ] && grep -qi 'BUILD_EXCLUSIVE' '$tmp/old.log'"
+[ $rc -eq 77 ] || sed 's/^/#   /' "$tmp/old.log" | tail -n 10
 check "modules signed with the private key, nothing written to /var/lib/dkms" \
 	test -f "$tmp/mok.key" -a "$before" = "$(ls -la /var/lib/dkms 2>/dev/null)"
 echo "1..$n"

@@ -72,7 +72,14 @@ run collector_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/collector_test" \
 	"$san/bin/statsfd-collector"
 run collector_hostile_test env ASAN_OPTIONS=detect_leaks=0 \
 	"$san/tests/collector_hostile_test" "$san/bin/statsfd-collector"
+# systemd's side of the protocol played by the test: no systemd needed.
+run sd_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/sd_test" \
+	"$san/bin/statsfd-collector"
+# Leak-checked: the library's client (the collector it starts is not).
+run client_test "$san/tests/client_test" "$san/bin/statsfd-collector"
 run cli_test "$here/cli_test.sh" "$out"
+run systemd_test "$here/systemd_test.sh" "$out"
+run man_test "$here/man_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
 run webconfig_test "$san/tests/webconfig_test"
 run http_test "$here/http_test.sh" "$out"

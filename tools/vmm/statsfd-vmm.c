@@ -6,11 +6,16 @@
  * one connection per VM: closing that connection is how the collector
  * learns the VM is gone (with --keep-connection, its stats fds hanging up
  * are).  --add-vcpu adds a vCPU to a running VM, as CPU hotplug would.
- * See Documentation/statsfd-tools.rst.
+ *
+ * Registration is best effort, through libstatsfd's statsfd_client: the
+ * VMs run whether or not the collector is there, and are registered when
+ * it comes (back), or when it stops refusing them.  See
+ * Documentation/statsfd-tools.rst.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,8 +28,8 @@
 #include <linux/kvm.h>
 #include <linux/statsfd_vm.h>
 
+#include "statsfd_client.h"
 #include "statsfd_json.h"
-#include "statsfd_msg.h"
 
 #define MAX_VMS		64
 #define MAX_VCPUS	64
@@ -79,7 +84,7 @@ struct vm {
 	const struct workload *wl;
 	int fd;
 	int stats_fd;
-	int conn;
+	struct statsfd_client *cl;	/* its collector connection, or NULL */
 	void *mem;
 	struct vcpu vcpus[MAX_VCPUS];
 	int nvcpus;
@@ -280,64 +285,94 @@ static void create_vm_kvm(struct vm *vm)
 	}
 }
 
+static void client_log(void *arg, const char *msg)
+{
+	const struct vm *vm = arg;
+
+	fprintf(stderr, "statsfd-vmm: VM %s: %s\n", vm->name, msg);
+}
+
+static void add_source(struct vm *vm, int fd, const char *target, int vcpu)
+{
+	struct statsfd_labels l = { .vcpu = vcpu };
+	int r;
+
+	snprintf(l.provider, sizeof(l.provider), "%s", opt.kvm ? "kvm" : "statsfd_vm");
+	snprintf(l.target, sizeof(l.target), "%s", target);
+	snprintf(l.vm, sizeof(l.vm), "%s", vm->name);
+	r = statsfd_client_add(vm->cl, fd, &l);
+	if (r)
+		fprintf(stderr, "statsfd-vmm: VM %s: %s stats fd not registered: %s\n",
+			vm->name, target, strerror(-r));
+}
+
 /*
- * Hand stats fds to the collector over the VM's own connection: the VM's
- * and its vCPUs' from @first on (a new vCPU alone: @with_vm false).
+ * Give the collector client of @vm (one connection per VM) its stats fds:
+ * the VM's and its vCPUs' from @first on (a new vCPU alone: @with_vm
+ * false).  They are registered by statsfd_client_dispatch() in the main
+ * loop, again after every reconnection.
  */
 static void register_sources(struct vm *vm, bool with_vm, int first)
 {
-	struct json_object *args = json_object_new_object(), *srcs, *req, *reply, *e;
-	int fds[MAX_VCPUS + 1];
-	unsigned int nfds = 0;
-	const char *s;
-	char *json;
-	size_t len;
-	int i, ret;
+	int i;
 
-	if (vm->conn < 0)
-		vm->conn = statsfd_msg_connect(opt.collector);
-	if (vm->conn < 0) {
-		errno = -vm->conn;
-		die("collector %s: %s", opt.collector);
+	if (!vm->cl) {
+		vm->cl = statsfd_client_new(opt.collector);
+		if (!vm->cl) {
+			fprintf(stderr, "statsfd-vmm: VM %s: collector %s: %s\n",
+				vm->name, opt.collector, strerror(errno));
+			return;
+		}
+		statsfd_client_set_logger(vm->cl, client_log, vm);
 	}
-	json_object_object_add(args, "provider",
-			       json_object_new_string(opt.kvm ? "kvm" : "statsfd_vm"));
-	json_object_object_add(args, "vm", json_object_new_string(vm->name));
-	srcs = json_object_new_array();
-	if (with_vm) {
-		e = json_object_new_object();
-		json_object_object_add(e, "target", json_object_new_string("vm"));
-		json_object_array_add(srcs, e);
-		fds[nfds++] = vm->stats_fd;
+	if (with_vm)
+		add_source(vm, vm->stats_fd, "vm", -1);
+	for (i = first; i < vm->nvcpus; i++)
+		add_source(vm, vm->vcpus[i].stats_fd, "vcpu", i);
+	statsfd_client_dispatch(vm->cl);
+}
+
+/* Whether every VM's stats fds are registered (--ready-file waits). */
+static bool all_registered(void)
+{
+	struct statsfd_client_status st;
+	int i;
+
+	for (i = 0; i < opt.nvms; i++) {
+		if (!vms[i].cl)
+			continue;
+		statsfd_client_status(vms[i].cl, &st);
+		if (st.registered < st.sources)
+			return false;
 	}
-	for (i = first; i < vm->nvcpus; i++) {
-		e = json_object_new_object();
-		json_object_object_add(e, "target", json_object_new_string("vcpu"));
-		json_object_object_add(e, "vcpu", json_object_new_int(i));
-		json_object_array_add(srcs, e);
-		fds[nfds++] = vm->vcpus[i].stats_fd;
+	return true;
+}
+
+/*
+ * Wait for @ms at most, serving the collector connections meanwhile: the
+ * VMM's only loop besides the vCPU threads.
+ */
+static void serve_clients(int ms)
+{
+	struct pollfd p[MAX_VMS];
+	int i, n = 0, t = ms;
+
+	for (i = 0; i < opt.nvms; i++) {
+		struct statsfd_client *cl = vms[i].cl;
+		int ct;
+
+		if (!cl)
+			continue;
+		ct = statsfd_client_timeout(cl);
+		if (ct >= 0 && ct < t)
+			t = ct;
+		p[n].fd = statsfd_client_fd(cl);
+		p[n++].events = statsfd_client_events(cl);
 	}
-	json_object_object_add(args, "sources", srcs);
-	req = statsfd_json_request("add-sources", args);
-	s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
-	ret = statsfd_msg_send(vm->conn, s, len, fds, nfds);
-	json_object_put(req);
-	if (!ret) {
-		nfds = 0;
-		ret = statsfd_msg_recv(vm->conn, &json, &len, NULL, &nfds, 10000);
-	}
-	if (ret) {
-		errno = -ret;
-		die("registering with %s: %s", opt.collector);
-	}
-	reply = json_tokener_parse(json);
-	free(json);
-	if (!reply || json_object_object_get_ex(reply, "error", &e)) {
-		fprintf(stderr, "statsfd-vmm: collector refused %s: %s\n", vm->name,
-			reply ? json_object_to_json_string(e) : "invalid reply");
-		exit(1);
-	}
-	json_object_put(reply);
+	poll(p, (nfds_t)n, t);
+	for (i = 0; i < opt.nvms; i++)
+		if (vms[i].cl)
+			statsfd_client_dispatch(vms[i].cl);
 }
 
 static void register_vm(struct vm *vm)
@@ -401,9 +436,9 @@ static void stop_vm(struct vm *vm, bool keep)
 		pthread_join(vm->kicker, NULL);
 	vm->kicker_started = false;
 	/* The collector drops this VM's sources as soon as this closes. */
-	if (vm->conn >= 0 && !keep) {
-		close(vm->conn);
-		vm->conn = -1;
+	if (!keep) {
+		statsfd_client_free(vm->cl);
+		vm->cl = NULL;
 	}
 	for (i = 0; i < vm->nvcpus; i++) {
 		if (vm->vcpus[i].kvm_run)
@@ -470,7 +505,7 @@ int main(int argc, char **argv)
 	const char *wl_list = "io,halt", *names = NULL;
 	const struct workload *wl[MAX_VMS];
 	struct sigaction sa = { .sa_handler = on_signal };
-	struct timespec start, now, tick = { 0, 50000000 };
+	struct timespec start, now;
 	int c, i, j, nwl = 0, dev = -1;
 	char *dup, *tok, *save = NULL;
 
@@ -569,7 +604,6 @@ int main(int argc, char **argv)
 		}
 		vm->wl = wl[i % nwl];
 		vm->nvcpus = opt.nvcpus;
-		vm->conn = -1;
 		if (opt.kvm)
 			create_vm_kvm(vm);
 		else
@@ -591,7 +625,7 @@ int main(int argc, char **argv)
 			printf("statsfd-vmm: pid %d: VM %s (stats id %s): %d vCPUs, workload %s: %s%s\n",
 			       getpid(), vm->name, sf ? statsfd_id(sf) : "?", vm->nvcpus,
 			       vm->wl->name, vm->wl->what,
-			       opt.collector ? "; stats fds sent to the collector" : "");
+			       opt.collector ? "; stats fds handed to the collector client" : "");
 			statsfd_close(sf);
 		}
 	}
@@ -599,20 +633,22 @@ int main(int argc, char **argv)
 	if (dev >= 0)
 		close(dev);
 	fflush(stdout);
-	if (opt.ready_file) {
-		FILE *f = fopen(opt.ready_file, "w");
-
-		if (f) {
-			fprintf(f, "%d\n", getpid());
-			fclose(f);
-		}
-	}
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!stop_all) {
 		double t;
 
-		nanosleep(&tick, NULL);
+		/* Ready once registered: never, while the collector is away. */
+		if (opt.ready_file && all_registered()) {
+			FILE *f = fopen(opt.ready_file, "w");
+
+			if (f) {
+				fprintf(f, "%d\n", getpid());
+				fclose(f);
+			}
+			opt.ready_file = NULL;
+		}
+		serve_clients(50);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		t = (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
 		if (opt.teardown_vm >= 0 && opt.teardown_vm < opt.nvms &&
@@ -643,8 +679,7 @@ int main(int argc, char **argv)
 	}
 	/* Connections --keep-connection kept for VMs torn down earlier. */
 	for (i = 0; i < opt.nvms; i++)
-		if (vms[i].conn >= 0)
-			close(vms[i].conn);
+		statsfd_client_free(vms[i].cl);
 	if (kvm_fd >= 0)
 		close(kvm_fd);
 	return 0;

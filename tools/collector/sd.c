@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd-collector: systemd integration through libsystemd's sd-daemon.
+ *
+ * Restarts lose nothing: every stats fd a client registers, and the
+ * client's connection, are handed to systemd's fd store (FDSTORE=1), which
+ * keeps them open while the collector restarts and passes them back on
+ * start with the names given here (LISTEN_FDNAMES).  The names carry all
+ * the state a source needs:
+ *
+ *	cli.<client id>                                  a client connection
+ *	src.<source id>.<client id>.<vcpu>.<provider>.<target>.<vm>
+ *
+ * Provider and target are [a-z][a-z0-9_]*; the VM name is printable ASCII
+ * without '"' and '\' (statsfd_json_parse_sources()), so the one character
+ * systemd forbids in a name, ':', is written as '"': the longest name
+ * (20-digit ids, 32-character provider and target, 64-character VM) is
+ * 188 characters, within FDNAME_MAX.  A client's uid, gid and pid come
+ * back with the connection itself (SO_PEERCRED), so a restored VMM keeps
+ * owning its sources and can remove them.
+ *
+ * systemd drops a stored fd by itself when it polls POLLHUP or POLLERR: a
+ * VMM that closes its connection, or a VM that goes away, while the
+ * collector is down, is not resurrected.
+ *
+ * Every message is one datagram to systemd (sd_pid_notify_with_fds()), a
+ * blocking send: PID 1 reads them as they come, so a burst (a VMM
+ * registering 253 fds) costs a few microseconds each; a PID 1 that stops
+ * reading would stall the loop, like any other sd_notify() user.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "admit.h"
+#include "collector.h"
+#include "sd.h"
+
+static struct {
+	bool taken;		/* LISTEN_FDS consumed */
+	bool notify;		/* NOTIFY_SOCKET set: notify and store */
+	bool stopping;		/* exiting: leave the fd store alone */
+	bool notify_failed;	/* logged once */
+	int unix_fd;		/* activated collector socket, or -1 */
+	int http_fds[SYSTEMD_HTTP_MAX];	/* activated TCP ports, in order */
+	unsigned int nhttp;
+	int *stored;		/* stored fds passed back, for systemd_restore() */
+	char **stored_names;
+	unsigned int nstored;
+	uint64_t watchdog_ms;	/* kick period (half of WATCHDOG_USEC), 0: off */
+	uint64_t next_kick;
+} sd = { .unix_fd = -1 };
+
+static void take_fds(void)
+{
+	char **names = NULL;
+	uint64_t usec;
+	int n, i;
+
+	if (sd.taken)
+		return;
+	sd.taken = true;
+	sd.notify = !!getenv("NOTIFY_SOCKET");
+	if (sd_watchdog_enabled(0, &usec) > 0 && usec >= 2000)
+		sd.watchdog_ms = usec / 2000;
+	/* Unset LISTEN_*: nothing the daemon runs may take them again. */
+	n = sd_listen_fds_with_names(1, &names);
+	if (n < 0) {
+		logmsg("systemd: LISTEN_FDS: %s", strerror(-n));
+		return;
+	}
+	sd.stored = calloc((size_t)n + 1, sizeof(*sd.stored));
+	sd.stored_names = calloc((size_t)n + 1, sizeof(*sd.stored_names));
+	for (i = 0; i < n; i++) {
+		int fd = SD_LISTEN_FDS_START + i;
+		char *name = names ? names[i] : NULL;
+
+		if (!sd.stored || !sd.stored_names) {
+			close(fd);
+			free(name);
+			continue;
+		}
+		if (sd.unix_fd < 0 &&
+		    sd_is_socket_unix(fd, SOCK_SEQPACKET, 1, NULL, 0) > 0) {
+			sd.unix_fd = fd;
+			free(name);
+		} else if (sd.nhttp < SYSTEMD_HTTP_MAX &&
+			   (sd_is_socket_inet(fd, AF_INET, SOCK_STREAM, 1, 0) > 0 ||
+			    sd_is_socket_inet(fd, AF_INET6, SOCK_STREAM, 1, 0) > 0)) {
+			sd.http_fds[sd.nhttp++] = fd;
+			free(name);
+		} else if (name || (name = strdup(""))) {
+			/* Adopted or closed by systemd_restore(). */
+			sd.stored[sd.nstored] = fd;
+			sd.stored_names[sd.nstored++] = name;
+		} else {
+			close(fd);
+		}
+	}
+	free(names);
+	/*
+	 * systemd passes sockets blocking (unless NonBlocking=yes): the
+	 * loop accepts until EAGAIN, and must never block in accept().
+	 */
+	if (sd.unix_fd >= 0)
+		fcntl(sd.unix_fd, F_SETFL, fcntl(sd.unix_fd, F_GETFL) | O_NONBLOCK);
+	for (i = 0; i < (int)sd.nhttp; i++)
+		fcntl(sd.http_fds[i], F_SETFL, fcntl(sd.http_fds[i], F_GETFL) | O_NONBLOCK);
+}
+
+int systemd_unix_listen_fd(void)
+{
+	take_fds();
+	return sd.unix_fd;
+}
+
+int systemd_http_listen_fd(unsigned int i)
+{
+	take_fds();
+	return i < sd.nhttp ? sd.http_fds[i] : -1;
+}
+
+bool systemd_owns_socket(void)
+{
+	return sd.unix_fd >= 0;
+}
+
+/* Send one notification carrying @fd (or none: -1). */
+static void notify(const char *msg, int fd)
+{
+	int r;
+
+	if (!sd.notify)
+		return;
+	r = fd >= 0 ? sd_pid_notify_with_fds(0, 0, msg, &fd, 1) :
+		      sd_notify(0, msg);
+	if (r < 0 && !sd.notify_failed) {
+		sd.notify_failed = true;
+		logmsg("systemd: notify \"%.40s\": %s", msg, strerror(-r));
+	}
+}
+
+/* Store (@fd >= 0) or remove (@fd -1) the fds named @name. */
+static void store(const char *name, int fd)
+{
+	char msg[SYSTEMD_FDNAME_MAX + 64];
+
+	if (!sd.notify || sd.stopping)
+		return;
+	snprintf(msg, sizeof(msg), "%s\nFDNAME=%s",
+		 fd >= 0 ? "FDSTORE=1" : "FDSTOREREMOVE=1", name);
+	notify(msg, fd);
+}
+
+static void client_name(char *buf, size_t len, uint64_t id)
+{
+	snprintf(buf, len, "cli.%" PRIu64, id);
+}
+
+static void source_name(char *buf, size_t len, const struct source *s)
+{
+	char *p;
+	int n;
+
+	n = snprintf(buf, len, "src.%" PRIu64 ".%" PRIu64 ".%d.%s.%s.%s", s->id,
+		     s->owner->id, s->labels.vcpu, s->labels.provider,
+		     s->labels.target, s->labels.vm);
+	/* At most 188 characters (see the top of this file): never cut. */
+	if (n < 0 || (size_t)n >= len)
+		return;
+	/* The VM name is last: ':' is the only character to encode. */
+	for (p = buf + n - strlen(s->labels.vm); *p; p++)
+		if (*p == ':')
+			*p = '"';
+}
+
+void systemd_store_source(struct source *s)
+{
+	char name[SYSTEMD_FDNAME_MAX + 1];
+
+	take_fds();
+	if (!sd.notify || sd.stopping)
+		return;
+	/* With its first source, the connection becomes worth keeping. */
+	if (s->owner->nsources == 1) {
+		client_name(name, sizeof(name), s->owner->id);
+		store(name, s->owner->fd);
+	}
+	source_name(name, sizeof(name), s);
+	store(name, statsfd_fd(s->sf));
+}
+
+void systemd_unstore_source(struct source *s)
+{
+	char name[SYSTEMD_FDNAME_MAX + 1];
+
+	if (!sd.notify || sd.stopping)
+		return;
+	source_name(name, sizeof(name), s);
+	store(name, -1);
+}
+
+void systemd_unstore_client(struct client *cl)
+{
+	char name[32];
+
+	if (!sd.notify || sd.stopping)
+		return;
+	client_name(name, sizeof(name), cl->id);
+	store(name, -1);
+}
+
+/*
+ * Parse "src.<id>.<client>.<vcpu>.<provider>.<target>.<vm>".
+ * Return: 0, or -EINVAL for a name this collector never wrote.
+ */
+static int parse_source_name(const char *name, uint64_t *id,
+			     uint64_t *client, struct statsfd_labels *l)
+{
+	const char *p, *dot;
+	char *q;
+	int n = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (sscanf(name, "src.%" SCNu64 ".%" SCNu64 ".%d.%n", id, client,
+		   &l->vcpu, &n) != 3 || !n)
+		return -EINVAL;
+	p = name + n;
+	dot = strchr(p, '.');
+	if (!dot || dot == p || (size_t)(dot - p) >= sizeof(l->provider))
+		return -EINVAL;
+	memcpy(l->provider, p, (size_t)(dot - p));
+	p = dot + 1;
+	dot = strchr(p, '.');
+	if (!dot || dot == p || (size_t)(dot - p) >= sizeof(l->target))
+		return -EINVAL;
+	memcpy(l->target, p, (size_t)(dot - p));
+	p = dot + 1;
+	if (strlen(p) >= sizeof(l->vm))
+		return -EINVAL;
+	strcpy(l->vm, p);
+	for (q = l->vm; *q; q++)
+		if (*q == '"')
+			*q = ':';
+	return 0;
+}
+
+static struct client *find_client(struct collector *c, uint64_t id)
+{
+	struct client *cl;
+
+	for (cl = c->clients; cl; cl = cl->next)
+		if (cl->id == id)
+			return cl;
+	return NULL;
+}
+
+/* Give a stored fd back to systemd's care no more. */
+static void forget(unsigned int i)
+{
+	store(sd.stored_names[i], -1);
+	close(sd.stored[i]);
+	sd.stored[i] = -1;
+}
+
+static int by_source_id(const void *a, const void *b)
+{
+	const unsigned int *x = a, *y = b;
+	uint64_t ix, iy;
+
+	/* Malformed names (no id) first: they are dropped anyway. */
+	if (sscanf(sd.stored_names[*x], "src.%" SCNu64, &ix) != 1)
+		ix = 0;
+	if (sscanf(sd.stored_names[*y], "src.%" SCNu64, &iy) != 1)
+		iy = 0;
+	return ix < iy ? -1 : ix > iy;
+}
+
+void systemd_restore(struct collector *c,
+		     struct client *(*adopt)(struct collector *c, int fd, void *arg),
+		     void *arg)
+{
+	unsigned int i, k, nsrc = 0, nclients = 0, nsources = 0;
+	uint64_t max_source = c->next_source_id;
+	unsigned int *order;
+	struct client *cl;
+
+	take_fds();
+	if (!sd.nstored)
+		return;
+	order = calloc(sd.nstored, sizeof(*order));
+	/* Connections first: every source names its owner. */
+	for (i = 0; i < sd.nstored; i++) {
+		const char *name = sd.stored_names[i];
+		uint64_t id;
+		int n = 0;
+
+		if (!strncmp(name, "src.", 4)) {
+			if (order)
+				order[nsrc++] = i;
+			else
+				forget(i);
+			continue;
+		}
+		if (sscanf(name, "cli.%" SCNu64 "%n", &id, &n) != 1 ||
+		    name[n] || find_client(c, id)) {
+			logmsg("systemd: unknown stored fd \"%s\": closed", name);
+			forget(i);
+			continue;
+		}
+		cl = adopt(c, sd.stored[i], arg);
+		sd.stored[i] = -1;
+		if (!cl) {
+			store(name, -1);
+			continue;
+		}
+		cl->id = id;
+		if (c->next_client_id < id)
+			c->next_client_id = id;
+		nclients++;
+	}
+	/*
+	 * Sources in the order of their ids, each added with its old id, so
+	 * that the ids a VMM was given stay valid (remove-sources).
+	 */
+	if (order)
+		qsort(order, nsrc, sizeof(*order), by_source_id);
+	for (k = 0; k < nsrc; k++) {
+		struct statsfd_labels l;
+		struct admit_info info;
+		struct source *s;
+		uint64_t id, client;
+		char why[256];
+
+		i = order[k];
+		if (parse_source_name(sd.stored_names[i], &id, &client, &l) || !id) {
+			logmsg("systemd: stored fd \"%s\": not a source name: closed",
+			       sd.stored_names[i]);
+			forget(i);
+			continue;
+		}
+		cl = find_client(c, client);
+		if (!cl) {
+			/* Its VMM closed the connection while we were down. */
+			logmsg("systemd: stored source \"%s\": its client connection is gone: dropped",
+			       sd.stored_names[i]);
+			forget(i);
+			continue;
+		}
+		/*
+		 * With --stats the source reads through a new view: the
+		 * stored fd, once replaced by the view's, must not stay
+		 * stored under the same name as well.
+		 */
+		if (c->nfilter)
+			store(sd.stored_names[i], -1);
+		c->next_source_id = id - 1;
+		/* The same admission as at registration: type, caps, quotas. */
+		if (admit_fd(sd.stored[i], c->accept_memfd, &info, why,
+			     sizeof(why))) {
+			close(sd.stored[i]);
+			logmsg("systemd: stored source \"%s\": %s: dropped",
+			       sd.stored_names[i], why);
+			store(sd.stored_names[i], -1);
+		} else if (add_source(c, cl, sd.stored[i], &info, &l, why,
+				      sizeof(why), &s)) {
+			logmsg("systemd: stored source \"%s\": %s: dropped",
+			       sd.stored_names[i], why);
+			store(sd.stored_names[i], -1);
+		} else {
+			nsources++;
+		}
+		sd.stored[i] = -1;
+		if (max_source < id)
+			max_source = id;
+		c->next_source_id = max_source;
+	}
+	free(order);
+	/* Connections that came back without any source are idle ones. */
+	for (cl = c->clients; cl; cl = cl->next)
+		if (!cl->nsources && !cl->deadline)
+			cl->deadline = now_ms() + c->client_timeout_ms;
+	for (i = 0; i < sd.nstored; i++)
+		free(sd.stored_names[i]);
+	free(sd.stored_names);
+	free(sd.stored);
+	sd.stored_names = NULL;
+	sd.stored = NULL;
+	sd.nstored = 0;
+	logmsg("systemd: restored %u client%s and %u source%s from the fd store",
+	       nclients, nclients == 1 ? "" : "s", nsources,
+	       nsources == 1 ? "" : "s");
+}
+
+void systemd_ready(struct collector *c)
+{
+	char msg[128];
+
+	take_fds();
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=serving %u sources of %u clients",
+		 c->nsources, c->nclients);
+	notify(msg, -1);
+	sd.next_kick = now_ms() + sd.watchdog_ms;
+}
+
+int systemd_watchdog(int timeout_ms)
+{
+	uint64_t now;
+
+	if (!sd.watchdog_ms)
+		return timeout_ms;
+	now = now_ms();
+	if (now >= sd.next_kick) {
+		notify("WATCHDOG=1", -1);
+		sd.next_kick = now + sd.watchdog_ms;
+	}
+	if (timeout_ms < 0 || (uint64_t)timeout_ms > sd.next_kick - now)
+		return (int)(sd.next_kick - now);
+	return timeout_ms;
+}
+
+void systemd_stopping(void)
+{
+	notify("STOPPING=1", -1);
+	sd.stopping = true;
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * statsfd-collector: everything it does with systemd (libsystemd's
+ * sd-daemon): socket activation, readiness and watchdog notification, and
+ * the fd store that carries the stats fds and client connections across a
+ * restart.  Without systemd (no LISTEN_FDS, no NOTIFY_SOCKET) every
+ * function here is a no-op and the daemon binds its own sockets.
+ *
+ * Named systemd_*, not sd_*: that prefix is libsystemd's own.
+ */
+#ifndef STATSFD_COLLECTOR_SD_H
+#define STATSFD_COLLECTOR_SD_H
+
+#include <stdbool.h>
+
+struct collector;
+struct client;
+struct source;
+
+/* Longest name systemd accepts in FDNAME= (FDNAME_MAX). */
+#define SYSTEMD_FDNAME_MAX	255
+
+/**
+ * systemd_unix_listen_fd() - the unix socket systemd activated, if any
+ *
+ * The first call takes every fd systemd passed (sd_listen_fds_with_names):
+ * listening sockets are kept for the daemon, stored fds for
+ * systemd_restore().
+ * Return: a listening SOCK_SEQPACKET unix socket (the collector's socket),
+ * or -1 when not socket-activated (the daemon then binds it itself).
+ */
+int systemd_unix_listen_fd(void);
+
+/* Activated TCP sockets taken for HTTP; more are left unused. */
+#define SYSTEMD_HTTP_MAX	8
+
+/**
+ * systemd_http_listen_fd() - the @i-th TCP port systemd activated, if any
+ * @i: index of the HTTP listener (the @i-th --listen), from 0
+ *
+ * The activated TCP sockets replace the --listen addresses in order
+ * (ListenStream= lines of the .socket units, as LISTEN_FDS lists them).
+ * Return: a listening SOCK_STREAM IPv4 or IPv6 socket, for libmicrohttpd's
+ * MHD_OPTION_LISTEN_SOCKET, or -1 (MHD_INVALID_SOCKET: the daemon binds
+ * that --listen address itself).
+ */
+int systemd_http_listen_fd(unsigned int i);
+
+/**
+ * systemd_owns_socket() - whether the unix socket's path is systemd's
+ *
+ * Return: true when the unix socket was activated: the daemon must then
+ * neither unlink nor chmod it (the .socket unit set its mode and group).
+ */
+bool systemd_owns_socket(void);
+
+/**
+ * systemd_restore() - adopt the clients and sources of the previous run
+ * @c: the collector, its epoll set ready
+ * @adopt: adopts a connected socket (consumed) as a client, in the epoll
+ *	set, with the peer's SO_PEERCRED identity; NULL when it fails or the
+ *	peer is not allowed (any more)
+ * @arg: passed to @adopt
+ *
+ * The client connections and stats fds the previous process stored
+ * (systemd_store_source()) come back as clients and sources with the same
+ * ids and labels; a source whose client connection did not survive (its
+ * VMM closed it while the collector was down) is dropped, as it would
+ * have been by a running collector.
+ */
+void systemd_restore(struct collector *c,
+		     struct client *(*adopt)(struct collector *c, int fd, void *arg),
+		     void *arg);
+
+/**
+ * systemd_store_source() - keep @s, and its client, in the fd store
+ * @s: a source just added
+ *
+ * The name of its fd (systemd_fdname()) carries its id, its client's id
+ * and its labels; the client connection is stored with its first source.
+ */
+void systemd_store_source(struct source *s);
+
+/**
+ * systemd_unstore_source() - remove @s from the fd store
+ * @s: a source being dropped
+ */
+void systemd_unstore_source(struct source *s);
+
+/**
+ * systemd_unstore_client() - remove @cl's connection from the fd store
+ * @cl: a client being dropped
+ */
+void systemd_unstore_client(struct client *cl);
+
+/**
+ * systemd_ready() - tell systemd the daemon serves (READY=1)
+ * @c: the collector, for the STATUS= line
+ */
+void systemd_ready(struct collector *c);
+
+/**
+ * systemd_watchdog() - kick the watchdog when due (WATCHDOG=1)
+ * @timeout_ms: the event loop's next epoll_wait() timeout, -1 for none
+ *
+ * Called once per loop iteration, so a kick proves the loop turns.
+ * Return: @timeout_ms, shortened so that the next kick is not late.
+ */
+int systemd_watchdog(int timeout_ms);
+
+/**
+ * systemd_stopping() - the daemon is exiting (STOPPING=1)
+ *
+ * From now on the fd store is left alone: the sources and clients dropped
+ * while exiting are exactly what the next process must restore.
+ */
+void systemd_stopping(void);
+
+#endif /* STATSFD_COLLECTOR_SD_H */

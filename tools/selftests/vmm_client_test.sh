@@ -1,0 +1,124 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# statsfd-vmm's registration through statsfd_client, in the guest on the
+# real statsfd_vm module: the VMM starts before the collector and runs
+# without it, registers once it comes, survives the collector being killed
+# and registers again with the next one, and a second VMM whose VM name is
+# taken is refused, keeps running and retrying, and registers once the
+# name is free.  Runs under busybox sh; prints TAP with its plan last, and
+# exits 1 if any test is not ok.  A missing device or tool is a failure.
+n=0
+failed=0
+tmp=/tmp/vmm-client
+cpid= vpid= v2pid=
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $*"
+}
+finish() {
+	echo "1..$n"
+	[ "$failed" -eq 0 ] && exit 0
+	exit 1
+}
+check() {
+	d=$1
+	shift
+	if "$@"; then ok "$d"; else nok "$d"; fi
+}
+cleanup() {
+	for p in $v2pid $vpid $cpid; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+# Polls "$@" every 0.1 s for at most $1 tenths of a second.
+waitfor() {
+	t=$1
+	shift
+	while [ "$t" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+alive() { kill -0 "$1" 2>/dev/null; }
+# Sources the collector has (query-sources), -1 when it does not answer.
+sources() {
+	out=$(statsfd query --collector "$tmp/c.sock" --sources 2>/dev/null) || {
+		echo -1
+		return
+	}
+	echo "$out" | grep -c '"source"'
+}
+has_sources() { [ "$(sources)" -eq "$1" ]; }
+start_collector() {
+	statsfd-collector --socket "$tmp/c.sock" --socket-mode 0600 \
+		--listen none --user nobody --interval 200 2>>"$tmp/collector.log" &
+	cpid=$!
+}
+
+missing=
+[ -c /dev/statsfd_vm ] || missing="/dev/statsfd_vm (statsfd_vm.ko not loaded)"
+for b in statsfd statsfd-collector statsfd-vmm; do
+	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
+done
+if [ -n "$missing" ]; then
+	nok "VMM client: missing $missing"
+	finish
+fi
+rm -rf "$tmp"
+mkdir -p "$tmp"
+chmod 755 "$tmp"
+
+# The VMM first: no collector.
+statsfd-vmm --vms 2 --vcpus 2 --names web,db --collector "$tmp/c.sock" \
+	--ready-file "$tmp/ready" >"$tmp/vmm.log" 2>&1 &
+vpid=$!
+sleep 2
+check "VMM runs without a collector (2 s), not ready" \
+	sh -c "kill -0 $vpid && ! test -e '$tmp/ready'"
+check "VMM logs the collector's absence once per VM" \
+	test "$(grep -c 'No such file or directory; retrying' "$tmp/vmm.log")" -eq 2
+
+start_collector
+check "collector comes: the VMM registers 2 VMs x 2 vCPUs (6 sources)" \
+	waitfor 150 has_sources 6
+check "VMM ready once registered (--ready-file)" test -s "$tmp/ready"
+
+kill -9 "$cpid"
+wait "$cpid" 2>/dev/null
+sleep 1
+check "collector killed: the VMM goes on" alive "$vpid"
+check "VMM logs the lost connection (each VM)" \
+	test "$(grep -c 'connection closed; reconnecting' "$tmp/vmm.log")" -eq 2
+start_collector
+check "collector restarted: the VMM registers again (6 sources)" \
+	waitfor 150 has_sources 6
+
+# A second VMM claims web: refused, retried, never fatal.
+statsfd-vmm --vms 1 --vcpus 1 --names web --collector "$tmp/c.sock" \
+	>"$tmp/vmm2.log" 2>&1 &
+v2pid=$!
+sleep 2
+check "refused VMM keeps running" alive "$v2pid"
+check "refused VMM logs the collector's reason and retries" \
+	grep -q 'refused 2 stats fds: .*already registered; retrying' "$tmp/vmm2.log"
+check "the collector keeps the first VMM's 6 sources" has_sources 6
+kill "$vpid"
+wait "$vpid" 2>/dev/null
+vpid=
+check "first VMM gone: the second registers web (2 sources)" \
+	waitfor 150 has_sources 2
+check "second VMM still running" alive "$v2pid"
+[ "$failed" -eq 0 ] || {
+	sed 's/^/# vmm: /' "$tmp/vmm.log"
+	sed 's/^/# vmm2: /' "$tmp/vmm2.log"
+	sed 's/^/# collector: /' "$tmp/collector.log"
+}
+finish

@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The man pages statsfd(1) and statsfd-collector(8): they render without a
+# single warning from man/groff, and every long option the programs' own
+# --help lists is documented in them, so that pages and programs cannot
+# drift apart.  Usage: man_test.sh BUILD_DIR   (TAP on stdout)
+set -u
+out=${1:?usage: man_test.sh BUILD_DIR}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+n=0
+check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
+
+for page in statsfd.1:statsfd statsfd-collector.8:statsfd-collector; do
+	file=$root/Documentation/man/${page%%:*}
+	bin=$out/bin/${page##*:}
+	warn=$(MANWIDTH=80 man --warnings -l "$file" 2>&1 >/dev/null)
+	check "${page%%:*} renders without warnings${warn:+: $warn}" test -z "$warn"
+	text=$(MANWIDTH=80 man -l "$file" 2>/dev/null)
+	check "${page%%:*} renders (NAME, SYNOPSIS, OPTIONS)" \
+		bash -c 'grep -q "^NAME" <<<"$1" && grep -q "^SYNOPSIS" <<<"$1" && grep -q "^OPTIONS" <<<"$1"' _ "$text"
+	# Long options of --help (the usage text), each as --name in the page.
+	mapfile -t opts < <("$bin" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u)
+	missing=()
+	for o in "${opts[@]}" --help; do
+		grep -q -- "$o\b" <<<"$text" || missing+=("$o")
+	done
+	check "${page%%:*}: all ${#opts[@]} long options of ${page##*:} --help documented${missing:+ (missing: ${missing[*]})}" \
+		test ${#missing[@]} -eq 0 -a ${#opts[@]} -gt 5
+done
+# The check itself must be able to fail: an option the page lacks.
+text=$(MANWIDTH=80 man -l "$root/Documentation/man/statsfd.1" 2>/dev/null)
+check "an undocumented option is noticed (--no-such-option)" \
+	bash -c '! grep -q -- "--no-such-option\b" <<<"$1"' _ "$text"
+echo "1..$n"
