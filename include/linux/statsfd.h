@@ -364,6 +364,10 @@ struct statsfd_source;
  *	negative errno, which the read returns (a parent's aggregates then
  *	fail too; a child that fails while being retired loses its counts).
  *
+ * @fill runs inside a reader's read() (a collector's single loop, say):
+ * it must finish in bounded time, without waiting on I/O, firmware or a
+ * device that may hang.  Copy counters; do not query hardware.
+ *
  * At most one of @get and @tryget; @put is set iff one of them is.
  * Without them the module reference alone must keep the source alive (e.g.
  * a static source).  All callbacks are called in process context and may

@@ -22,6 +22,7 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/nospec.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/statsfd.h>
@@ -147,6 +148,9 @@ static long sample_get_stats_fd(struct statsfd_sample_fd_args __user *uargs)
 		return -EINVAL;
 	if (args.target > STATSFD_SAMPLE_TARGET_MAX)
 		return -ENOENT;
+	/* A user-chosen index: no speculative read past the array. */
+	args.target = array_index_nospec(args.target,
+					 STATSFD_SAMPLE_TARGET_MAX + 1);
 	src = args.target == STATSFD_SAMPLE_TARGET_DEVICE ? &sample_dev_src :
 	      &sample_queues[args.target - STATSFD_SAMPLE_TARGET_QUEUE0].src;
 

@@ -3,6 +3,8 @@
  * statsfd aggregation: values derived at read time over a source's children
  * (sum, min, max, average, count of non-zero).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/compiler.h>
 #include <linux/export.h>
 #include <linux/list.h>
@@ -10,6 +12,7 @@
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/mutex.h>
+#include <linux/printk.h>
 #include <linux/statsfd.h>
 
 #include "internal.h"
@@ -184,8 +187,14 @@ void statsfd_agg_retire(struct statsfd_source *parent,
 	if (!parent->retired)
 		return;
 	if (child->ops->fill) {
-		if (child->ops->fill(child, parent->agg_child))
+		int ret = child->ops->fill(child, parent->agg_child);
+
+		if (ret) {
+			/* Not a WARN: a provider's device may be gone. */
+			pr_warn_ratelimited("%s: fill failed (%d) while it leaves %s: its counts leave the cumulative sums\n",
+					    child->id, ret, parent->id);
 			return;
+		}
 		base = parent->agg_child;
 	}
 	for (i = 0; i < schema->num_aggs; i++) {

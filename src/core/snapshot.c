@@ -256,10 +256,12 @@ static int statsfd_snapshot_fill(struct statsfd_source *src, u64 *dst,
 				 struct statsfd_snap_meta *meta)
 {
 	int ret = src->ops->fill(src, dst);
-	u64 generation = atomic64_inc_return(&src->fills);
+	u64 generation;
 
 	if (ret)
 		return ret < 0 ? ret : -EIO;
+	/* Counts the computations that succeeded, whoever asked for them. */
+	generation = atomic64_inc_return(&src->fills);
 	if (meta) {
 		meta->sample_ns = ktime_get_boottime_ns();
 		meta->generation = generation;
@@ -283,8 +285,8 @@ static int statsfd_snapshot_fill(struct statsfd_source *src, u64 *dst,
  * writer never waits.  A source without windows is copied value by value,
  * each u64 untorn (@meta is then left alone).  A computed source's values
  * are computed into @dst, all of them, by one call of its fill callback:
- * @meta then gets the time that call returned and how many calls were
- * made on the source so far.
+ * @meta then gets the time that call returned and how many computations
+ * of the source succeeded so far (this one included).
  *
  * Context: process context; may sleep (only on the slow path).
  * Return: 0; -EINTR if a fatal signal ended the wait; -EAGAIN if the

@@ -358,6 +358,32 @@ static void statsfd_computed_child_leaves_its_counts_in_the_sums(struct kunit *t
 	KUNIT_EXPECT_EQ(test, agg[5], 0);
 }
 
+/* A child that cannot compute while it leaves: its counts are lost, once. */
+static void statsfd_computed_child_failing_at_retire_loses_its_counts(struct kunit *test)
+{
+	struct cmp_ctx *ctx = test->priv;
+	struct statsfd_kunit_parent own = { .created = 1 };
+	struct statsfd_kunit_src *parent;
+	u64 agg[SFK_PARENT_DATA_SIZE / 8];
+	struct cmp_src *c;
+	int cpu;
+
+	parent = statsfd_kunit_source(test, ctx->parent_schema, &own, "vm");
+	c = cmp_source(test, ctx->child_schema, "cpu");
+	for_each_possible_cpu(cpu)
+		cmp_set(c, cpu, 5);
+	statsfd_source_add_child(&parent->src, &c->src);
+	c->fill_ret = -ENODEV;
+	statsfd_source_del_child(&c->src);
+	KUNIT_EXPECT_EQ(test, atomic_read(&c->fills), 1);
+	KUNIT_EXPECT_NULL(test, c->src.parent);
+	KUNIT_ASSERT_EQ(test, statsfd_agg_compute(&parent->src, agg), 0);
+	KUNIT_EXPECT_EQ(test, agg[0], 0);
+	KUNIT_EXPECT_EQ(test, agg[8], 0);
+	/* A failed computation is no generation. */
+	KUNIT_EXPECT_EQ(test, atomic64_read(&c->src.fills), 0);
+}
+
 static void statsfd_computed_snapshot_source_reports_time_and_generation(struct kunit *test)
 {
 	struct cmp_ctx *ctx = test->priv;
@@ -506,6 +532,7 @@ static struct kunit_case statsfd_computed_cases[] = {
 	KUNIT_CASE(statsfd_computed_fill_error_is_the_read_error),
 	KUNIT_CASE(statsfd_computed_children_are_aggregated),
 	KUNIT_CASE(statsfd_computed_child_leaves_its_counts_in_the_sums),
+	KUNIT_CASE(statsfd_computed_child_failing_at_retire_loses_its_counts),
 	KUNIT_CASE(statsfd_computed_snapshot_source_reports_time_and_generation),
 	KUNIT_CASE(statsfd_computed_debugfs_view_computes_the_values),
 	KUNIT_CASE(statsfd_computed_source_init_rejects_bad_combinations),

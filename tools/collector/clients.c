@@ -484,8 +484,8 @@ void accept_clients(struct collector *c, int lfd)
  * @arg: unused (systemd_restore()'s callback argument)
  *
  * For systemd_restore(): the connection is checked against this run's
- * --allow-uid/--allow-gid first, as a new one would be; a refused one is
- * closed, and the sources it owned go with it.
+ * --allow-uid/--allow-gid and --max-clients first, as a new one would be;
+ * a refused one is closed, and the sources it owned go with it.
  *
  * Return: the client, or NULL (closed).
  */
@@ -508,6 +508,13 @@ struct client *adopt_client(struct collector *c, int fd, void *arg)
 		c->stats.clients_refused++;
 		logmsg("restored client pid %d uid %u gid %u: not in --allow-uid/--allow-gid any more: closed",
 		       cred.pid, cred.uid, cred.gid);
+		close(fd);
+		return NULL;
+	}
+	if (c->nclients >= c->policy.max_clients) {
+		c->stats.clients_refused++;
+		logmsg("restored client pid %d uid %u: --max-clients (%u) reached: closed",
+		       cred.pid, cred.uid, c->policy.max_clients);
 		close(fd);
 		return NULL;
 	}

@@ -660,13 +660,17 @@ int main(int argc, char **argv)
 		goto out_http;
 	}
 	port_fd = -1;
+	/*
+	 * The previous run's clients and sources first, with their ids and
+	 * labels; discovery (which takes ids and labels too) after them.
+	 */
+	systemd_restore(&c, adopt_client, &o);
 	if (o.discover_kvm) {
 		disc = discover_start(&c, "/proc", o.discover_interval_ms ?:
 				      DISCOVER_INTERVAL_MS);
 		if (!disc)
 			goto out_http;
 	}
-	systemd_restore(&c, adopt_client, &o);
 	systemd_ready(&c);
 	logmsg("ready: socket %s, http %s%s, uid %u, interval %u ms%s",
 	       o.socket, o.http.nlisten ? o.http.listen[0] : "none",

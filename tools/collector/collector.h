@@ -122,6 +122,10 @@ struct pkt {
  * @shut: hung up (SHUT_WR) and draining what the peer still sends until it
  *	closes: closing a unix socket with unread data would make the peer's
  *	recv() fail with ECONNRESET before it reads our last reply
+ * @discovered: stands for a VMM process found by --discover-kvm (no
+ *	connection, @fd is -1, not in the collector's list): its sources are
+ *	never put in systemd's fd store, and give way to a client that
+ *	registers their VM label
  * @next: in the collector's list
  * @prev: in the collector's list
  */
@@ -142,6 +146,7 @@ struct client {
 	bool refused;
 	bool closing;
 	bool shut;
+	bool discovered;
 	struct client *next, *prev;
 };
 

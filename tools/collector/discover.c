@@ -417,6 +417,7 @@ static struct dproc *follow(struct discover *d, pid_t pid, int tfd,
 	}
 	p->owner.kind = EP_CLIENT;
 	p->owner.fd = -1;
+	p->owner.discovered = true;
 	p->owner.id = ++d->c->next_client_id;
 	p->owner.pid = pid;
 	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = p };
@@ -838,7 +839,7 @@ int discover_keep_caps(void)
 
 /*
  * Not root (any more): keep CAP_SYS_PTRACE, if permitted, and nothing
- * else.  Root (--user '') keeps what it has.  Nothing is changed when
+ * else.  Root (--user root) keeps what it has.  Nothing is changed when
  * nothing else is permitted (a service given CAP_SYS_PTRACE alone, as
  * ambient capability): its seccomp filter may well forbid capset().
  */

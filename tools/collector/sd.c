@@ -154,8 +154,16 @@ static void store(const char *name, int fd)
 
 	if (!sd.notify || sd.stopping)
 		return;
+	/*
+	 * FDPOLL=0: systemd must not poll the stored fd.  It drops a stored
+	 * fd that polls EPOLLERR or EPOLLHUP, and a statsfd stats fd polls
+	 * EPOLLPRI | EPOLLERR while its source's children changed (a vCPU
+	 * added) until the collector reads it again: the VM's fd would
+	 * vanish from the store.  A source that really hung up is dropped by
+	 * the collector itself (its EPOLLHUP), which removes it from the store.
+	 */
 	snprintf(msg, sizeof(msg), "%s\nFDNAME=%s",
-		 fd >= 0 ? "FDSTORE=1" : "FDSTOREREMOVE=1", name);
+		 fd >= 0 ? "FDSTORE=1\nFDPOLL=0" : "FDSTOREREMOVE=1", name);
 	notify(msg, fd);
 }
 
@@ -186,7 +194,12 @@ void systemd_store_source(struct source *s)
 	char name[SYSTEMD_FDNAME_MAX + 1];
 
 	take_fds();
-	if (!sd.notify || sd.stopping)
+	/*
+	 * Discovered sources (their owner stands for a VMM process, with no
+	 * connection) are not stored: the next scan finds them again, and
+	 * stored they would pin their VMs in PID 1 while we are down.
+	 */
+	if (!sd.notify || sd.stopping || s->owner->discovered)
 		return;
 	/* With its first source, the connection becomes worth keeping. */
 	if (s->owner->nsources == 1) {
@@ -201,7 +214,7 @@ void systemd_unstore_source(struct source *s)
 {
 	char name[SYSTEMD_FDNAME_MAX + 1];
 
-	if (!sd.notify || sd.stopping)
+	if (!sd.notify || sd.stopping || s->owner->discovered)
 		return;
 	source_name(name, sizeof(name), s);
 	store(name, -1);
@@ -211,7 +224,7 @@ void systemd_unstore_client(struct client *cl)
 {
 	char name[32];
 
-	if (!sd.notify || sd.stopping)
+	if (!sd.notify || sd.stopping || cl->discovered)
 		return;
 	client_name(name, sizeof(name), cl->id);
 	store(name, -1);
@@ -383,10 +396,14 @@ void systemd_restore(struct collector *c,
 		c->next_source_id = max_source;
 	}
 	free(order);
-	/* Connections that came back without any source are idle ones. */
+	/*
+	 * Deadlines from what came back: adopted before their sources, the
+	 * connections got an idle deadline; one that owns sources again has
+	 * none (a VMM stays silent for as long as its VM runs), one that came
+	 * back without any is an idle one.
+	 */
 	for (cl = c->clients; cl; cl = cl->next)
-		if (!cl->nsources && !cl->deadline)
-			cl->deadline = now_ms() + c->client_timeout_ms;
+		cl->deadline = cl->nsources ? 0 : now_ms() + c->client_timeout_ms;
 	for (i = 0; i < sd.nstored; i++)
 		free(sd.stored_names[i]);
 	free(sd.stored_names);

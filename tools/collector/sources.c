@@ -164,9 +164,23 @@ static struct schema *get_schema(struct collector *c, struct statsfd *sf,
 static int labels_check(struct collector *c, const struct client *cl,
 			const struct statsfd_labels *l, char *why, size_t len)
 {
-	struct source *s;
+	struct source *s, *next;
 
-	for (s = c->sources; s; s = s->next) {
+	for (s = c->sources; s; s = next) {
+		next = s->next;
+		/*
+		 * A discovered source never keeps a VM label from a client
+		 * that registers it: the name came from a command line anyone
+		 * can choose (-name), the registration from an allowed VMM.
+		 * The discovered one goes.
+		 */
+		if (l->vm[0] && !strcmp(s->labels.vm, l->vm) &&
+		    s->owner->discovered && !cl->discovered) {
+			logmsg("source %" PRIu64 " (discovered, vm \"%s\", pid %d): dropped: client pid %d uid %u registers that vm",
+			       s->id, l->vm, s->owner->pid, cl->pid, cl->uid);
+			drop_source(c, s);
+			continue;
+		}
 		if (l->vm[0] && !strcmp(s->labels.vm, l->vm) &&
 		    (s->owner->uid != cl->uid || s->owner->pid != cl->pid)) {
 			c->stats.labels_refused++;

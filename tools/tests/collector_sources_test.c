@@ -284,6 +284,40 @@ static void test_failures(void)
 	render_free(&col);
 }
 
+/*
+ * A VM label a discovered VMM took from its command line (-name, which
+ * anyone can choose) gives way to a client that registers it; the
+ * reverse is refused as for any other owner.
+ */
+static void test_discovered_labels(void)
+{
+	static struct client disc = {
+		.kind = EP_CLIENT, .fd = -1, .uid = 2000, .pid = 20,
+		.discovered = true,
+	};
+	static struct client vmm = {
+		.kind = EP_CLIENT, .fd = -1, .uid = 1000, .pid = 30,
+	};
+	struct source *d, *r, *d2;
+	uint64_t did;
+	char why[256];
+	int ret;
+
+	d = add(&disc, "prod", 0, &ret, why);
+	tap_ok(d && !ret, "a discovered VMM's source takes vm \"prod\"");
+	did = d ? d->id : 0;
+	r = add(&vmm, "prod", 0, &ret, why);
+	tap_ok(r && !ret && disc.nsources == 0 && vmm.nsources == 1,
+	       "a registering client takes vm \"prod\" back: the discovered source (%" PRIu64 ") is dropped",
+	       did);
+	d2 = add(&disc, "prod", 1, &ret, why);
+	tap_ok(!d2 && ret == -EACCES && strstr(why, "is registered by uid 1000 pid 30"),
+	       "a discovered VMM cannot take a registered VM label: -EACCES");
+	if (r)
+		drop_source(&col, r);
+	reap_sources(&col);
+}
+
 int main(void)
 {
 	col.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -292,6 +326,7 @@ int main(void)
 	test_rules();
 	test_render_cache();
 	test_failures();
+	test_discovered_labels();
 	while (col.nrules--) {
 		free(col.rules[col.nrules].provider);
 		free(col.rules[col.nrules].target);

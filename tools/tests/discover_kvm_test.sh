@@ -108,7 +108,7 @@ caps() {
 
 # 1. As root: /proc/PID/fd is listed.  The VMM starts after the collector:
 # a rescan finds it.
-if start_col root -- --user '' &&
+if start_col root -- --user root &&
    start_vmm web -name guest=web,debug-threads=on -uuid "$uuid"; then
 	for _ in $(seq 100); do
 		grep -q 'discover: pid .* a KVM VMM, followed' "$tmp/root.log" && break

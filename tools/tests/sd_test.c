@@ -51,6 +51,9 @@ static unsigned int nready, nwatchdog, nstopping, nremoved;
 static char last_status[256];
 static bool other_watchdog;
 
+/* --client-timeout: short in run 2, to see restored VMMs outlive it. */
+static const char *client_timeout = "60000";
+
 static void msleep(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
@@ -313,7 +316,7 @@ static int start_daemon(const char *bin, const char *sock, const char *allow,
 		execl(bin, bin, "--socket", sock, "--socket-mode", "0666",
 		      "--listen", "127.0.0.1:0", "--port-file", port_path,
 		      "--user", "nobody", "--allow-uid", allow, "--interval", "100",
-		      "--client-timeout", "60000", memfd, (char *)NULL);
+		      "--client-timeout", client_timeout, memfd, (char *)NULL);
 		_exit(127);
 	}
 	return 0;
@@ -560,6 +563,7 @@ int main(int argc, char **argv)
 		snprintf(store[nstore].name, sizeof(store[nstore].name), "%s", names[n - 3 + i]);
 		store[nstore++].fd = pass[n - 3 + i];
 	}
+	client_timeout = "2000";
 	if (lfd < 0 || tfd < 0 ||
 	    !tap_ok(!start_daemon(argv[1], sock2, "0", pass, names, n) && wait_ready(2),
 		    "READY=1 after restart with %u fds passed", n))
@@ -588,6 +592,19 @@ int main(int argc, char **argv)
 	tap_ok(value0(q, web_ids[0]) == 5151 && value0(q, web_ids[1]) == 6161 &&
 	       value0(q, db_ids[0]) == 777,
 	       "values read after the restart (5151, 6161, 777)");
+	/*
+	 * A VMM says nothing while its VM runs: a restored connection that
+	 * owns sources again must outlive --client-timeout (2 s here), as it
+	 * did before the restart.
+	 */
+	close(q);
+	drain(2600);
+	q = statsfd_msg_connect(sock2);
+	r = q >= 0 ? rpc(q, "{\"execute\":\"query-sources\"}", NULL, 0) : NULL;
+	tap_ok(r && ret_of(r) && json_object_array_length(ret_of(r)) == 3,
+	       "restored silent VMMs keep their sources past --client-timeout");
+	json_object_put(r);
+	client_timeout = "60000";
 	drain(300);
 	tap_ok(stored("junk") < 0,
 	       "unknown stored fd name: closed and FDSTOREREMOVE'd");
