@@ -54,7 +54,7 @@ done
 	--allow-uid 0,12345 --interval 200 --client-timeout 1000 \
 	--test-accept-memfd 2>"$tmp/collector.log" &
 cpid=$!
-pids+=($cpid)
+pids+=("$cpid")
 for _ in $(seq 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 port=$(cat "$tmp/port" 2>/dev/null)
 if [ -z "$port" ]; then
@@ -86,7 +86,7 @@ EOC
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
 	--web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
 prom_pid=$!
-pids+=($prom_pid)
+pids+=("$prom_pid")
 
 api() {
 	local what=$1
@@ -181,7 +181,7 @@ print("ready", flush=True)
 time.sleep(60)
 ' "$port" >"$tmp/idle.log" 2>&1 &
 idle=$!
-pids+=($idle)
+pids+=("$idle")
 t0=$(now)
 for _ in $(seq 100); do grep -q ready "$tmp/idle.log" && break; sleep 0.05; done
 check "64 idle HTTP connections from 127.0.0.2 held open" grep -q ready "$tmp/idle.log"
