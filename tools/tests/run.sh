@@ -81,6 +81,7 @@ run cli_test "$here/cli_test.sh" "$out"
 run systemd_test "$here/systemd_test.sh" "$out"
 run man_test "$here/man_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
+run prometheus_hostile_test "$here/prometheus_hostile_test.sh" "$out"
 run webconfig_test "$san/tests/webconfig_test"
 run http_test "$here/http_test.sh" "$out"
 # kvm_test, pid_test.sh and discover_kvm_test.sh need real KVM: they run in make check's 6.1
