@@ -299,9 +299,14 @@ static int drop_privileges(const char *user)
 		logmsg("--user %s: no such user", user);
 		return -1;
 	}
+	/*
+	 * Already that user: nothing to drop.  For root that takes an
+	 * explicit --user root (the default is nobody, and '' is refused):
+	 * a deliberate choice, never a typo.
+	 */
+	if (geteuid() == pw->pw_uid)
+		return 0;
 	if (geteuid() != 0) {
-		if (geteuid() == pw->pw_uid)
-			return 0;
 		logmsg("--user %s: not running as root, cannot switch", user);
 		return -1;
 	}
