@@ -115,7 +115,7 @@ check-harness:
 check-kcsan:
 	@LEGS=kcsan HOST_TESTS=0 $(T)/check.sh
 
-LINT_DIRS := src tests tools/selftests include
+LINT_DIRS := src tests tools/selftests include samples
 lint: ksrc
 	@$(T)/lint.sh $(BUILD) $(LINT_DIRS)
 
