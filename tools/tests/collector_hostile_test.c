@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "httpget.h"
 #include "image.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
@@ -214,49 +215,6 @@ static struct json_object *add_one(int s, const char *provider, const char *vm,
 	return add_vcpus(s, provider, vm, &fd, 1);
 }
 
-static char *http_get(const char *path, double *secs)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(http_port) };
-	struct statsfd_buf b = { 0 };
-	char req[128], buf[65536];
-	double t0 = now_s();
-	char *body;
-	int s;
-
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
-		if (s >= 0)
-			close(s);
-		return NULL;
-	}
-	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n", path);
-	if (write(s, req, strlen(req)) < 0) {
-		close(s);
-		return NULL;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = s, .events = POLLIN };
-		ssize_t r;
-
-		if (poll(&p, 1, 5000) != 1)
-			break;
-		r = read(s, buf, sizeof(buf));
-		if (r <= 0)
-			break;
-		statsfd_buf_append(&b, buf, (size_t)r);
-	}
-	close(s);
-	if (secs)
-		*secs = now_s() - t0;
-	if (!b.data || !strstr(b.data, "\r\n\r\n")) {
-		statsfd_buf_free(&b);
-		return NULL;
-	}
-	body = strdup(strstr(b.data, "\r\n\r\n") + 4);
-	statsfd_buf_free(&b);
-	return body;
-}
 
 /* `promtool check metrics` on @text: 1 accepted, 0 refused. */
 static int promtool_ok(const char *text)
@@ -472,7 +430,7 @@ static void honest_stop(void)
 static char *honest_scrape(const char *during)
 {
 	double t = 0, v = -1;
-	char *m = http_get("/metrics", &t);
+	char *m = test_http_get(http_port, "/metrics", &t);
 	bool ok = m && sample(m, "statsfd_io_exits_total{provider=\"statsfd_vm\","
 			      "target=\"vcpu\",vm=\"web\",vcpu=\"1\"}", &v) &&
 		  (external_honest ? v >= honest_last : v == 2) && t < SCRAPE_MAX_S;
@@ -625,7 +583,7 @@ static void test_quotas(void)
 	r = add_vcpus(a, "statsfd_vm", "qc", fds, 3);
 	tap_ok(is_return(r), "after the clients left, their bytes are free again");
 	json_object_put(r);
-	m = http_get("/metrics", NULL);
+	m = test_http_get(http_port, "/metrics", NULL);
 	tap_ok(m && strstr(m, "statsfd_collector_quota_refusals_total 3\n"),
 	       "statsfd_collector_quota_refusals_total 3");
 	free(m);
@@ -872,7 +830,7 @@ static void test_failing_source(void)
 	tap_ok(is_return(r), "source registered");
 	json_object_put(r);
 	msleep(250);
-	m = http_get("/metrics", NULL);
+	m = test_http_get(http_port, "/metrics", NULL);
 	tap_ok(m && sample(m, "statsfd_collector_source_up{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"flaky\",vcpu=\"0\"}", &v) &&
 	       v == 1 && strstr(m, "statsfd_collector_source_last_read_timestamp_seconds{provider=\"statsfd_vm\"") &&
 	       strstr(m, "statsfd_halt_exits_total{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"flaky\""),
@@ -882,7 +840,7 @@ static void test_failing_source(void)
 	if (ftruncate(fd, 64))
 		tap_diag("ftruncate: %s", strerror(errno));
 	msleep(250);
-	m = http_get("/metrics", NULL);
+	m = test_http_get(http_port, "/metrics", NULL);
 	tap_ok(m && sample(m, "statsfd_collector_source_up{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"flaky\",vcpu=\"0\"}", &v) &&
 	       v == 0 && !strstr(m, "statsfd_halt_exits_total{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"flaky\"") &&
 	       sample(m, "statsfd_collector_source_read_errors_total{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"flaky\",vcpu=\"0\"}", &v) &&
@@ -905,7 +863,7 @@ static void test_failing_source(void)
 	t0 = now_s();
 	while (!ok && now_s() - t0 < 3) {
 		msleep(100);
-		m = http_get("/metrics", NULL);
+		m = test_http_get(http_port, "/metrics", NULL);
 		ok = m && strstr(m, "statsfd_collector_sources 0\n") &&
 		     strstr(m, "statsfd_collector_sources_failed_total 1\n");
 		free(m);
@@ -947,7 +905,7 @@ static void test_filters(void)
 		fds, 2);
 	tap_ok(is_return(r), "VM and vCPU registered");
 	json_object_put(r);
-	m = http_get("/metrics", NULL);
+	m = test_http_get(http_port, "/metrics", NULL);
 	tap_ok(m && strstr(m, "\nstatsfd_halt_exits_total{provider=\"statsfd_vm\",target=\"vcpu\"") &&
 	       strstr(m, "\nstatsfd_io_exits_total{provider=\"statsfd_vm\",target=\"vcpu\"") &&
 	       !strstr(m, "statsfd_guest_cycles") && !strstr(m, "_bucket{") &&
@@ -1056,7 +1014,7 @@ static void run_attacks(void)
 	       rss, RSS_MAX_KB);
 	tap_ok(cpu_s(daemon_pid) - cpu0 < CPU_MAX_S, "its CPU time over the attacks: %.2f s (bound %.0f)",
 	       cpu_s(daemon_pid) - cpu0, CPU_MAX_S);
-	m = http_get("/metrics", NULL);
+	m = test_http_get(http_port, "/metrics", NULL);
 	tap_ok(m && strstr(m, "\nprocess_resident_memory_bytes ") &&
 	       strstr(m, "\nprocess_cpu_seconds_total ") && strstr(m, "\nprocess_open_fds ") &&
 	       strstr(m, "\nprocess_max_fds ") && strstr(m, "\nprocess_start_time_seconds ") &&

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "httpget.h"
 #include "image.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
@@ -143,50 +144,6 @@ static size_t count_sources(void)
 	return n;
 }
 
-/* GET @path over HTTP/1.0; returns the malloc()ed body or NULL. */
-static char *http_get(const char *path, double *secs)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(http_port) };
-	struct statsfd_buf b = { 0 };
-	char req[128], buf[65536];
-	double t0 = now_s();
-	char *body;
-	int s;
-
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
-		if (s >= 0)
-			close(s);
-		return NULL;
-	}
-	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\nHost: localhost\r\n\r\n", path);
-	if (write(s, req, strlen(req)) < 0) {
-		close(s);
-		return NULL;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = s, .events = POLLIN };
-		ssize_t r;
-
-		if (poll(&p, 1, 5000) != 1)
-			break;
-		r = read(s, buf, sizeof(buf));
-		if (r <= 0)
-			break;
-		statsfd_buf_append(&b, buf, (size_t)r);
-	}
-	close(s);
-	if (secs)
-		*secs = now_s() - t0;
-	if (!b.data || strncmp(b.data, "HTTP/1.", 7) || !strstr(b.data, "\r\n\r\n")) {
-		statsfd_buf_free(&b);
-		return NULL;
-	}
-	body = strdup(strstr(b.data, "\r\n\r\n") + 4);
-	statsfd_buf_free(&b);
-	return body;
-}
 
 /* @extra: one more option and its value (e.g. --stats), or NULL. */
 static int start_daemon(const char *bin, const char *extra, const char *value)
@@ -337,7 +294,7 @@ static void test_basic(const char *save)
 	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 0, "query-stats vms filter");
 	json_object_put(r);
 
-	m = http_get("/metrics", NULL);
+	m = test_http_get(http_port, "/metrics", NULL);
 	tap_ok(m && strstr(m, "statsfd_io_exits_total{" VCPU_LABELS("1") "} 1000\n") &&
 	       strstr(m, "# TYPE statsfd_halt_wait_hist_seconds histogram\n") &&
 	       strstr(m, "statsfd_halt_wait_hist_seconds_bucket{" VCPU_LABELS("0") ",le=\"+Inf\"}") &&
@@ -354,7 +311,7 @@ static void test_basic(const char *save)
 		}
 	}
 	free(m);
-	m = http_get("/nope", NULL);
+	m = test_http_get(http_port, "/nope", NULL);
 	tap_ok(m && strstr(m, "not found"), "unknown URL answered 404");
 	free(m);
 
@@ -542,7 +499,7 @@ static void test_hanging_clients(void)
 		if (statsfd_msg_send(slow, q, strlen(q), NULL, 0))
 			break;
 	}
-	m = http_get("/metrics", &t);
+	m = test_http_get(http_port, "/metrics", &t);
 	tap_ok(m && strstr(m, "statsfd_collector_clients 202\n") && t < 1.0,
 	       "scrape served in %.0f ms with %d idle and 1 non-reading client connected",
 	       t * 1000, N);
@@ -554,7 +511,7 @@ static void test_hanging_clients(void)
 	t0 = now_s();
 	do {
 		msleep(100);
-		m = http_get("/metrics", NULL);
+		m = test_http_get(http_port, "/metrics", NULL);
 		i = m && strstr(m, "statsfd_collector_clients 1\n");
 		free(m);
 	} while (!i && now_s() - t0 < 5);
@@ -606,7 +563,7 @@ static void test_many_sources(void)
 	}
 	tap_ok(ok && count_sources() == CLIENTS * PER_MSG * MSGS,
 	       "%d sources registered by %d clients", CLIENTS * PER_MSG * MSGS, CLIENTS);
-	text = http_get("/metrics", &t);
+	text = test_http_get(http_port, "/metrics", &t);
 	/* Generous: a sanitized build on a loaded 2-core machine. */
 	tap_ok(text && strlen(text) > 1000000 && t < 15,
 	       "scrape of %d sources: %zu bytes in %.0f ms", CLIENTS * PER_MSG * MSGS,
@@ -673,7 +630,7 @@ static void test_stats_filter(const char *bin)
 	       json_object_array_length(x) == 0,
 	       "the VM (none of the stats): kept, with no stats");
 	json_object_put(r);
-	m = http_get("/metrics", NULL);
+	m = test_http_get(http_port, "/metrics", NULL);
 	tap_ok(m && strstr(m, "statsfd_io_exits_total{" VCPU_LABELS("1") "} 4321\n") &&
 	       strstr(m, "statsfd_halt_wait_hist_seconds_count{" VCPU_LABELS("0") "}") &&
 	       !strstr(m, "halt_exits") && !strstr(m, "io_exits_sum") &&

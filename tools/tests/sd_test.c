@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "httpget.h"
 #include "image.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
@@ -334,40 +335,6 @@ static int stop_daemon(void)
 	return status;
 }
 
-static char *http_get(unsigned int port, const char *path)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
-	struct statsfd_buf b = { 0 };
-	char req[128], buf[65536];
-	int s;
-
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
-		if (s >= 0)
-			close(s);
-		return NULL;
-	}
-	snprintf(req, sizeof(req), "GET %s HTTP/1.0\r\n\r\n", path);
-	if (write(s, req, strlen(req)) < 0) {
-		close(s);
-		return NULL;
-	}
-	for (;;) {
-		struct pollfd p = { .fd = s, .events = POLLIN };
-		ssize_t r;
-
-		if (poll(&p, 1, 5000) != 1)
-			break;
-		r = read(s, buf, sizeof(buf));
-		if (r <= 0)
-			break;
-		statsfd_buf_append(&b, buf, (size_t)r);
-	}
-	close(s);
-	statsfd_buf_append(&b, "", 1);
-	return b.data;
-}
 
 static int listen_unix(const char *path)
 {
@@ -612,7 +579,7 @@ int main(int argc, char **argv)
 	       "stored source whose connection is gone: dropped and FDSTOREREMOVE'd");
 	tap_ok(stored("src.x.bad") < 0, "malformed source name: dropped and FDSTOREREMOVE'd");
 	tap_ok(nstore == 5, "the restored fds stay stored, once each (%u)", nstore);
-	body = http_get(port, "/metrics");
+	body = test_http_get(port, "/metrics", NULL);
 	tap_ok(body && strstr(body, "statsfd_collector_sources 3"),
 	       "HTTP served on the activated TCP port %u", port);
 	free(body);
