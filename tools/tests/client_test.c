@@ -101,33 +101,8 @@ static bool main_registered(void)
 	return st.connected && st.registered == st.sources;
 }
 
-/*
- * The option that lets the collector take memfd fixtures, when this build
- * of it has one (--test-accept-memfd: it takes only real stats fds
- * otherwise); else an option it always takes, repeated harmlessly.
- */
-static const char *memfd_option(const char *bin)
-{
-	static char opt[64];
-	char cmd[256], line[256];
-	FILE *p;
-
-	if (opt[0])
-		return opt;
-	snprintf(opt, sizeof(opt), "--verbose");
-	snprintf(cmd, sizeof(cmd), "%s --help 2>&1", bin);
-	p = popen(cmd, "r");
-	while (p && fgets(line, sizeof(line), p))
-		if (strstr(line, "--test-accept-memfd"))
-			snprintf(opt, sizeof(opt), "--test-accept-memfd");
-	if (p)
-		pclose(p);
-	return opt;
-}
-
 static int start_daemon(const char *bin)
 {
-	const char *memfd = memfd_option(bin);
 
 	daemon_pid = fork();
 	if (!daemon_pid) {
@@ -135,7 +110,8 @@ static int start_daemon(const char *bin)
 		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 		execl(bin, bin, "--socket", sock_path, "--socket-mode", "0666",
 		      "--listen", "none", "--user", "nobody", "--allow-uid", "0",
-		      "--interval", "100", memfd, (char *)NULL);
+		      "--interval", "100",
+		      "--test-accept-memfd", (char *)NULL);
 		_exit(127);
 	}
 	return daemon_pid > 0 ? 0 : -1;

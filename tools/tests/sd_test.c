@@ -252,37 +252,12 @@ static const char *get_str(struct json_object *o, const char *key)
 }
 
 /*
- * The option that lets the collector take memfd fixtures, when this build
- * of it has one (--test-accept-memfd: it takes only real stats fds
- * otherwise); else an option it always takes, repeated harmlessly.
- */
-static const char *memfd_option(const char *bin)
-{
-	static char opt[64];
-	char cmd[256], line[256];
-	FILE *p;
-
-	if (opt[0])
-		return opt;
-	snprintf(opt, sizeof(opt), "--verbose");
-	snprintf(cmd, sizeof(cmd), "%s --help 2>&1", bin);
-	p = popen(cmd, "r");
-	while (p && fgets(line, sizeof(line), p))
-		if (strstr(line, "--test-accept-memfd"))
-			snprintf(opt, sizeof(opt), "--test-accept-memfd");
-	if (p)
-		pclose(p);
-	return opt;
-}
-
-/*
  * Start the collector with @env_fds (names @names) at fd 3 and up, as
  * systemd passes the fd store and activated sockets; @n 0: none.
  */
 static int start_daemon(const char *bin, const char *sock, const char *allow,
 			const int *env_fds, const char *const *names, unsigned int n)
 {
-	const char *memfd = memfd_option(bin);
 
 	daemon_pid = fork();
 	if (daemon_pid < 0)
@@ -317,7 +292,8 @@ static int start_daemon(const char *bin, const char *sock, const char *allow,
 		execl(bin, bin, "--socket", sock, "--socket-mode", "0666",
 		      "--listen", "127.0.0.1:0", "--port-file", port_path,
 		      "--user", "nobody", "--allow-uid", allow, "--interval", "100",
-		      "--client-timeout", client_timeout, memfd, (char *)NULL);
+		      "--client-timeout", client_timeout,
+		      "--test-accept-memfd", (char *)NULL);
 		_exit(127);
 	}
 	return 0;
