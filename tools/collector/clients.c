@@ -376,6 +376,27 @@ static bool id_allowed(const struct client_policy *p, uid_t uid, gid_t gid,
 	return false;
 }
 
+/*
+ * The peer's credentials (SO_PEERCRED) and whether this run's allow lists
+ * take it, supplementary groups included (SO_PEERGROUPS), so --allow-gid
+ * works as people expect.
+ *
+ * Return: 1 allowed, 0 not, -1 no credentials (not a peer to keep).
+ */
+static int peer_allowed(struct collector *c, int fd, struct ucred *cred)
+{
+	socklen_t sl = sizeof(*cred);
+	gid_t groups[256];
+	socklen_t gl = sizeof(groups);
+	unsigned int ngroups = 0;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &sl))
+		return -1;
+	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl))
+		ngroups = gl / sizeof(gid_t);
+	return id_allowed(&c->policy, cred->uid, cred->gid, groups, ngroups);
+}
+
 static struct client *new_client(struct collector *c, int fd,
 				 const struct ucred *cred, bool refused)
 {
@@ -422,13 +443,9 @@ void accept_clients(struct collector *c, int lfd)
 {
 	for (;;) {
 		struct ucred cred;
-		socklen_t sl = sizeof(cred);
-		gid_t groups[256];
-		socklen_t gl = sizeof(groups);
 		struct client *cl;
-		unsigned int ngroups = 0;
 		char msg[160];
-		int fd;
+		int fd, allowed;
 
 		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -436,14 +453,12 @@ void accept_clients(struct collector *c, int lfd)
 				logmsg("accept: %s", strerror(errno));
 			return;
 		}
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl)) {
+		allowed = peer_allowed(c, fd, &cred);
+		if (allowed < 0) {
 			close(fd);
 			continue;
 		}
-		/* Supplementary groups too, so --allow-gid works as people expect. */
-		if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl))
-			ngroups = gl / sizeof(gid_t);
-		if (id_allowed(&c->policy, cred.uid, cred.gid, groups, ngroups)) {
+		if (allowed) {
 			if (c->nclients >= c->policy.max_clients) {
 				c->stats.clients_refused++;
 				close(fd);
@@ -492,19 +507,14 @@ void accept_clients(struct collector *c, int lfd)
 struct client *adopt_client(struct collector *c, int fd, void *arg)
 {
 	struct ucred cred;
-	socklen_t sl = sizeof(cred);
-	gid_t groups[256];
-	socklen_t gl = sizeof(groups);
-	unsigned int ngroups = 0;
 	struct client *cl;
+	int allowed = peer_allowed(c, fd, &cred);
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &sl)) {
+	if (allowed < 0) {
 		close(fd);
 		return NULL;
 	}
-	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl))
-		ngroups = gl / sizeof(gid_t);
-	if (!id_allowed(&c->policy, cred.uid, cred.gid, groups, ngroups)) {
+	if (!allowed) {
 		c->stats.clients_refused++;
 		logmsg("restored client pid %d uid %u gid %u: not in --allow-uid/--allow-gid any more: closed",
 		       cred.pid, cred.uid, cred.gid);
