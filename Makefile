@@ -138,14 +138,14 @@ distclean:
 		echo "distclean: test kernels kept in $(KCACHE); drop them with: make distclean KCACHE_CLEAN=1"; \
 	fi
 
-# Install the two modules built for KDIR under updates/statsfd/ (depmod
+# Install the three modules built for KDIR under updates/statsfd/ (depmod
 # runs only for a real install, not into DESTDIR), plus the tools, the
 # collector's systemd unit and its user (tools/install.mk).  The KUnit and
 # harness modules are test-only and never installed.
 install: modules tools-install
 	@out=$$($(T)/modules.sh $(KDIR) $(BUILD)) && \
 	krel=$$(modinfo -F vermagic $$out/src/core/statsfd.ko | cut -d" " -f1) && \
-	for ko in src/core/statsfd.ko src/vm/statsfd_vm.ko; do \
+	for ko in src/core/statsfd.ko src/vm/statsfd_vm.ko src/host/statsfd_host.ko; do \
 		install -D -m 0644 $$out/$$ko \
 			$(DESTDIR)/lib/modules/$$krel/updates/statsfd/$$(basename $$ko) || exit 1; \
 	done && \

@@ -164,7 +164,7 @@ def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--leg", required=True)
     ap.add_argument("--load-modules", action="store_true",
-                    help="statsfd.ko and statsfd_vm.ko are loaded and unloaded")
+                    help="statsfd.ko, statsfd_vm.ko and statsfd_host.ko are loaded and unloaded")
     ap.add_argument("--kunit-src", action="append", default=[])
     ap.add_argument("--kunit-glob", default="")
     ap.add_argument("--selftests-dir", action="append", default=[])
@@ -182,8 +182,8 @@ def main(argv):
         out.append("kmemleak")
     out += [f"kernel/{p}" for p in a.kernel_proofs.split()]
     if a.load_modules:
-        out += ["load/statsfd.ko", "load/statsfd_vm.ko",
-                "unload/statsfd_vm.ko", "unload/statsfd.ko"]
+        out += ["load/statsfd.ko", "load/statsfd_vm.ko", "load/statsfd_host.ko",
+                "unload/statsfd_host.ko", "unload/statsfd_vm.ko", "unload/statsfd.ko"]
 
     ncases = 0
     all_suites = []

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Proves that the repository's dkms.conf builds statsfd.ko and statsfd_vm.ko,
+# Proves that the repository's dkms.conf builds statsfd.ko, statsfd_vm.ko and statsfd_host.ko,
 # and no test module, with `dkms build` against the stock Debian 6.1
 # headers, in a private DKMS tree (--dkmstree/--sourcetree/--installtree):
 # /var/lib/dkms and /lib/modules are never touched, nothing is installed
@@ -60,13 +60,14 @@ if [ $rc -ne 0 ]; then
 	sed 's/^/#   /' "$tmp/build.log" | tail -n 30
 	find "$tmp/tree" -name make.log -exec tail -n 30 {} \; | sed 's/^/#   make.log: /'
 fi
-for m in statsfd statsfd_vm; do
+for m in statsfd statsfd_vm statsfd_host; do
 	ko=$(find "$tmp/tree" -path "*/$kver/*/module/$m.ko*" | head -n 1)
 	check "$m.ko built for $kver (vermagic $(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1))" \
 		bash -c "[ -n '$ko' ] && modinfo -F vermagic '$ko' | grep -q '^$kver '"
 done
 built=$(find "$tmp/tree" -name '*.ko*' -printf '%f\n' | sed 's/\.ko.*//' | sort -u | tr '\n' ' ')
-check "only statsfd.ko and statsfd_vm.ko built (${built% })" test "$built" = "statsfd statsfd_vm "
+check "only statsfd.ko, statsfd_vm.ko and statsfd_host.ko built (${built% })" \
+	test "$built" = "statsfd statsfd_host statsfd_vm "
 # An older kernel: skipped by BUILD_EXCLUSIVE_KERNEL (dkms exits 77), not built.
 dkms build -m statsfd -v "$ver" -k 5.10.0-30-amd64 "${opts[@]}" >"$tmp/old.log" 2>&1
 rc=$?

@@ -15,7 +15,8 @@
 #   HARNESS        a harness-proof probe (tools/testing/check-harness.sh):
 #                  kunit, kunit-missing, warn, leak, oob, abba, race; empty in
 #                  a normal run
-#   LOAD_MODULES   0 to leave statsfd.ko and statsfd_vm.ko out (harness probes)
+#   LOAD_MODULES   0 to leave statsfd.ko, statsfd_vm.ko and statsfd_host.ko
+#                  out (harness probes)
 #   TEST_TIMEOUT   seconds per selftest binary
 #   STRESS         1: export STATSFD_STRESS=1 (full stress counts, CI)
 #   KERNEL_PROOFS  what this kernel must prove it has (see prove() below)
@@ -201,6 +202,9 @@ if [ "$LOAD_MODULES" = 1 ] && load statsfd.ko; then
 	loaded="statsfd.ko"
 	if load statsfd_vm.ko; then
 		loaded="statsfd_vm.ko $loaded"
+	fi
+	if load statsfd_host.ko; then
+		loaded="statsfd_host.ko $loaded"
 	fi
 fi
 

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd_host: /dev/statsfd_host and its one ioctl, which hands out stats
+ * fds on the node, a CPU, a network interface or a disk
+ * (Documentation/statsfd-host-api.rst).  Each kind lives in its own file;
+ * this one checks the argument and installs the file they return.
+ */
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/statsfd.h>
+#include <linux/uaccess.h>
+#include <uapi/linux/statsfd_host.h>
+
+#include "internal.h"
+
+/*
+ * Every field that @kind does not use must be 0, as must flags and
+ * reserved: a field given to the wrong kind is a caller's mistake, and
+ * zero today leaves the fields free for tomorrow.
+ */
+static int check_args(const struct statsfd_host_stats_fd *a)
+{
+	unsigned int i;
+
+	if (a->kind > STATSFD_HOST_KIND_MAX || a->flags)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(a->reserved); i++)
+		if (a->reserved[i])
+			return -EINVAL;
+	if (a->kind != STATSFD_HOST_CPU && a->cpu)
+		return -EINVAL;
+	if (a->kind != STATSFD_HOST_NETDEV && a->ifindex)
+		return -EINVAL;
+	if (a->kind != STATSFD_HOST_BLOCK && (a->major || a->minor))
+		return -EINVAL;
+	return 0;
+}
+
+static struct file *host_file(const struct statsfd_host_stats_fd *a)
+{
+	switch (a->kind) {
+	case STATSFD_HOST_NODE:
+		return statsfd_host_node_file();
+	case STATSFD_HOST_CPU:
+		return statsfd_host_cpu_file(a->cpu);
+	case STATSFD_HOST_NETDEV:
+		return statsfd_host_net_file(a->ifindex);
+	case STATSFD_HOST_BLOCK:
+		return statsfd_host_block_file(a->major, a->minor);
+	}
+	return ERR_PTR(-EINVAL);
+}
+
+static long host_get_stats_fd(const void __user *uarg)
+{
+	struct statsfd_host_stats_fd args;
+	struct file *file;
+	int fd, ret;
+
+	if (copy_from_user(&args, uarg, sizeof(args)))
+		return -EFAULT;
+	ret = check_args(&args);
+	if (ret)
+		return ret;
+	fd = get_unused_fd_flags(O_CLOEXEC);
+	if (fd < 0)
+		return fd;
+	file = host_file(&args);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		return PTR_ERR(file);
+	}
+	fd_install(fd, file);
+	return fd;
+}
+
+static long host_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	switch (cmd) {
+	case STATSFD_HOST_GET_STATS_FD:
+		return host_get_stats_fd((const void __user *)arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations host_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = host_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+/* World-readable like /proc/stat: the same numbers, as stats fds. */
+static struct miscdevice host_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "statsfd_host",
+	.fops = &host_fops,
+	.mode = 0444,
+};
+
+static int __init host_init(void)
+{
+	int ret;
+
+	ret = statsfd_host_node_init();
+	if (ret)
+		return ret;
+	ret = statsfd_host_cpu_init();
+	if (ret)
+		goto out_node;
+	ret = statsfd_host_net_init();
+	if (ret)
+		goto out_cpu;
+	ret = statsfd_host_block_init();
+	if (ret)
+		goto out_net;
+	/* Last: no stats fd before every kind is ready. */
+	ret = misc_register(&host_misc);
+	if (ret)
+		goto out_block;
+	return 0;
+
+out_block:
+	statsfd_host_block_exit();
+out_net:
+	statsfd_host_net_exit();
+out_cpu:
+	statsfd_host_cpu_exit();
+out_node:
+	statsfd_host_node_exit();
+	return ret;
+}
+
+/* Every stats fd pins the module: none is open when this runs. */
+static void __exit host_exit(void)
+{
+	misc_deregister(&host_misc);
+	statsfd_host_block_exit();
+	statsfd_host_net_exit();
+	statsfd_host_cpu_exit();
+	statsfd_host_node_exit();
+}
+
+module_init(host_init);
+module_exit(host_exit);
+
+MODULE_DESCRIPTION("statsfd host provider: node, CPU, network and disk stats as stats fds");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(STATSFD_NS);
