@@ -39,6 +39,7 @@
 
 #include "collector.h"
 #include "discover.h"
+#include "host.h"
 #include "http.h"
 #include "sd.h"
 #include "statsfd_msg.h"
@@ -57,6 +58,7 @@ struct options {
 	mode_t socket_mode;
 	unsigned int interval_ms;
 	bool discover_kvm;
+	bool host;
 	unsigned int discover_interval_ms;
 };
 
@@ -98,7 +100,11 @@ static const char usage[] =
 "  --drop-after N        drop a source after N failed reads in a row (default 10)\n"
 "  --discover-kvm        also read the stats fds of KVM VMMs that never register\n"
 "                        (stock QEMU), found in /proc; needs CAP_SYS_PTRACE\n"
-"  --discover-interval MS  look for new VMMs, VMs and vCPUs this often\n"
+"  --host                also read the host's own stats (statsfd_host.ko: node,\n"
+"                        CPUs, interfaces, disks), exported under node_exporter's\n"
+"                        names\n"
+"  --discover-interval MS  look for new VMMs, VMs and vCPUs (--discover-kvm) and\n"
+"                        CPUs, interfaces and disks (--host) this often\n"
 "                        (default 5000)\n"
 "  --client-timeout MS   drop a client that registered nothing and is idle, or\n"
 "                        has not read a reply, after this (default 10000)\n"
@@ -362,7 +368,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 		O_MAXMAP, O_STATS, O_CLMAXSRC, O_CLMAXBYTES, O_MAXBYTES, O_INCLUDE,
 		O_EXCLUDE, O_HIST, O_DROPAFTER, O_TESTMEMFD, O_DISCOVER,
 		O_DISCOVER_INTERVAL, O_WEBCONFIG, O_HTTP_MAXCONN, O_HTTP_PERIP,
-		O_HTTP_IDLE, O_VERSION,
+		O_HTTP_IDLE, O_VERSION, O_HOST,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -388,6 +394,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "test-accept-memfd", no_argument, NULL, O_TESTMEMFD },
 		{ "client-timeout", required_argument, NULL, O_TIMEOUT },
 		{ "discover-kvm", no_argument, NULL, O_DISCOVER },
+		{ "host", no_argument, NULL, O_HOST },
 		{ "discover-interval", required_argument, NULL, O_DISCOVER_INTERVAL },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
 		{ "web.config.file", required_argument, NULL, O_WEBCONFIG },
@@ -547,6 +554,9 @@ static int parse_args(int argc, char **argv, struct options *o,
 		case O_DISCOVER:
 			o->discover_kvm = true;
 			break;
+		case O_HOST:
+			o->host = true;
+			break;
 		case O_DISCOVER_INTERVAL:
 			v = strtoul(optarg, &end, 10);
 			if (*end || end == optarg || v < 100 || v > 3600000)
@@ -570,8 +580,8 @@ static int parse_args(int argc, char **argv, struct options *o,
 			argv[optind], usage);
 		return -1;
 	}
-	if (o->discover_interval_ms && !o->discover_kvm) {
-		fprintf(stderr, "statsfd-collector: --discover-interval needs --discover-kvm\n");
+	if (o->discover_interval_ms && !o->discover_kvm && !o->host) {
+		fprintf(stderr, "statsfd-collector: --discover-interval needs --discover-kvm or --host\n");
 		return -1;
 	}
 	return 0;
@@ -605,6 +615,7 @@ int main(int argc, char **argv)
 	int lfd, tfd, sfd, port_fd = -1, ret = 1;
 	struct passwd *pw;
 	struct discover *disc = NULL;
+	struct host *host = NULL;
 
 	if (parse_args(argc, argv, &o, &c))
 		return 2;
@@ -676,6 +687,12 @@ int main(int argc, char **argv)
 		if (!disc)
 			goto out_http;
 	}
+	if (o.host) {
+		host = host_start(&c, STATSFD_HOST_DEVICE, "/sys",
+				  o.discover_interval_ms ?: DISCOVER_INTERVAL_MS);
+		if (!host)
+			goto out_disc;
+	}
 	systemd_ready(&c);
 	logmsg("ready: socket %s, http %s%s, uid %u, interval %u ms%s",
 	       o.socket, o.http.nlisten ? o.http.listen[0] : "none",
@@ -709,6 +726,8 @@ int main(int argc, char **argv)
 				source_event(&c, ev[i].data.ptr, ev[i].events);
 			} else if (kind == EP_DISCOVER) {
 				discover_event(disc, ev[i].data.ptr, ev[i].events);
+			} else if (kind == EP_HOST) {
+				host_event(host);
 			} else if (kind == EP_SIGNAL) {
 				logmsg("signal received, exiting");
 				ret = 0;
@@ -730,6 +749,8 @@ int main(int argc, char **argv)
 	}
 out_clients:
 	systemd_stopping();
+	host_stop(host);
+out_disc:
 	discover_stop(disc);
 	while (c.clients)
 		drop_client(&c, c.clients, "collector exiting");

@@ -152,7 +152,7 @@ struct client {
 
 enum {
 	EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE,
-	EP_DISCOVER,
+	EP_DISCOVER, EP_HOST,
 };
 
 #define MAX_IDS			64
@@ -229,6 +229,12 @@ struct stat_rule {
  * @render: cache of render_cached(); @render.gen counts its renders
  *	(http.c keeps its responses for one render)
  * @http: the HTTP server (http.c), or NULL
+ * @host_owner: with --host, the client standing for the host's own
+ *	sources (host.c): no other client may register provider
+ *	statsfd_host, and its device labels are no VM's
+ * @host: with --host, its state (host.c), else NULL
+ * @render_host: with --host, appends the node_exporter families of the
+ *	host's sources to the exposition (host_render()), else NULL
  * @stats: the daemon's own counters, exposed as statsfd_collector_*
  */
 struct collector {
@@ -270,6 +276,9 @@ struct collector {
 		bool valid;
 	} render;
 	struct http_server *http;
+	struct client *host_owner;
+	struct host *host;
+	int (*render_host)(struct collector *c, struct statsfd_buf *b);
 	struct {
 		uint64_t reads, read_errors, scrapes, clients_refused,
 			 clients_dropped, requests, bad_requests, fds_rejected,

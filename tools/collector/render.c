@@ -257,6 +257,11 @@ char *render_metrics(struct collector *c, size_t *len)
 		return NULL;
 	}
 	free(ser);
+	/* --host: the host's mapped stats under node_exporter's names. */
+	if (c->render_host && c->render_host(c, &b)) {
+		statsfd_buf_free(&b);
+		return NULL;
+	}
 	collector_metrics(&b, c, conflicts);
 	process_metrics(&b);
 	if (b.oom) {

@@ -159,29 +159,45 @@ static struct schema *get_schema(struct collector *c, struct statsfd *sf,
  * label belongs to the client (uid and pid) whose live sources carry it:
  * another uid, or another process of the same uid, can neither take it
  * nor shadow it under another provider.  Once its owner's sources are all
- * gone (the VMM exited or restarts), the label is free again.
+ * gone (the VMM exited or restarts), the label is free again.  With
+ * --host, provider statsfd_host is the host's (c->host_owner) alone, and
+ * the vm label of its sources, a device's name, is left out of the VM
+ * label rules.
  */
 static int labels_check(struct collector *c, const struct client *cl,
 			const struct statsfd_labels *l, char *why, size_t len)
 {
 	struct source *s, *next;
+	bool host;
 
+	/* --host's provider is the host's own: nobody else may take it. */
+	if (c->host_owner && cl != c->host_owner &&
+	    !strcmp(l->provider, "statsfd_host")) {
+		c->stats.labels_refused++;
+		snprintf(why, len, "provider statsfd_host is reserved for the collector's --host");
+		return -EACCES;
+	}
 	for (s = c->sources; s; s = next) {
 		next = s->next;
+		/*
+		 * A host source's vm label is a device's name: it is no VM's,
+		 * neither taken from nor owned against a VMM.
+		 */
+		host = c->host_owner && (cl == c->host_owner || s->owner == c->host_owner);
 		/*
 		 * A discovered source never keeps a VM label from a client
 		 * that registers it: the name came from a command line anyone
 		 * can choose (-name), the registration from an allowed VMM.
 		 * The discovered one goes.
 		 */
-		if (l->vm[0] && !strcmp(s->labels.vm, l->vm) &&
+		if (l->vm[0] && !strcmp(s->labels.vm, l->vm) && !host &&
 		    s->owner->discovered && !cl->discovered) {
 			logmsg("source %" PRIu64 " (discovered, vm \"%s\", pid %d): dropped: client pid %d uid %u registers that vm",
 			       s->id, l->vm, s->owner->pid, cl->pid, cl->uid);
 			drop_source(c, s);
 			continue;
 		}
-		if (l->vm[0] && !strcmp(s->labels.vm, l->vm) &&
+		if (l->vm[0] && !strcmp(s->labels.vm, l->vm) && !host &&
 		    (s->owner->uid != cl->uid || s->owner->pid != cl->pid)) {
 			c->stats.labels_refused++;
 			snprintf(why, len, "vm \"%s\" is registered by uid %u pid %d",
@@ -326,7 +342,8 @@ static char *format_labels(const struct statsfd_labels *l)
  * descriptors are read, once; from now on only the data block is.
  *
  * Return: 0; -ENOSPC or -EDQUOT over a limit, -EACCES for a VM label of
- * another client, -EEXIST for labels in use, -EINVAL otherwise.
+ * another client (or provider statsfd_host, under --host), -EEXIST for
+ * labels in use, -EINVAL otherwise.
  */
 int add_source(struct collector *c, struct client *cl, int fd,
 	       const struct admit_info *info, const struct statsfd_labels *l,

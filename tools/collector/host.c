@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd-collector --host: the host's own stats fds.  /dev/statsfd_host
+ * (statsfd_host.ko) gives one for the node, each online CPU, each
+ * interface of our network namespace and each whole disk; the collector
+ * opens them itself, adds them as sources of a client standing for the
+ * host (the same admission, reads, health and hangups as any source), and
+ * looks for new and gone CPUs, interfaces and disks every
+ * --discover-interval, as --discover-kvm does for VMMs.  An interface or
+ * disk that goes away hangs its stats fd up: the source is dropped at
+ * once, like a VM's.
+ *
+ * Their stats are exported under node_exporter's names (lib/host.c, the
+ * table in Documentation/statsfd-tools.rst); the few without a
+ * node_exporter equivalent keep the collector's statsfd_* naming, with the
+ * labels provider="statsfd_host", target (node, cpu, net, block) and cpu
+ * or device.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "admit.h"
+#include "host.h"
+
+/* One object followed: the source it gave. */
+struct hent {
+	struct statsfd_host_obj obj;
+	uint64_t sid;
+};
+
+/**
+ * struct host - --host state
+ * @kind: epoll tag, EP_HOST (the rescan timer's data.ptr is this)
+ * @c: the collector
+ * @sysfs: the sysfs mount point
+ * @dev: /dev/statsfd_host
+ * @timerfd: rescans
+ * @owner: stands for the host as the owner of its sources; not in the
+ *	collector's list of clients (it has no connection)
+ * @ents: the objects with a source, in scan order
+ * @n: how many
+ * @cap: allocated entries
+ * @warned: a failed scan was logged (once until a scan succeeds)
+ * @stats: counters
+ */
+struct host {
+	int kind;
+	struct collector *c;
+	char sysfs[PATH_MAX];
+	int dev;
+	int timerfd;
+	struct client owner;
+	struct hent *ents;
+	size_t n, cap;
+	bool warned;
+	struct host_stats stats;
+};
+
+static struct source *find_source(struct host *h, uint64_t sid)
+{
+	struct source *s;
+
+	for (s = h->owner.sources; s; s = s->next_in_client)
+		if (s->id == sid)
+			return s;
+	return NULL;
+}
+
+/* The same object: an interface by index and name, a disk by number and name. */
+static bool same_obj(const struct statsfd_host_obj *a,
+		     const struct statsfd_host_obj *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case STATSFD_HOST_CPU:
+		return a->cpu == b->cpu;
+	case STATSFD_HOST_NETDEV:
+		return a->ifindex == b->ifindex && !strcmp(a->name, b->name);
+	case STATSFD_HOST_BLOCK:
+		return a->major == b->major && a->minor == b->minor &&
+		       !strcmp(a->name, b->name);
+	}
+	return true;
+}
+
+/*
+ * The labels of a host source.  The unique key of a source is provider,
+ * target, vm and vcpu: a CPU's number goes in vcpu, a device's name in vm
+ * (labels_check() does not treat it as a VM's); its Prometheus labels are
+ * node_exporter's cpu and device instead.
+ */
+static void obj_labels(const struct statsfd_host_obj *o, struct statsfd_labels *l)
+{
+	memset(l, 0, sizeof(*l));
+	snprintf(l->provider, sizeof(l->provider), "%s", HOST_PROVIDER);
+	snprintf(l->target, sizeof(l->target), "%s", statsfd_host_kind_name(o->kind));
+	l->vcpu = o->kind == STATSFD_HOST_CPU ? (int)o->cpu : -1;
+	if (o->kind == STATSFD_HOST_NETDEV || o->kind == STATSFD_HOST_BLOCK)
+		snprintf(l->vm, sizeof(l->vm), "%s", o->name);
+}
+
+static char *prom_labels(const struct statsfd_host_obj *o)
+{
+	struct statsfd_buf b = { 0 };
+
+	statsfd_buf_printf(&b, "provider=\"%s\",target=\"%s\"", HOST_PROVIDER,
+			   statsfd_host_kind_name(o->kind));
+	if (o->kind != STATSFD_HOST_NODE) {
+		statsfd_buf_printf(&b, ",%s=\"", o->kind == STATSFD_HOST_CPU ?
+				   "cpu" : "device");
+		statsfd_prom_escape(&b, o->name);
+		statsfd_buf_printf(&b, "\"");
+	}
+	if (b.oom) {
+		statsfd_buf_free(&b);
+		return NULL;
+	}
+	return b.data;
+}
+
+static int push(struct host *h, const struct statsfd_host_obj *o, uint64_t sid)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 32;
+		struct hent *v = realloc(h->ents, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		h->ents = v;
+		h->cap = cap;
+	}
+	h->ents[h->n].obj = *o;
+	h->ents[h->n].sid = sid;
+	h->n++;
+	return 0;
+}
+
+/* Open @o's stats fd and add it as a source; logged when that fails. */
+static void add_obj(struct host *h, const struct statsfd_host_obj *o)
+{
+	struct collector *c = h->c;
+	struct statsfd_labels l;
+	struct admit_info info;
+	struct source *s = NULL;
+	char why[400], *pl;
+	unsigned int i;
+	int fd;
+
+	fd = statsfd_host_get_fd(h->dev, o);
+	if (fd < 0) {
+		/* Gone between the scan and the ioctl: the next scan knows. */
+		if (fd != -ENODEV)
+			logmsg("host: %s %s: STATSFD_HOST_GET_STATS_FD: %s",
+			       statsfd_host_kind_name(o->kind), o->name, strerror(-fd));
+		h->stats.failed++;
+		return;
+	}
+	obj_labels(o, &l);
+	if (admit_fd(fd, c->accept_memfd, &info, why, sizeof(why))) {
+		close(fd);
+		goto fail;
+	}
+	/* Consumes the fd, also on failure. */
+	if (add_source(c, &h->owner, fd, &info, &l, why, sizeof(why), &s))
+		goto fail;
+	/* node_exporter's cpu and device labels, for the statsfd_* series too. */
+	pl = prom_labels(o);
+	if (pl) {
+		free(s->prom_labels);
+		s->prom_labels = pl;
+	}
+	/* The mapped stats are exported by host_render() only. */
+	for (i = 0; i < statsfd_num_stats(s->sf); i++)
+		if (statsfd_host_mapped(o->kind, statsfd_stat(s->sf, i)->name))
+			s->schema->skip[i] = 1;
+	if (push(h, o, s->id)) {
+		drop_source(c, s);
+		h->stats.failed++;
+		return;
+	}
+	h->stats.sources++;
+	if (collector_verbose)
+		logmsg("host: %s %s: source %" PRIu64 " (%s)",
+		       statsfd_host_kind_name(o->kind), o->name, s->id,
+		       statsfd_id(s->sf));
+	return;
+fail:
+	logmsg("host: %s %s: %s", statsfd_host_kind_name(o->kind), o->name, why);
+	h->stats.failed++;
+}
+
+void host_scan(struct host *h)
+{
+	struct statsfd_host_obj *objs;
+	size_t n, i, j;
+	int ret;
+
+	h->stats.scans++;
+	/* Sources dropped meanwhile (a hangup, failed reads): forget them. */
+	for (i = 0; i < h->n;) {
+		if (!find_source(h, h->ents[i].sid)) {
+			h->ents[i] = h->ents[--h->n];
+			continue;
+		}
+		i++;
+	}
+	ret = statsfd_host_scan(h->sysfs, &objs, &n);
+	if (ret) {
+		if (!h->warned)
+			logmsg("host: cannot list the CPUs, interfaces and disks (%s): %s",
+			       h->sysfs, strerror(-ret));
+		h->warned = true;
+		return;
+	}
+	h->warned = false;
+	/* Gone objects: an offline CPU still reads, but node_exporter drops it. */
+	for (i = 0; i < h->n;) {
+		for (j = 0; j < n && !same_obj(&h->ents[i].obj, &objs[j]); j++)
+			;
+		if (j == n) {
+			struct source *s = find_source(h, h->ents[i].sid);
+
+			logmsg("host: %s %s gone: source %" PRIu64 " dropped",
+			       statsfd_host_kind_name(h->ents[i].obj.kind),
+			       h->ents[i].obj.name, h->ents[i].sid);
+			if (s)
+				drop_source(h->c, s);
+			h->stats.removed++;
+			h->ents[i] = h->ents[--h->n];
+			continue;
+		}
+		i++;
+	}
+	for (j = 0; j < n; j++) {
+		for (i = 0; i < h->n && !same_obj(&h->ents[i].obj, &objs[j]); i++)
+			;
+		if (i == h->n)
+			add_obj(h, &objs[j]);
+	}
+	free(objs);
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	const struct statsfd_host_obj *x = &((const struct hent *)a)->obj;
+	const struct statsfd_host_obj *y = &((const struct hent *)b)->obj;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->kind == STATSFD_HOST_CPU)
+		return (x->cpu > y->cpu) - (x->cpu < y->cpu);
+	return strcmp(x->name, y->name);
+}
+
+int host_render(struct collector *c, struct statsfd_buf *b)
+{
+	struct host *h = c->host;
+	struct statsfd_host_series *ser;
+	size_t i, n = 0;
+	int ret;
+
+	if (!h || !h->n)
+		return 0;
+	/* Samples by CPU number and device name, whatever the scan order. */
+	qsort(h->ents, h->n, sizeof(*h->ents), cmp_ent);
+	ser = calloc(h->n, sizeof(*ser));
+	if (!ser)
+		return -ENOMEM;
+	for (i = 0; i < h->n; i++) {
+		struct source *s = find_source(h, h->ents[i].sid);
+
+		if (!s || s->failures)
+			continue;
+		ser[n++] = (struct statsfd_host_series){
+			.sf = s->sf, .values = s->values,
+			.kind = h->ents[i].obj.kind, .name = h->ents[i].obj.name,
+		};
+	}
+	ret = statsfd_host_prom_write(b, ser, n);
+	free(ser);
+	return ret;
+}
+
+struct host *host_start(struct collector *c, const char *device,
+			const char *sysfs, unsigned int interval_ms)
+{
+	struct itimerspec its = { 0 };
+	struct epoll_event ev;
+	struct host *h;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->kind = EP_HOST;
+	h->c = c;
+	h->timerfd = -1;
+	snprintf(h->sysfs, sizeof(h->sysfs), "%s", sysfs);
+	h->dev = open(device, O_RDONLY | O_CLOEXEC);
+	if (h->dev < 0) {
+		logmsg("--host: %s: %s%s", device, strerror(errno),
+		       errno == ENOENT ? " (is statsfd_host.ko loaded?)" : "");
+		free(h);
+		return NULL;
+	}
+	h->owner.kind = EP_CLIENT;
+	h->owner.fd = -1;
+	/* Found, not registered: never put in systemd's fd store. */
+	h->owner.discovered = true;
+	h->owner.id = ++c->next_client_id;
+	h->owner.pid = getpid();
+	h->owner.uid = geteuid();
+	h->owner.gid = getegid();
+	h->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	its.it_interval.tv_sec = interval_ms / 1000;
+	its.it_interval.tv_nsec = (long)(interval_ms % 1000) * 1000000;
+	its.it_value = its.it_interval;
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = h };
+	if (h->timerfd < 0 || timerfd_settime(h->timerfd, 0, &its, NULL) ||
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, h->timerfd, &ev)) {
+		logmsg("--host: timer: %s", strerror(errno));
+		goto fail;
+	}
+	c->host_owner = &h->owner;
+	c->host = h;
+	c->render_host = host_render;
+	host_scan(h);
+	if (h->warned) {
+		host_stop(h);
+		return NULL;
+	}
+	logmsg("host: %zu sources (node, CPUs, interfaces, disks) from %s, rescanning every %u ms",
+	       h->n, device, interval_ms);
+	return h;
+fail:
+	if (h->timerfd >= 0)
+		close(h->timerfd);
+	close(h->dev);
+	free(h);
+	return NULL;
+}
+
+void host_event(struct host *h)
+{
+	uint64_t ticks;
+
+	if (read(h->timerfd, &ticks, sizeof(ticks)) > 0)
+		host_scan(h);
+}
+
+const struct host_stats *host_get_stats(const struct host *h)
+{
+	return &h->stats;
+}
+
+void host_stop(struct host *h)
+{
+	struct collector *c;
+
+	if (!h)
+		return;
+	c = h->c;
+	while (h->owner.sources)
+		drop_source(c, h->owner.sources);
+	epoll_ctl(c->epfd, EPOLL_CTL_DEL, h->timerfd, NULL);
+	close(h->timerfd);
+	close(h->dev);
+	c->host_owner = NULL;
+	c->host = NULL;
+	c->render_host = NULL;
+	free(h->ents);
+	free(h);
+}
