@@ -246,6 +246,49 @@ int statsfd_host_get_fd(int dev, const struct statsfd_host_obj *o)
 	return fd < 0 ? -errno : fd;
 }
 
+bool statsfd_host_id_parse(const char *id, struct statsfd_host_obj *o)
+{
+	static const struct {
+		const char *prefix;
+		unsigned int kind;
+	} named[] = {
+		{ "host-net-", STATSFD_HOST_NETDEV },
+		{ "host-block-", STATSFD_HOST_BLOCK },
+	};
+	size_t i, n;
+
+	memset(o, 0, sizeof(*o));
+	if (!strcmp(id, "host-node")) {
+		o->kind = STATSFD_HOST_NODE;
+		return true;
+	}
+	if (!strncmp(id, "host-cpu", 8)) {
+		const char *p = id + 8;
+		unsigned long cpu;
+		char *end;
+
+		if (!isdigit((unsigned char)*p) || (*p == '0' && p[1]))
+			return false;
+		cpu = strtoul(p, &end, 10);
+		if (*end || cpu > 65535)
+			return false;
+		o->kind = STATSFD_HOST_CPU;
+		o->cpu = (unsigned int)cpu;
+		snprintf(o->name, sizeof(o->name), "%lu", cpu);
+		return true;
+	}
+	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		n = strlen(named[i].prefix);
+		if (strncmp(id, named[i].prefix, n) || !id[n] ||
+		    strlen(id + n) >= STATSFD_HOST_NAME_MAX)
+			continue;
+		o->kind = named[i].kind;
+		snprintf(o->name, sizeof(o->name), "%s", id + n);
+		return true;
+	}
+	return false;
+}
+
 const char *statsfd_host_kind_name(unsigned int kind)
 {
 	switch (kind) {

@@ -83,6 +83,19 @@ int statsfd_host_scan(const char *sysfs, struct statsfd_host_obj **objs,
 int statsfd_host_get_fd(int dev, const struct statsfd_host_obj *o);
 
 /**
+ * statsfd_host_id_parse() - the object a stats fd of statsfd_host is about
+ * @id: its id: "host-node", "host-cpu<N>", "host-net-<name>" or
+ *	"host-block-<name>" (statsfd-host-api.rst)
+ * @o: filled: kind, cpu (with name its number) or name; ifindex, major
+ *	and minor are not in the id and stay 0
+ *
+ * Lets a saved image (statsfd dump) of a host stats fd be shown as one.
+ * Return: true for such an id (N decimal without leading zeros, below
+ * 65536; a name of 1 to STATSFD_HOST_NAME_MAX - 1 characters), else false.
+ */
+bool statsfd_host_id_parse(const char *id, struct statsfd_host_obj *o);
+
+/**
  * statsfd_host_kind_name() - the target label of a kind
  * @kind: enum statsfd_host_kind
  *

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "statsfd.h"
+#include "statsfd_hostfd.h"
 #include "statsfd_json.h"
 
 /* What a change of a source's children makes `watch` look through again. */
@@ -34,6 +35,9 @@ enum cli_root {
  * @root: what a change of its children makes `watch` rescan
  * @prepared: cli_prepare() has been through it
  * @hidden: none of the --stats: not read, not shown (still waited on)
+ * @host: a stats fd of statsfd_host (--host, or an image with its id):
+ *	shown on the host pages (host.c), not in the generic tables
+ * @hobj: with @host, what it is about
  */
 struct cli_source {
 	struct statsfd *sf;
@@ -46,6 +50,8 @@ struct cli_source {
 	enum cli_root root;
 	bool prepared;
 	bool hidden;
+	bool host;
+	struct statsfd_host_obj hobj;
 };
 
 /* Rescans `watch` still owes after a change of children. */
@@ -104,6 +110,12 @@ int cli_add_handle(struct cli_sources *s, struct statsfd *sf,
 void cli_free_sources(struct cli_sources *s);
 void cli_drop_source(struct cli_sources *s, unsigned int i);
 int cli_rescan_default(struct cli_sources *s, enum cli_root root, pid_t pid);
+
+/* host.c: --host and the host pages. */
+int cli_add_host(struct cli_sources *s, const char *path);
+void cli_mark_host(struct cli_source *src);
+bool cli_has_host(const struct cli_sources *s);
+void cli_host_page(const struct cli_sources *s, double dt, bool rate);
 
 /* watch.c: views for --stats, events for watch. */
 int cli_prepare(struct cli_sources *s, unsigned int from);

@@ -46,6 +46,8 @@ int cli_add_handle(struct cli_sources *s, struct statsfd *sf,
 	memset(src, 0, sizeof(*src));
 	src->sf = sf;
 	src->labels = *l;
+	/* A host stats fd, or its image, by its id: labelled as such. */
+	cli_mark_host(src);
 	snprintf(src->origin, sizeof(src->origin), "%s", origin);
 	src->cur = calloc(1, statsfd_data_size(sf) + 8);
 	src->prev = calloc(1, statsfd_data_size(sf) + 8);

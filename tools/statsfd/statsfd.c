@@ -42,6 +42,9 @@ static const char usage[] =
 "  --socket PATH     listen on PATH; a VMM connects and sends stats fds with\n"
 "                    an add-sources message (collector protocol)\n"
 "  --file PATH       a saved image (statsfd dump)\n"
+"  --host[=PATH]     the host's own stats (statsfd_host.ko, default " STATSFD_HOST_DEVICE "):\n"
+"                    the node, every online CPU, interface and disk, shown\n"
+"                    as pages like vmstat's and sar's\n"
 "\n"
 "Options:\n"
 "  --json, --prometheus   output format of show\n"
@@ -122,7 +125,12 @@ static void describe(const struct cli_source *src, char *buf, size_t len)
 	if (l->vm[0] && n >= 0 && (size_t)n < len)
 		n += snprintf(buf + n, len - (size_t)n, ", vm %s", l->vm);
 	if (l->vcpu >= 0 && n >= 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, ", vcpu %d", l->vcpu);
+		n += snprintf(buf + n, len - (size_t)n, ", vcpu %d", l->vcpu);
+	if (src->host && src->hobj.kind != STATSFD_HOST_NODE && n >= 0 &&
+	    (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", %s %s",
+			 src->hobj.kind == STATSFD_HOST_CPU ? "cpu" : "device",
+			 src->hobj.name);
 }
 
 static const char *short_type(const struct statsfd_stat *st)
@@ -149,14 +157,20 @@ static void show_table(const struct opts *o, struct cli_sources *s)
 {
 	unsigned int i, j, k;
 	char val[64], range[96], desc[200];
+	bool first = true;
 
+	/* The host's sources on their pages, the others one table each. */
+	if (cli_has_host(s)) {
+		cli_host_page(s, 0, false);
+		first = false;
+	}
 	for (i = 0; i < s->n; i++) {
 		const struct cli_source *src = &s->v[i];
 
-		if (src->hidden)
+		if (src->hidden || src->host)
 			continue;
 		describe(src, desc, sizeof(desc));
-		printf("%s%s  (%s; from %s)\n", i ? "\n" : "", statsfd_id(src->sf),
+		printf("%s%s  (%s; from %s)\n", first ? "" : "\n", statsfd_id(src->sf),
 		       desc, src->origin);
 		printf("  %-32s %-12s %s\n", "NAME", "TYPE", "VALUE");
 		for (j = 0; j < statsfd_num_stats(src->sf); j++) {
@@ -185,6 +199,7 @@ static void show_table(const struct opts *o, struct cli_sources *s)
 				printf("      %-40s %" PRIu64 "\n", range, v[k]);
 			}
 		}
+		first = false;
 	}
 }
 
@@ -208,6 +223,10 @@ static void show_json(const struct opts *o, struct cli_sources *s)
 			json_object_object_add(so, "vm", json_object_new_string(src->labels.vm));
 		if (src->labels.vcpu >= 0)
 			json_object_object_add(so, "vcpu", json_object_new_int(src->labels.vcpu));
+		if (src->host && src->hobj.kind == STATSFD_HOST_CPU)
+			json_object_object_add(so, "cpu", json_object_new_int((int)src->hobj.cpu));
+		else if (src->host && src->hobj.kind != STATSFD_HOST_NODE)
+			json_object_object_add(so, "device", json_object_new_string(src->hobj.name));
 		json_object_object_add(so, "origin", json_object_new_string(src->origin));
 		for (j = 0; j < statsfd_num_stats(src->sf); j++) {
 			const struct statsfd_stat *st = statsfd_stat(src->sf, j);
@@ -258,24 +277,66 @@ static void show_json(const struct opts *o, struct cli_sources *s)
 	json_object_put(arr);
 }
 
+/*
+ * The labels of a host source, as the collector's --host gives them:
+ * provider, target, and node_exporter's cpu or device.
+ */
+static void host_labels(struct statsfd_buf *b, const struct cli_source *src)
+{
+	statsfd_buf_printf(b, "provider=\"statsfd_host\",target=\"%s\"",
+			   statsfd_host_kind_name(src->hobj.kind));
+	if (src->hobj.kind == STATSFD_HOST_NODE)
+		return;
+	statsfd_buf_printf(b, ",%s=\"", src->hobj.kind == STATSFD_HOST_CPU ?
+			   "cpu" : "device");
+	statsfd_prom_escape(b, src->hobj.name);
+	statsfd_buf_printf(b, "\"");
+}
+
+/*
+ * The collector's exposition: statsfd_* (or kvm_*) with the labels
+ * provider, target, id, vm and vcpu; a host source's stats under
+ * node_exporter's names, the stats it has no name for as statsfd_*.
+ */
 static void show_prom(struct cli_sources *s)
 {
 	struct statsfd_prom_series *ser = calloc(s->n + 1, sizeof(*ser));
+	struct statsfd_host_series *hser = calloc(s->n + 1, sizeof(*hser));
 	struct statsfd_buf *labels = calloc(s->n + 1, sizeof(*labels));
+	unsigned char **skip = calloc(s->n + 1, sizeof(*skip));
 	char (*prefix)[72] = calloc(s->n + 1, sizeof(*prefix));
 	struct statsfd_buf out = { 0 };
-	unsigned int i, n = 0;
+	unsigned int i, j, n = 0, nh = 0;
 
-	if (!ser || !labels || !prefix) {
+	if (!ser || !hser || !labels || !skip || !prefix) {
 		fprintf(stderr, "statsfd: out of memory\n");
 		goto out;
 	}
 	for (i = 0; i < s->n; i++) {
-		const struct statsfd_labels *l = &s->v[i].labels;
+		const struct cli_source *src = &s->v[i];
+		const struct statsfd_labels *l = &src->labels;
 		struct statsfd_buf *b = &labels[i];
 
-		if (s->v[i].hidden)
+		if (src->hidden)
 			continue;
+		if (src->host) {
+			skip[i] = calloc(statsfd_num_stats(src->sf) + 1, 1);
+			if (!skip[i]) {
+				fprintf(stderr, "statsfd: out of memory\n");
+				goto out;
+			}
+			for (j = 0; j < statsfd_num_stats(src->sf); j++)
+				skip[i][j] = statsfd_host_mapped(src->hobj.kind,
+								 statsfd_stat(src->sf, j)->name);
+			host_labels(b, src);
+			hser[nh++] = (struct statsfd_host_series){
+				src->sf, src->cur, src->hobj.kind, src->hobj.name,
+			};
+			ser[n++] = (struct statsfd_prom_series){
+				src->sf, src->cur, "statsfd", b->data, NULL, skip[i],
+			};
+			continue;
+		}
 		/* The collector's naming: namespace, then labels. */
 		snprintf(prefix[i], sizeof(prefix[i]), "%s",
 			 strcmp(l->provider, "kvm") ? "statsfd" : "kvm");
@@ -284,7 +345,7 @@ static void show_prom(struct cli_sources *s)
 		statsfd_buf_printf(b, "\",target=\"");
 		statsfd_prom_escape(b, l->target);
 		statsfd_buf_printf(b, "\",id=\"");
-		statsfd_prom_escape(b, statsfd_id(s->v[i].sf));
+		statsfd_prom_escape(b, statsfd_id(src->sf));
 		statsfd_buf_printf(b, "\"");
 		if (l->vm[0]) {
 			statsfd_buf_printf(b, ",vm=\"");
@@ -294,19 +355,24 @@ static void show_prom(struct cli_sources *s)
 		if (l->vcpu >= 0)
 			statsfd_buf_printf(b, ",vcpu=\"%d\"", l->vcpu);
 		ser[n++] = (struct statsfd_prom_series){
-			s->v[i].sf, s->v[i].cur, prefix[i], b->data, NULL, NULL,
+			src->sf, src->cur, prefix[i], b->data, NULL, NULL,
 		};
 	}
-	if (statsfd_prom_write(&out, ser, n, NULL))
+	if (statsfd_prom_write(&out, ser, n, NULL) ||
+	    statsfd_host_prom_write(&out, hser, nh))
 		fprintf(stderr, "statsfd: out of memory\n");
 	else if (out.data)
 		fputs(out.data, stdout);
 out:
 	for (i = 0; labels && i < s->n; i++)
 		statsfd_buf_free(&labels[i]);
+	for (i = 0; skip && i < s->n; i++)
+		free(skip[i]);
 	statsfd_buf_free(&out);
 	free(labels);
+	free(skip);
 	free(prefix);
+	free(hser);
 	free(ser);
 }
 
@@ -433,14 +499,18 @@ static void render(const struct opts *o, struct cli_sources *s, double dt,
 		printf("gone (hung up): %s\n", ch->gone.data);
 	if (ch->nadded)
 		printf("new: %s\n", ch->added.data);
+	if (cli_has_host(s)) {
+		printf("\n");
+		cli_host_page(s, dt, true);
+	}
 	/* Sources sharing a schema, provider and target become columns of one table. */
 	for (i = 0; i < s->n; i++) {
-		if (s->v[i].hidden) {
+		if (s->v[i].hidden || s->v[i].host) {
 			group[i] = UINT32_MAX;
 			continue;
 		}
 		for (j = 0; j < i; j++)
-			if (!s->v[j].hidden && statsfd_same_schema(s->v[i].sf, s->v[j].sf) &&
+			if (!s->v[j].hidden && !s->v[j].host && statsfd_same_schema(s->v[i].sf, s->v[j].sf) &&
 			    !strcmp(s->v[i].labels.target, s->v[j].labels.target) &&
 			    !strcmp(s->v[i].labels.provider, s->v[j].labels.provider))
 				break;
@@ -749,7 +819,7 @@ enum {
 	OPT_PROM, OPT_NAME, OPT_ALL, OPT_INTERVAL, OPT_COUNT, OPT_TIMEOUT,
 	OPT_OUTPUT, OPT_COLLECTOR, OPT_SCHEMAS, OPT_SOURCES, OPT_TARGET,
 	OPT_VM, OPT_VCPUS, OPT_PROVIDER, OPT_NAMES, OPT_RAW, OPT_ANSI,
-	OPT_STATS,
+	OPT_STATS, OPT_HOST,
 };
 
 static const struct option longopts[] = {
@@ -777,6 +847,7 @@ static const struct option longopts[] = {
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "ansi", no_argument, NULL, OPT_ANSI },
 	{ "stats", required_argument, NULL, OPT_STATS },
+	{ "host", optional_argument, NULL, OPT_HOST },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -825,6 +896,10 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FILE:
 			ret |= cli_add_file(&s, optarg);
+			nsrc++;
+			break;
+		case OPT_HOST:
+			ret |= cli_add_host(&s, optarg ? optarg : STATSFD_HOST_DEVICE);
 			nsrc++;
 			break;
 		case OPT_JSON:
@@ -910,7 +985,7 @@ int main(int argc, char **argv)
 	if (!strcmp(o.cmd, "query"))
 		return cmd_query(&o);
 	if (!nsrc) {
-		fprintf(stderr, "statsfd: no source: give --device, --pid, --fd, --socket or --file\n");
+		fprintf(stderr, "statsfd: no source: give --device, --pid, --fd, --socket, --file or --host\n");
 		return 2;
 	}
 	if (!s.n) {
