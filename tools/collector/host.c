@@ -178,9 +178,9 @@ static void add_obj(struct host *h, const struct statsfd_host_obj *o)
 		free(s->prom_labels);
 		s->prom_labels = pl;
 	}
-	/* The mapped stats are exported by host_render() only. */
+	/* The mapped stats are exported by host_render() only, some not at all. */
 	for (i = 0; i < statsfd_num_stats(s->sf); i++)
-		if (statsfd_host_mapped(o->kind, statsfd_stat(s->sf, i)->name))
+		if (statsfd_host_not_generic(o->kind, statsfd_stat(s->sf, i)->name))
 			s->schema->skip[i] = 1;
 	if (push(h, o, s->id)) {
 		drop_source(c, s);

@@ -482,6 +482,12 @@ bool statsfd_host_mapped(unsigned int kind, const char *stat)
 	return false;
 }
 
+bool statsfd_host_not_generic(unsigned int kind, const char *stat)
+{
+	return statsfd_host_mapped(kind, stat) ||
+	       (kind == STATSFD_HOST_NODE && !strcmp(stat, "online_sum"));
+}
+
 /* Shortest text that parses back to the same double (as lib/prom.c). */
 static void put_double(struct statsfd_buf *b, double v)
 {

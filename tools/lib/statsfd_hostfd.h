@@ -114,6 +114,22 @@ const char *statsfd_host_kind_name(unsigned int kind);
 bool statsfd_host_mapped(unsigned int kind, const char *stat);
 
 /**
+ * statsfd_host_not_generic() - whether a stat stays out of the statsfd_*
+ *	series of a host source
+ * @kind: the kind of its source
+ * @stat: the stat's name
+ *
+ * The mapped stats (statsfd_host_mapped()), and those left out: the
+ * node's online_sum (the number of node_cpu_seconds_total's cpu label
+ * values; an aggregate named *_sum, which Prometheus reserves for
+ * summaries and histograms).  The other stats of a host source are
+ * exported as any source's, statsfd_<stat> with the labels provider
+ * ("statsfd_host"), target and cpu or device.
+ * Return: true to leave @stat out of the statsfd_* series.
+ */
+bool statsfd_host_not_generic(unsigned int kind, const char *stat);
+
+/**
  * struct statsfd_host_series - one host source to expose
  * @sf: its handle
  * @values: its values, as statsfd_read() filled them

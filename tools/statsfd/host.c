@@ -227,7 +227,7 @@ static unsigned int count_kind(const struct cli_sources *s, unsigned int kind)
 }
 
 static void page_summary(const struct cli_sources *s, const struct cli_source *node,
-			 bool rate)
+			 double dt, bool rate)
 {
 	uint64_t bt, l1, l5, l15, intr;
 	char when[64] = "?";
@@ -256,7 +256,8 @@ static void page_summary(const struct cli_sources *s, const struct cli_source *n
 		double d;
 
 		if (delta(node, "intr", &d))
-			printf(", %.0f interrupts/s", d);
+			printf(", %.0f interrupts/s",
+			       d / statsfd_sample_interval(node->sf, node->prev, node->cur, dt));
 	} else if (raw(node, node->cur, "intr", &intr)) {
 		printf(", %" PRIu64 " interrupts", intr);
 	}
@@ -282,7 +283,7 @@ static void page_cpu(const struct cli_sources *s, const struct cli_source *node,
 	}
 }
 
-static void page_memory(const struct cli_source *node, bool rate)
+static void page_memory(const struct cli_source *node, double dt, bool rate)
 {
 	static const struct {
 		const char *stat, *label;
@@ -301,10 +302,11 @@ static void page_memory(const struct cli_source *node, bool rate)
 	};
 	unsigned int i, k = 0;
 	char buf[48];
-	double v;
+	double v, iv;
 
 	if (!node)
 		return;
+	iv = rate ? statsfd_sample_interval(node->sf, node->prev, node->cur, dt) : 1;
 	printf("\nMemory:");
 	for (i = 0; i < sizeof(mem) / sizeof(mem[0]); i++) {
 		if (!base(node, node->cur, mem[i].stat, &v))
@@ -316,7 +318,7 @@ static void page_memory(const struct cli_source *node, bool rate)
 	for (i = 0, k = 0; i < sizeof(vm) / sizeof(vm[0]); i++) {
 		if (rate ? !delta(node, vm[i].stat, &v) : !base(node, node->cur, vm[i].stat, &v))
 			continue;
-		fmt_count(v, buf, sizeof(buf));
+		fmt_count(v / iv, buf, sizeof(buf));
 		printf("%s%s %s", k++ ? ", " : " ", vm[i].label, buf);
 	}
 	printf("\n");
@@ -438,9 +440,9 @@ void cli_host_page(const struct cli_sources *s, double dt, bool rate)
 
 	if (!cli_has_host(s))
 		return;
-	page_summary(s, node, rate);
+	page_summary(s, node, dt, rate);
 	page_cpu(s, node, rate);
-	page_memory(node, rate);
+	page_memory(node, dt, rate);
 	page_net(s, dt, rate);
 	page_disk(s, dt, rate);
 }

@@ -326,7 +326,7 @@ static void show_prom(struct cli_sources *s)
 				goto out;
 			}
 			for (j = 0; j < statsfd_num_stats(src->sf); j++)
-				skip[i][j] = statsfd_host_mapped(src->hobj.kind,
+				skip[i][j] = statsfd_host_not_generic(src->hobj.kind,
 								 statsfd_stat(src->sf, j)->name);
 			host_labels(b, src);
 			hser[nh++] = (struct statsfd_host_series){
