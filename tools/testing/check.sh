@@ -259,6 +259,9 @@ run_leg() {
 		for t in "$BUILD"/tools/guest-tests/*; do
 			extra+=(--bin "$t:/usr/libexec/statsfd-kvm/$(basename "$t")")
 		done
+	elif [ -z "$leg_selftests" ] || [[ " ${leg_selftests//,/ } " == *" host_tools_test"[.\ ]* ]]; then
+		# host_tools_test.sh checks the collector's --host exposition.
+		extra+=(--bin "$(command -v promtool)")
 	fi
 	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
 	# A shared hold on the modules' lock: a concurrent modules.sh (another

@@ -1,0 +1,242 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The host's stats (statsfd_host.ko) through the tools, in the guest:
+# `statsfd show --host` and `statsfd watch --host` (their pages name every
+# online CPU, interface and whole disk; watch's CPU shares add up to 100%),
+# and `statsfd-collector --host` running as uid nobody: its scrape passes
+# `promtool check metrics` (but for node_exporter's own camelCase meminfo
+# names), has one series per CPU, interface and disk, and its values match
+# the kernel's text read just before and just after (/proc/stat,
+# /proc/meminfo, /sys/class/net/*/statistics, /sys/block/*/stat).  Where
+# the kernel can make a dummy interface (the 6.12 test kernel; Debian's
+# 6.1 has it as a module, which the guest does not load), one added is
+# exported by the next rescan and one deleted is dropped on its stats
+# fd's hangup.  Runs under busybox sh; prints TAP with its plan last and
+# exits 1 if any test is not ok.  The guest loads statsfd_host.ko, so a
+# missing device or tool is a failure, never a skip.
+n=0
+failed=0
+tmp=/tmp/host-tools
+cpid=
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+nok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $*"
+}
+finish() {
+	echo "1..$n"
+	[ "$failed" -eq 0 ] && exit 0
+	exit 1
+}
+check() {
+	d=$1
+	shift
+	if "$@"; then ok "$d"; else nok "$d"; fi
+}
+cleanup() {
+	[ -n "$cpid" ] && kill "$cpid" 2>/dev/null && wait "$cpid" 2>/dev/null
+	ip link del hostu0 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+waitfor() {
+	t=$1
+	shift
+	while [ "$t" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+scrape() { wget -q -O "$1" "http://127.0.0.1:$port/metrics"; }
+# value NAME{LABELS} FILE: the sample's value text, empty when absent.
+value() { awk -v k="$1" 'index($0, k " ") == 1 { print $2 }' "$2"; }
+# promtool, accepting only its camelCase complaint about node_exporter's
+# own meminfo names (node_memory_MemTotal_bytes...).
+promtool_ok() {
+	promtool check metrics <"$1" >"$tmp/promtool.out" 2>&1
+	rc=$?
+	grep -v "^node_memory_[A-Za-z_]* metric names should be written in 'snake_case' not 'camelCase'\$" \
+		"$tmp/promtool.out" | sed 's/^/# /' >"$tmp/promtool.rest"
+	cat "$tmp/promtool.rest"
+	[ ! -s "$tmp/promtool.rest" ] && { [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]; }
+}
+
+missing=
+[ -c /dev/statsfd_host ] || missing="/dev/statsfd_host (statsfd_host.ko not loaded)"
+for b in statsfd statsfd-collector promtool; do
+	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
+done
+if [ -n "$missing" ]; then
+	nok "host tools: missing $missing"
+	finish
+fi
+rm -rf "$tmp"
+mkdir -p "$tmp"
+chmod 755 "$tmp"
+
+# What the kernel's text says there is.
+ncpus=$(awk '/^cpu[0-9]/ { n++ } END { print n + 0 }' /proc/stat)
+ifaces=$(ls /sys/class/net)
+disks=$(ls /sys/block)
+echo "# $ncpus CPUs online; interfaces:" $ifaces "; disks:" $disks
+
+# ---- statsfd show --host / watch --host ---------------------------------
+statsfd show --host >"$tmp/show.txt" 2>"$tmp/show.err"
+check "show --host exits 0" test $? -eq 0
+check "show --host: $ncpus CPUs online, a row for each and for all" \
+	sh -c "grep -q '^host: $ncpus CPUs\\{0,1\\} online' '$tmp/show.txt' && grep -q '^  all ' '$tmp/show.txt' && [ \$(grep -c '^  [0-9][0-9]* ' '$tmp/show.txt') -ge $ncpus ]"
+check "show --host: memory from the node" grep -q '^  total [0-9.]* [KMG]iB, free ' "$tmp/show.txt"
+bad=
+for i in $ifaces; do grep -q "^  $i " "$tmp/show.txt" || bad="$bad $i"; done
+check "show --host: every interface (${bad:-all there})" test -z "$bad"
+bad=
+for d in $disks; do grep -q "^  $d " "$tmp/show.txt" || bad="$bad $d"; done
+check "show --host: every whole disk (${bad:-all there})" test -z "$bad"
+sed 's/^/# /' "$tmp/show.txt" | head -n 30
+
+timeout 60 statsfd watch --host --count 2 --interval 0.5 >"$tmp/watch.txt" 2>"$tmp/watch.err"
+check "watch --host: 2 refreshes with CPU in %" \
+	sh -c "[ \$(grep -c '^statsfd watch:' '$tmp/watch.txt') -eq 2 ] && [ \$(grep -c '^CPU %' '$tmp/watch.txt') -eq 2 ]"
+# The 8 modes of the all row (guest time is inside user) add up to 100%.
+check "watch --host: the all row's modes add up to 100%" \
+	sh -c "awk '/^  all / { s = \$2 + \$3 + \$4 + \$5 + \$6 + \$7 + \$8 + \$9; n++; if (s < 99 || s > 101) bad++ } END { exit !(n == 2 && !bad) }' '$tmp/watch.txt'"
+check "watch --host: interfaces and disks per second" \
+	sh -c "grep -q '^Interface/s ' '$tmp/watch.txt' && { [ -z '$disks' ] || grep -q '^Disk/s ' '$tmp/watch.txt'; }"
+
+statsfd show --host --prometheus >"$tmp/cli-prom.txt" 2>/dev/null
+check "show --host --prometheus passes promtool" promtool_ok "$tmp/cli-prom.txt"
+
+# ---- statsfd-collector --host -------------------------------------------
+statsfd-collector --host --socket "$tmp/c.sock" --socket-mode 0600 \
+	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
+	--interval 200 --discover-interval 500 2>"$tmp/collector.log" &
+cpid=$!
+if ! waitfor 100 test -s "$tmp/port"; then
+	nok "collector --host starts"
+	sed 's/^/# /' "$tmp/collector.log"
+	finish
+fi
+port=$(cat "$tmp/port")
+ok "collector --host listening on 127.0.0.1:$port"
+check "collector runs as uid nobody (65534)" \
+	grep -q '^Uid:[[:space:]]*65534' /proc/$cpid/status
+
+# The text before, a read tick, the scrape, the text after: every counter
+# of the scrape lies between the two.
+cat /proc/stat >"$tmp/stat.a"
+for i in $ifaces; do cat "/sys/class/net/$i/statistics/rx_bytes" >"$tmp/rx.$i.a"; done
+for d in $disks; do cat "/sys/block/$d/stat" >"$tmp/disk.$d.a"; done
+sleep 0.6
+scrape "$tmp/m"
+cat /proc/stat >"$tmp/stat.b"
+for i in $ifaces; do cat "/sys/class/net/$i/statistics/rx_bytes" >"$tmp/rx.$i.b"; done
+for d in $disks; do cat "/sys/block/$d/stat" >"$tmp/disk.$d.b"; done
+
+check "scrape passes promtool check metrics" promtool_ok "$tmp/m"
+check "one node_cpu_seconds_total{mode=\"idle\"} per online CPU ($ncpus)" \
+	test "$(grep -c '^node_cpu_seconds_total{cpu="[0-9]*",mode="idle"} ' "$tmp/m")" -eq "$ncpus"
+bad=
+for i in $ifaces; do
+	[ -n "$(value "node_network_receive_bytes_total{device=\"$i\"}" "$tmp/m")" ] || bad="$bad $i"
+done
+check "node_network_receive_bytes_total for every interface (${bad:-all there})" test -z "$bad"
+bad=
+for d in $disks; do
+	[ -n "$(value "node_disk_reads_completed_total{device=\"$d\"}" "$tmp/m")" ] || bad="$bad $d"
+done
+check "node_disk_reads_completed_total for every whole disk (${bad:-all there})" test -z "$bad"
+
+memtotal=$(awk '/^MemTotal:/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
+check "node_memory_MemTotal_bytes is MemTotal of /proc/meminfo in bytes ($memtotal)" \
+	test "$(value node_memory_MemTotal_bytes "$tmp/m")" = "$memtotal"
+swaptotal=$(awk '/^SwapTotal:/ { printf "%.0f", $2 * 1024 }' /proc/meminfo)
+check "node_memory_SwapTotal_bytes is SwapTotal in bytes ($swaptotal)" \
+	test "$(value node_memory_SwapTotal_bytes "$tmp/m")" = "$swaptotal"
+btime=$(awk '/^btime / { print $2 }' /proc/stat)
+check "node_boot_time_seconds is btime of /proc/stat ($btime)" \
+	test "$(awk -v v="$(value node_boot_time_seconds "$tmp/m")" 'BEGIN { printf "%d", v }')" = "$btime"
+# between LOW HIGH VALUE: LOW <= VALUE <= HIGH, numerically.
+between() { awk -v a="$1" -v b="$2" -v v="$3" 'BEGIN { exit !(v != "" && a + 0 <= v + 0 && v + 0 <= b + 0) }'; }
+a=$(awk '/^intr / { print $2 }' "$tmp/stat.a")
+b=$(awk '/^intr / { print $2 }' "$tmp/stat.b")
+v=$(value node_intr_total "$tmp/m")
+check "node_intr_total ($v) between /proc/stat's intr before and after ($a, $b)" between "$a" "$b" "$v"
+# CPU times: /proc/stat shows USER_HZ ticks, the scrape seconds; a tick
+# is 0.01 s, so ticks before <= seconds * 100 < ticks after + 1.
+bad=
+col=2
+for mode in user nice system idle iowait irq softirq steal; do
+	a=$(awk -v c=$col '/^cpu0 / { print $c }' "$tmp/stat.a")
+	b=$(awk -v c=$col '/^cpu0 / { printf "%.0f", $c + 1 }' "$tmp/stat.b")
+	v=$(value "node_cpu_seconds_total{cpu=\"0\",mode=\"$mode\"}" "$tmp/m")
+	v100=$(awk -v v="$v" 'BEGIN { printf "%.3f", v * 100 }')
+	between "$a" "$b" "$v100" || bad="$bad $mode($a<=$v100<=$b)"
+	col=$((col + 1))
+done
+check "node_cpu_seconds_total of CPU 0, each mode between /proc/stat before and after${bad:+:$bad}" \
+	test -z "$bad"
+a=$(awk '/^cpu0 / { print $10 }' "$tmp/stat.a")
+b=$(awk '/^cpu0 / { printf "%.0f", $10 + 1 }' "$tmp/stat.b")
+v=$(awk -v v="$(value 'node_cpu_guest_seconds_total{cpu="0",mode="user"}' "$tmp/m")" 'BEGIN { printf "%.3f", v * 100 }')
+check "node_cpu_guest_seconds_total of CPU 0 (user) between guest before and after" between "$a" "$b" "$v"
+bad=
+for i in $ifaces; do
+	v=$(value "node_network_receive_bytes_total{device=\"$i\"}" "$tmp/m")
+	between "$(cat "$tmp/rx.$i.a")" "$(cat "$tmp/rx.$i.b")" "$v" || bad="$bad $i"
+done
+check "node_network_receive_bytes_total between statistics/rx_bytes before and after${bad:+ (not:$bad)}" \
+	test -z "$bad"
+bad=
+for d in $disks; do
+	# /sys/block/D/stat: reads, -, sectors read, ms reading, writes, ...
+	for f in "1 node_disk_reads_completed_total" "5 node_disk_writes_completed_total" \
+		 "3 node_disk_read_bytes_total 512" "7 node_disk_written_bytes_total 512"; do
+		set -- $f
+		m=${3:-1}
+		a=$(awk -v c="$1" -v m="$m" '{ printf "%.0f", $c * m }' "$tmp/disk.$d.a")
+		b=$(awk -v c="$1" -v m="$m" '{ printf "%.0f", $c * m }' "$tmp/disk.$d.b")
+		v=$(value "$2{device=\"$d\"}" "$tmp/m")
+		between "$a" "$b" "$v" || bad="$bad $d:$2"
+	done
+done
+check "node_disk_{reads,writes}_completed_total and _bytes_total between /sys/block/*/stat before and after${bad:+ (not:$bad)}" \
+	test -z "$bad"
+check "node_load1, node_vmstat_pgfault and node_network_transmit_colls_total are there" \
+	sh -c "grep -q '^node_load1 ' '$tmp/m' && grep -q '^node_vmstat_pgfault ' '$tmp/m' && grep -q '^node_network_transmit_colls_total{device=\"lo\"} ' '$tmp/m'"
+check "the host's sources are healthy (statsfd_collector_source_up)" \
+	sh -c "grep '^statsfd_collector_source_up{provider=\"statsfd_host\"' '$tmp/m' | grep -q ' 1\$' && ! grep '^statsfd_collector_source_up{provider=\"statsfd_host\"' '$tmp/m' | grep -q ' 0\$'"
+nsrc=$((1 + ncpus + $(echo $ifaces | wc -w) + $(echo $disks | wc -w)))
+check "statsfd_collector_sources is node + CPUs + interfaces + disks ($nsrc)" \
+	test "$(value statsfd_collector_sources "$tmp/m")" = "$nsrc"
+
+# A disk written to: its counters move, scrape and text still agree.
+if [ -b /dev/ram0 ]; then
+	dd if=/dev/zero of=/dev/ram0 bs=4096 count=64 conv=fsync 2>/dev/null
+	sleep 0.6
+	scrape "$tmp/m2"
+	w=$(awk '{ printf "%.0f", $7 * 512 }' /sys/block/ram0/stat)
+	check "after a write to ram0: node_disk_written_bytes_total is /sys/block/ram0/stat's sectors x 512 ($w)" \
+		test "$(value 'node_disk_written_bytes_total{device="ram0"}' "$tmp/m2")" = "$w"
+fi
+
+# A new interface, found by the next rescan; deleted, dropped on its hangup.
+if ip link add hostu0 type dummy 2>/dev/null; then
+	check "dummy interface hostu0 added: exported within 5 s" \
+		waitfor 50 sh -c "wget -q -O - http://127.0.0.1:$port/metrics | grep -q '^node_network_receive_bytes_total{device=\"hostu0\"} '"
+	hung=$(wget -q -O - "http://127.0.0.1:$port/metrics" | awk '/^statsfd_collector_sources_hung_up_total / { print $2 }')
+	ip link del hostu0
+	check "hostu0 deleted: its source dropped on its hangup" \
+		waitfor 50 sh -c "m=\$(wget -q -O - http://127.0.0.1:$port/metrics); ! echo \"\$m\" | grep -q 'device=\"hostu0\"' && [ \$(echo \"\$m\" | awk '/^statsfd_collector_sources_hung_up_total / { print \$2 }') -gt $hung ]"
+else
+	echo "# no dummy interfaces in this kernel: interface hotplug not exercised"
+fi
+
+kill "$cpid"
+wait "$cpid"
+check "collector --host exits cleanly on SIGTERM" test $? -eq 0
+cpid=
+finish
