@@ -318,6 +318,90 @@ static void test_discovered_labels(void)
 	reap_sources(&col);
 }
 
+static struct source *add_as(struct client *cl, const char *provider,
+			     const char *target, const char *vm, int vcpu,
+			     int *ret, char *why)
+{
+	struct statsfd_labels l = { .vcpu = vcpu };
+	struct admit_info info;
+	struct source *s = NULL;
+	int fd = vcpu_memfd();
+
+	snprintf(l.provider, sizeof(l.provider), "%s", provider);
+	snprintf(l.target, sizeof(l.target), "%s", target);
+	snprintf(l.vm, sizeof(l.vm), "%s", vm);
+	*ret = admit_fd(fd, true, &info, why, 256);
+	if (*ret) {
+		close(fd);
+		return NULL;
+	}
+	*ret = add_source(&col, cl, fd, &info, &l, why, 256, &s);
+	return s;
+}
+
+static int render_host_calls, render_host_ret;
+
+static int fake_render_host(struct collector *c, struct statsfd_buf *b)
+{
+	render_host_calls++;
+	statsfd_buf_printf(b, "# HELP node_fake Fake.\n# TYPE node_fake gauge\nnode_fake 1\n");
+	return render_host_ret;
+}
+
+/*
+ * --host (host.c): provider statsfd_host is the host's alone; the vm
+ * label of its sources is a device's name, no VM's; its render hook adds
+ * to the exposition, and its failure fails the rendering.
+ */
+static void test_host_labels(void)
+{
+	static struct client host = {
+		.kind = EP_CLIENT, .fd = -1, .uid = 0, .pid = 1, .discovered = true,
+	};
+	struct source *h, *v, *h2;
+	const char *t;
+	uint64_t refused = col.stats.labels_refused;
+	char why[256];
+	size_t n;
+	int ret;
+
+	col.host_owner = &host;
+	add_as(&cl1, "statsfd_host", "net", "eth0", -1, &ret, why);
+	tap_ok(ret == -EACCES && strstr(why, "provider statsfd_host is reserved") &&
+	       col.stats.labels_refused == refused + 1,
+	       "--host: a client registering provider statsfd_host: -EACCES");
+	h = add_as(&host, "statsfd_host", "net", "eth0", -1, &ret, why);
+	tap_ok(h && !ret, "the host's own source of interface eth0 (vm label eth0)");
+	v = add_as(&cl1, "statsfd_vm", "vm", "eth0", -1, &ret, why);
+	tap_ok(v && !ret && host.nsources == 1,
+	       "a VMM's VM named eth0: neither refused nor taking the host's source");
+	h2 = add_as(&host, "statsfd_host", "block", "eth0", -1, &ret, why);
+	tap_ok(h2 && !ret, "the host's source named like the VMM's VM: not refused either");
+	add_as(&host, "statsfd_host", "net", "eth0", -1, &ret, why);
+	tap_ok(ret == -EEXIST, "the same host labels twice: -EEXIST");
+	col.render_host = fake_render_host;
+	render_host_ret = 0;
+	t = render_cached(&col, &n);
+	tap_ok(t && render_host_calls == 1 && strstr(t, "\nnode_fake 1\n# HELP statsfd_collector_build_info"),
+	       "the render hook's families come before the collector's own");
+	read_sources(&col);
+	render_host_ret = -ENOMEM;
+	t = render_cached(&col, &n);
+	tap_ok(!t && render_host_calls == 2, "the hook failing fails the rendering");
+	col.render_host = NULL;
+	render_free(&col);
+	col.host_owner = NULL;
+	add_as(&cl2, "statsfd_host", "net", "lo", -1, &ret, why);
+	tap_ok(!ret, "without --host, provider statsfd_host is anybody's");
+	while (host.sources)
+		drop_source(&col, host.sources);
+	while (cl1.sources)
+		drop_source(&col, cl1.sources);
+	while (cl2.sources)
+		drop_source(&col, cl2.sources);
+	reap_sources(&col);
+}
+
 int main(void)
 {
 	col.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -327,6 +411,7 @@ int main(void)
 	test_render_cache();
 	test_failures();
 	test_discovered_labels();
+	test_host_labels();
 	while (col.nrules--) {
 		free(col.rules[col.nrules].provider);
 		free(col.rules[col.nrules].target);
