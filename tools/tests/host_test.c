@@ -8,13 +8,13 @@
  * source lacks a stat, promtool check metrics on the result; the CPU list
  * parser, the id parser and the object scan on a fake sysfs; and the CLI
  * on saved images of host fds: the host pages of show and watch, and
- * show --prometheus.
+ * show --prometheus; without the module, the CLI's and the collector's
+ * refusal.
  *
- * Usage: host_test STATSFD_BINARY   (TAP on stdout)
+ * Usage: host_test STATSFD STATSFD_COLLECTOR   (TAP on stdout)
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <net/if.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,13 +635,48 @@ static void test_cli(const char *bin)
 	free(out);
 }
 
+/* Without statsfd_host.ko (never loaded on the build host): clear errors. */
+static void test_no_device(const char *bin, const char *collector)
+{
+	char cmd[1024], *out;
+	FILE *p;
+	size_t n;
+	int st;
+
+	if (!access(STATSFD_HOST_DEVICE, F_OK)) {
+		tap_skip("no device", "%s exists here", STATSFD_HOST_DEVICE);
+		return;
+	}
+	out = calloc(1, 4096);
+	if (!out)
+		return;
+	snprintf(cmd, sizeof(cmd), "%s show --host 2>&1", bin);
+	p = popen(cmd, "r");
+	n = p ? fread(out, 1, 4095, p) : 0;
+	out[n] = '\0';
+	st = p ? pclose(p) : -1;
+	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 1 &&
+	       strstr(out, "statsfd: /dev/statsfd_host: No such file or directory (is statsfd_host.ko loaded?)"),
+	       "statsfd show --host without the module: exit 1, says so");
+	snprintf(cmd, sizeof(cmd), "%s --host --socket %s/c.sock --listen none --user root 2>&1",
+		 collector, tmpdir);
+	p = popen(cmd, "r");
+	n = p ? fread(out, 1, 4095, p) : 0;
+	out[n] = '\0';
+	st = p ? pclose(p) : -1;
+	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 1 &&
+	       strstr(out, "--host: /dev/statsfd_host: No such file or directory (is statsfd_host.ko loaded?)"),
+	       "statsfd-collector --host without the module: does not start, says so");
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int i;
 	char cmd[400];
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: host_test STATSFD_BINARY\n");
+	if (argc < 3) {
+		fprintf(stderr, "usage: host_test STATSFD STATSFD_COLLECTOR\n");
 		return 2;
 	}
 	if (system("command -v promtool >/dev/null")) {
@@ -661,6 +696,7 @@ int main(int argc, char **argv)
 	test_id();
 	test_scan();
 	test_cli(argv[1]);
+	test_no_device(argv[1], argv[2]);
 	for (i = 0; i < N(imgs); i++) {
 		statsfd_close(imgs[i].sf);
 		free(imgs[i].values);
