@@ -259,9 +259,13 @@ run_leg() {
 		for t in "$BUILD"/tools/guest-tests/*; do
 			extra+=(--bin "$t:/usr/libexec/statsfd-kvm/$(basename "$t")")
 		done
-	elif [ -z "$leg_selftests" ] || [[ " ${leg_selftests//,/ } " == *" host_tools_test"[.\ ]* ]]; then
-		# host_tools_test.sh checks the collector's --host exposition.
-		extra+=(--bin "$(command -v promtool)")
+	fi
+	# The host tests: host_tools_test.sh checks the collector's --host
+	# exposition with promtool, host_node_exporter_test.sh compares it
+	# with Debian's node_exporter.
+	if [ -z "$leg_selftests" ] || [[ " ${leg_selftests//,/ } " == *" host_"*"_test"[.\ ]* ]]; then
+		[ "$kvm" = 1 ] || extra+=(--bin "$(command -v promtool)")
+		extra+=(--bin /usr/bin/prometheus-node-exporter)
 	fi
 	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
 	# A shared hold on the modules' lock: a concurrent modules.sh (another

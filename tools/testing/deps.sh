@@ -42,6 +42,8 @@ PACKAGES=(
 	# tests and packaging (systemd-analyze rates and verifies the units,
 	# man renders the man pages)
 	dkms prometheus jq curl python3-matplotlib systemd man-db
+	# host_node_exporter_test.sh: the node_exporter --host is compared with
+	prometheus-node-exporter
 	# http_test.sh: certificates, and ss for the connection counts
 	openssl iproute2
 )
