@@ -19,6 +19,18 @@
 
 #include "cli.h"
 
+/* The labels of a host source: provider statsfd_host, its kind's target. */
+static void host_labels(struct cli_source *src)
+{
+	struct statsfd_labels *l = &src->labels;
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->provider, sizeof(l->provider), "statsfd_host");
+	snprintf(l->target, sizeof(l->target), "%s",
+		 statsfd_host_kind_name(src->hobj.kind));
+	l->vcpu = -1;
+}
+
 int cli_add_host(struct cli_sources *s, const char *path)
 {
 	struct statsfd_host_obj *objs;
@@ -64,8 +76,10 @@ int cli_add_host(struct cli_sources *s, const char *path)
 		l.vcpu = -1;
 		if (cli_add_handle(s, sf, &l, origin))
 			break;
-		/* The object as scanned: its ifindex and numbers too. */
+		/* The object as scanned, whatever the id: its numbers too. */
+		s->v[s->n - 1].host = true;
 		s->v[s->n - 1].hobj = objs[i];
+		host_labels(&s->v[s->n - 1]);
 		added++;
 	}
 	free(objs);
@@ -75,17 +89,11 @@ int cli_add_host(struct cli_sources *s, const char *path)
 
 void cli_mark_host(struct cli_source *src)
 {
-	struct statsfd_labels *l = &src->labels;
-
 	src->host = statsfd_host_id_parse(statsfd_id(src->sf), &src->hobj);
-	if (!src->host)
-		return;
-	memset(l, 0, sizeof(*l));
-	snprintf(l->provider, sizeof(l->provider), "statsfd_host");
-	snprintf(l->target, sizeof(l->target), "%s",
-		 statsfd_host_kind_name(src->hobj.kind));
-	l->vcpu = -1;
+	if (src->host)
+		host_labels(src);
 }
+
 
 /* ---- the pages ----------------------------------------------------------- */
 
