@@ -53,6 +53,12 @@ cat "$vdir/statsfd-collector.service" "$root/tools/systemd/discover-kvm.conf" \
 v=$(cd "$vdir" && systemd-analyze verify --man=no ./discover.service 2>&1)
 check "discover-kvm.conf drop-in verifies${v:+: $v}" test -z "$v"
 echo "# with discover-kvm.conf: exposure $(exposure "$vdir/discover.service")"
+cat "$vdir/statsfd-collector.service" "$root/tools/systemd/host.conf" >"$vdir/host.service"
+v=$(cd "$vdir" && systemd-analyze verify --man=no ./host.service 2>&1)
+check "host.conf drop-in verifies${v:+: $v}" test -z "$v"
+e=$(exposure "$vdir/host.service")
+check "with host.conf: exposure ${e:-?} <= $max_exposure" \
+	awk -v e="${e:-99}" -v m=$max_exposure 'BEGIN { exit !(e != "" && e + 0 <= m + 0) }'
 # Every system call the daemon makes is allowed by the unit's filter, the
 # discovery drop-in's pidfd_getfd included: the list systemd 252 expands.
 syscalls() { # GROUP...: its system calls, groups expanded, one a line
