@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -59,6 +60,7 @@ struct options {
 	unsigned int interval_ms;
 	bool discover_kvm;
 	bool host;
+	const char *test_host;
 	unsigned int discover_interval_ms;
 };
 
@@ -109,6 +111,8 @@ static const char usage[] =
 "  --client-timeout MS   drop a client that registered nothing and is idle, or\n"
 "                        has not read a reply, after this (default 10000)\n"
 "  --test-accept-memfd   tests only: take memfds as stats fds\n"
+"  --test-host DIR       tests only: --host with DIR/statsfd_host, DIR/sys and\n"
+"                        DIR/images/<id>.img for the stats fds (memfds)\n"
 "  --verbose\n"
 "  --version             print the version and exit\n";
 
@@ -368,7 +372,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 		O_MAXMAP, O_STATS, O_CLMAXSRC, O_CLMAXBYTES, O_MAXBYTES, O_INCLUDE,
 		O_EXCLUDE, O_HIST, O_DROPAFTER, O_TESTMEMFD, O_DISCOVER,
 		O_DISCOVER_INTERVAL, O_WEBCONFIG, O_HTTP_MAXCONN, O_HTTP_PERIP,
-		O_HTTP_IDLE, O_VERSION, O_HOST,
+		O_HTTP_IDLE, O_VERSION, O_HOST, O_TESTHOST,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -395,6 +399,7 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "client-timeout", required_argument, NULL, O_TIMEOUT },
 		{ "discover-kvm", no_argument, NULL, O_DISCOVER },
 		{ "host", no_argument, NULL, O_HOST },
+		{ "test-host", required_argument, NULL, O_TESTHOST },
 		{ "discover-interval", required_argument, NULL, O_DISCOVER_INTERVAL },
 		{ "verbose", no_argument, NULL, O_VERBOSE },
 		{ "web.config.file", required_argument, NULL, O_WEBCONFIG },
@@ -557,6 +562,10 @@ static int parse_args(int argc, char **argv, struct options *o,
 		case O_HOST:
 			o->host = true;
 			break;
+		case O_TESTHOST:
+			o->host = true;
+			o->test_host = optarg;
+			break;
 		case O_DISCOVER_INTERVAL:
 			v = strtoul(optarg, &end, 10);
 			if (*end || end == optarg || v < 100 || v > 3600000)
@@ -688,7 +697,16 @@ int main(int argc, char **argv)
 			goto out_http;
 	}
 	if (o.host) {
-		host = host_start(&c, STATSFD_HOST_DEVICE, "/sys",
+		char dev[PATH_MAX], sys[PATH_MAX], img[PATH_MAX];
+
+		snprintf(dev, sizeof(dev), "%s%s", o.test_host ?: "",
+			 o.test_host ? "/statsfd_host" : STATSFD_HOST_DEVICE);
+		snprintf(sys, sizeof(sys), "%s/sys", o.test_host ?: "");
+		snprintf(img, sizeof(img), "%s/images", o.test_host ?: "");
+		if (o.test_host)
+			logmsg("--test-host %s: images instead of stats fds; for tests only",
+			       o.test_host);
+		host = host_start(&c, dev, sys, o.test_host ? img : NULL,
 				  o.discover_interval_ms ?: DISCOVER_INTERVAL_MS);
 		if (!host)
 			goto out_disc;

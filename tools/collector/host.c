@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -49,6 +50,8 @@ struct hent {
  * @n: how many
  * @cap: allocated entries
  * @warned: a failed scan was logged (once until a scan succeeds)
+ * @images: --test-host: the directory of the images standing for the
+ *	stats fds, else ""
  * @stats: counters
  */
 struct host {
@@ -61,6 +64,7 @@ struct host {
 	struct hent *ents;
 	size_t n, cap;
 	bool warned;
+	char images[PATH_MAX];
 	struct host_stats stats;
 };
 
@@ -144,6 +148,38 @@ static int push(struct host *h, const struct statsfd_host_obj *o, uint64_t sid)
 	return 0;
 }
 
+/*
+ * --test-host: a memfd holding the image IMAGES/<id>.img of @o, the id
+ * its stats fd would have; -ENODEV without one, as for an object gone.
+ */
+static int test_fd(struct host *h, const struct statsfd_host_obj *o)
+{
+	char path[PATH_MAX + 64], buf[1 << 16];
+	int in, fd;
+	ssize_t n;
+
+	switch (o->kind) {
+	case STATSFD_HOST_NODE:
+		snprintf(path, sizeof(path), "%s/host-node.img", h->images);
+		break;
+	case STATSFD_HOST_CPU:
+		snprintf(path, sizeof(path), "%s/host-cpu%u.img", h->images, o->cpu);
+		break;
+	default:
+		snprintf(path, sizeof(path), "%s/host-%s-%s.img", h->images,
+			 statsfd_host_kind_name(o->kind), o->name);
+	}
+	in = open(path, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return -ENODEV;
+	fd = memfd_create("statsfd-test-host", MFD_CLOEXEC);
+	while (fd >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(fd, buf, (size_t)n) != n)
+			n = -1;
+	close(in);
+	return fd < 0 ? -errno : fd;
+}
+
 /* Open @o's stats fd and add it as a source; logged when that fails. */
 static void add_obj(struct host *h, const struct statsfd_host_obj *o)
 {
@@ -155,7 +191,7 @@ static void add_obj(struct host *h, const struct statsfd_host_obj *o)
 	unsigned int i;
 	int fd;
 
-	fd = statsfd_host_get_fd(h->dev, o);
+	fd = h->images[0] ? test_fd(h, o) : statsfd_host_get_fd(h->dev, o);
 	if (fd < 0) {
 		/* Gone between the scan and the ioctl: the next scan knows. */
 		if (fd != -ENODEV)
@@ -291,7 +327,8 @@ int host_render(struct collector *c, struct statsfd_buf *b)
 }
 
 struct host *host_start(struct collector *c, const char *device,
-			const char *sysfs, unsigned int interval_ms)
+			const char *sysfs, const char *images,
+			unsigned int interval_ms)
 {
 	struct itimerspec its = { 0 };
 	struct epoll_event ev;
@@ -304,6 +341,7 @@ struct host *host_start(struct collector *c, const char *device,
 	h->c = c;
 	h->timerfd = -1;
 	snprintf(h->sysfs, sizeof(h->sysfs), "%s", sysfs);
+	snprintf(h->images, sizeof(h->images), "%s", images ? images : "");
 	h->dev = open(device, O_RDONLY | O_CLOEXEC);
 	if (h->dev < 0) {
 		logmsg("--host: %s: %s%s", device, strerror(errno),

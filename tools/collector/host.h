@@ -38,6 +38,9 @@ struct host_stats {
  *	epoll set, its render hook set to host_render()
  * @device: "/dev/statsfd_host"
  * @sysfs: "/sys"
+ * @images: NULL; tests (--test-host DIR): a directory whose image
+ *	<id>.img (e.g. host-cpu0.img) stands for each object's stats fd,
+ *	copied into a memfd (take them with --test-accept-memfd)
  * @interval_ms: how often the CPUs, interfaces and disks are looked for
  *	again (--discover-interval)
  *
@@ -45,7 +48,8 @@ struct host_stats {
  * first scan failed.
  */
 struct host *host_start(struct collector *c, const char *device,
-			const char *sysfs, unsigned int interval_ms);
+			const char *sysfs, const char *images,
+			unsigned int interval_ms);
 
 /**
  * host_scan() - look for new and gone objects now

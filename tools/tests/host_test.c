@@ -12,6 +12,8 @@
  * refusal.
  *
  * Usage: host_test STATSFD STATSFD_COLLECTOR   (TAP on stdout)
+ *        host_test --write-images DIR   (the images, for
+ *                                        host_collector_test.sh)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,6 +118,8 @@ static struct img imgs[] = {
 };
 
 static char tmpdir[] = "/tmp/statsfd-host-test.XXXXXX";
+/* Where open_img() saves the images: tmpdir, or --write-images DIR. */
+static const char *imgdir = tmpdir;
 
 static int open_img(struct img *m, unsigned int idx)
 {
@@ -144,7 +148,7 @@ static int open_img(struct img *m, unsigned int idx)
 	m->values = calloc(1, statsfd_data_size(m->sf) + 8);
 	if (!m->values || statsfd_read(m->sf, m->values, NULL))
 		return -1;
-	snprintf(path, sizeof(path), "%s/%s.img", tmpdir, m->id);
+	snprintf(path, sizeof(path), "%s/%s.img", imgdir, m->id);
 	f = fopen(path, "w");
 	if (!f || fwrite(buf, 1, len, f) != len)
 		return -1;
@@ -675,8 +679,17 @@ int main(int argc, char **argv)
 	unsigned int i;
 	char cmd[400];
 
+	/* host_collector_test.sh's images: saved, nothing tested. */
+	if (argc == 3 && !strcmp(argv[1], "--write-images")) {
+		imgdir = argv[2];
+		for (i = 0; i < N(imgs); i++)
+			if (open_img(&imgs[i], i))
+				return 1;
+		return 0;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: host_test STATSFD STATSFD_COLLECTOR\n");
+		fprintf(stderr, "usage: host_test STATSFD STATSFD_COLLECTOR\n"
+			"       host_test --write-images DIR\n");
 		return 2;
 	}
 	if (system("command -v promtool >/dev/null")) {
