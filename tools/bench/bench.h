@@ -306,6 +306,12 @@ void phase_b8(uint64_t exits);
 void phase_b9(void);
 /* b10_events.c: latency of POLLPRI (vCPU added) and POLLHUP (VM closed). */
 void phase_b10(int events);
+/*
+ * b11_host.c: one collection of the host's stats, stats fds of
+ * /dev/statsfd_host vs node_exporter's text files, per family, with every
+ * CPU online and with 2.
+ */
+void phase_b11(void);
 /* b13_collector.c: the collector's CPU vs the bare reads; scrape cost. */
 void phase_b13(int nvm, int nvcpu, int seconds, int scrapes);
 

@@ -11,7 +11,8 @@
 # BENCH_B10_EVENTS (events per B10 series, 1000), BENCH_B13_SCRAPES (B13's
 # scrape iterations, 7), and BENCH_PHASES (the phases to run, e.g. "b7
 # b8"; default all of info check b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b13, with
-# b4kvm going with b4), passed in through /etc/bench.env.
+# b4kvm going with b4), passed in through /etc/bench.env.  BENCH_HOST_BOOT=1
+# (run-bench's second boot) runs B11 only.
 
 [ -r /etc/bench.env ] && . /etc/bench.env
 rounds=${BENCH_ROUNDS:-101}
@@ -62,6 +63,19 @@ setup_memcg() {
 	mkdir -p $cg/bench || return 1
 	export BENCH_CGROUP=$cg/bench
 }
+
+# The second boot of run-bench (several CPUs): B11 alone, on
+# statsfd_host.ko with two RAM disks and four dummy interfaces to read.
+if [ "${BENCH_HOST_BOOT:-0}" = 1 ]; then
+	step insmod $mods/statsfd.ko
+	step insmod $mods/statsfd_host.ko
+	step insmod /lib/kmods/brd.ko rd_nr=2 rd_size=8192
+	step insmod /lib/kmods/dummy.ko numdummies=4
+	step $bench b11
+	dmesg | grep -E 'WARNING|BUG|Oops|statsfd' | tail -n 20 | sed 's/^/# dmesg: /'
+	echo "# bench: done failed=$failed"
+	exit $failed
+fi
 
 for m in irqbypass ccp kvm kvm-amd; do
 	insmod /lib/kmods/$m.ko || echo "# bench: insmod $m failed: no KVM peer"

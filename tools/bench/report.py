@@ -642,6 +642,36 @@ def b10(p, j, res):
     res["b10"] = out
 
 
+def b11(p, j, res):
+    """B11: the host's stats through stats fds vs node_exporter's text."""
+    x = p["b11"][0]
+    out = {"raw": x}
+    for key, label in (("max", "every CPU online"), ("two", "2 CPUs online")):
+        if key not in x:
+            continue
+        m = x[key]
+        cpus = f'{m["cpus_online"]} of {x["cpus"]} CPUs online'
+        rows = out[key] = {}
+        for fam in ("cpu", "memory", "net", "disk", "all"):
+            f = m[fam]
+            texts = [f["text"]["ns"]] + ([f["sysfs"]["ns"]] if "sysfs" in f else [])
+            fastest = min(texts)
+            r = rows[fam] = ratio(fastest, f["fds"]["ns"])
+            target = 10 if fam == "all" else 5
+            src = {"cpu": "/proc/stat", "memory": "/proc/meminfo + /proc/vmstat",
+                   "net": "the faster of /proc/net/dev and sysfs statistics",
+                   "disk": "/proc/diskstats",
+                   "all": "/proc/stat, meminfo, vmstat, diskstats, net/dev"}[fam]
+            detail = (f'{fmt(f["fds"]["ns"] / 1000)} µs for {f["num_fds"]} preads vs '
+                      f'{fmt(fastest / 1000)} µs for {src}')
+            if "sysfs" in f:
+                detail += (f' (/proc/net/dev {fmt(f["text"]["ns"] / 1000)} µs, '
+                           f'{f["sysfs_files"]} sysfs files {fmt(f["sysfs"]["ns"] / 1000)} µs)')
+            j.add("B11", f"{fam}: text / stats fds, {label} ({cpus})", r,
+                  f">= {target}x", None if r is None else r >= target, detail)
+    res["b11"] = out
+
+
 def b13(p, j, res):
     x = p["b13"][0]
     bare, col, sc = x["bare_reads"], x["collector"], x.get("scrapes", {})
@@ -1315,7 +1345,7 @@ def main():
               chk["failures"] == 0, "; ".join(chk["failed"]) or "all passed", unit="")
     for name, fn in (("b1", b1), ("b2", b2), ("b3", b3), ("b4", b4),
                      ("b5", b5), ("b6", b6), ("b7", b7), ("b8", b8),
-                     ("b9", b9), ("b10", b10), ("b13", b13)):
+                     ("b9", b9), ("b10", b10), ("b11", b11), ("b13", b13)):
         if name in phases:
             try:
                 fn(phases, j, res)
