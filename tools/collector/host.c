@@ -193,8 +193,11 @@ static void add_obj(struct host *h, const struct statsfd_host_obj *o)
 
 	fd = h->images[0] ? test_fd(h, o) : statsfd_host_get_fd(h->dev, o);
 	if (fd < 0) {
-		/* Gone between the scan and the ioctl: the next scan knows. */
-		if (fd != -ENODEV)
+		/*
+		 * Gone between the scan and the ioctl: the next scan knows.
+		 * The node never goes: its ENODEV is worth a line.
+		 */
+		if (fd != -ENODEV || o->kind == STATSFD_HOST_NODE)
 			logmsg("host: %s %s: STATSFD_HOST_GET_STATS_FD: %s",
 			       statsfd_host_kind_name(o->kind), o->name, strerror(-fd));
 		h->stats.failed++;
