@@ -65,8 +65,7 @@ static u64 host_idle_time(const struct kernel_cpustat *kcs, unsigned int cpu)
 	return usecs * NSEC_PER_USEC;
 }
 
-static u64 host_iowait_time(const struct kernel_cpustat *kcs,
-			    unsigned int cpu)
+static u64 host_iowait_time(const struct kernel_cpustat *kcs, unsigned int cpu)
 {
 	u64 usecs = -1ULL;
 

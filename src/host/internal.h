@@ -18,7 +18,7 @@ struct statsfd_source;
  * nanoseconds: both the node's and each CPU's stats struct start with
  * them, so that statsfd_host_cpu_times() fills either.
  */
-#define STATSFD_HOST_CPU_TIMES	10
+#define STATSFD_HOST_CPU_TIMES 10
 
 /**
  * struct statsfd_host_cpu_stats - the stats of one CPU (statsfd_host.cpu)

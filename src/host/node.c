@@ -138,8 +138,8 @@ struct host_node_stats {
 #endif
 };
 
-#define HOST_NODE_BYTES(f)						\
-	STATSFD_DESC(struct host_node_stats, f, STATSFD_TYPE_INSTANT,	\
+#define HOST_NODE_BYTES(f)                                            \
+	STATSFD_DESC(struct host_node_stats, f, STATSFD_TYPE_INSTANT, \
 		     STATSFD_UNIT_BYTES, STATSFD_BASE_POW2, 0)
 
 static const struct statsfd_desc_def host_node_descs[] = {
@@ -255,7 +255,7 @@ static u64 pages_to_bytes(unsigned long pages)
 static void host_node_meminfo(struct host_node_stats *s)
 {
 	unsigned long pages[NR_LRU_LISTS];
-	unsigned long sreclaimable, sunreclaim;
+	unsigned long sreclaimable, sunreclaim, misc;
 	struct sysinfo i;
 	long cached;
 	int lru;
@@ -280,8 +280,8 @@ static void host_node_meminfo(struct host_node_stats *s)
 	s->buffers = pages_to_bytes(i.bufferram);
 	s->cached = pages_to_bytes(cached);
 	s->swapcached = pages_to_bytes(total_swapcache_pages());
-	s->active = pages_to_bytes(pages[LRU_ACTIVE_ANON] +
-				   pages[LRU_ACTIVE_FILE]);
+	s->active =
+		pages_to_bytes(pages[LRU_ACTIVE_ANON] + pages[LRU_ACTIVE_FILE]);
 	s->inactive = pages_to_bytes(pages[LRU_INACTIVE_ANON] +
 				     pages[LRU_INACTIVE_FILE]);
 	s->active_anon = pages_to_bytes(pages[LRU_ACTIVE_ANON]);
@@ -295,14 +295,13 @@ static void host_node_meminfo(struct host_node_stats *s)
 	s->anonpages = pages_to_bytes(global_node_page_state(NR_ANON_MAPPED));
 	s->mapped = pages_to_bytes(global_node_page_state(NR_FILE_MAPPED));
 	s->shmem = pages_to_bytes(i.sharedram);
-	s->kreclaimable = pages_to_bytes(sreclaimable +
-		global_node_page_state(NR_KERNEL_MISC_RECLAIMABLE));
+	misc = global_node_page_state(NR_KERNEL_MISC_RECLAIMABLE);
+	s->kreclaimable = pages_to_bytes(sreclaimable + misc);
 	s->slab = pages_to_bytes(sreclaimable + sunreclaim);
 	s->sreclaimable = pages_to_bytes(sreclaimable);
 	s->sunreclaim = pages_to_bytes(sunreclaim);
 	/* Kept in kB, not pages. */
-	s->kernelstack = (u64)global_node_page_state(NR_KERNEL_STACK_KB) *
-			 1024;
+	s->kernelstack = (u64)global_node_page_state(NR_KERNEL_STACK_KB) * 1024;
 	s->pagetables = pages_to_bytes(global_node_page_state(NR_PAGETABLE));
 }
 

@@ -82,13 +82,15 @@ static const char *const mem_keys[][2] = {
 	{ "PageTables", "pagetables" },
 	{ "Committed_AS", "committed_as" },
 };
-#define NR_MEM	(sizeof(mem_keys) / sizeof(mem_keys[0]))
+
+#define NR_MEM	ARRAY_SIZE(mem_keys)
 
 static const char *const vm_keys[] = {
 	"pgpgin", "pgpgout", "pswpin", "pswpout", "pgfault", "pgmajfault",
 	"oom_kill",
 };
-#define NR_VM	(sizeof(vm_keys) / sizeof(vm_keys[0]))
+
+#define NR_VM	ARRAY_SIZE(vm_keys)
 
 static const char *const load_names[3] = {
 	"load1_x100", "load5_x100", "load15_x100",
@@ -285,15 +287,16 @@ static void load_start(struct load *l)
 		pid_t pid = fork();
 
 		if (pid == 0) {
-			volatile unsigned long x = 0;
+			unsigned long x;
 
 			/* A test that bails out leaves no spinner behind. */
 			if (prctl(PR_SET_PDEATHSIG, SIGKILL) ||
 			    getppid() != parent)
 				_exit(0);
 			for (;;) {
+				/* The barrier keeps the loop from being elided. */
 				for (x = 0; x < 100000; x++)
-					;
+					__asm__ __volatile__("" : : : "memory");
 				getppid();
 			}
 		}
@@ -379,8 +382,9 @@ static int need_two_cpus(struct __test_metadata *_metadata)
 	long conf = sysconf(_SC_NPROCESSORS_CONF);
 
 	if (conf < 2 || access(CPU1_ONLINE, W_OK)) {
-		TH_LOG("this test needs a guest with >= 2 CPUs and a hot-pluggable cpu1 (%ld CPUs configured, %s: %s)",
-		       conf, CPU1_ONLINE, strerror(errno));
+		TH_LOG("this test needs a guest with >= 2 CPUs and a hot-pluggable cpu1");
+		TH_LOG("(%ld CPUs configured, %s: %s)", conf, CPU1_ONLINE,
+		       strerror(errno));
 		return -1;
 	}
 	return 0;
