@@ -307,14 +307,15 @@ static void host_node_meminfo(struct host_node_stats *s)
 
 #ifdef CONFIG_VM_EVENT_COUNTERS
 /*
- * /proc/vmstat's events: all_vm_events() (exported by 6.1 only) sums the
- * online CPUs' vm_event_states under cpus_read_lock(), so that a CPU going
- * away cannot be missed or counted twice while its counts are folded into
- * another's; then pgpgin and pgpgout go from sectors to kB.  The same sum
- * of the seven events needed, without a NR_VM_EVENT_ITEMS array on the
- * stack.  cpus_read_lock() is safe here: the node's fill runs under the
- * reading file's mutex only, never under a children_lock (the node is no
- * one's child), and CPU hotplug never takes a file's mutex.
+ * /proc/vmstat's events: all_vm_events() sums the online CPUs'
+ * vm_event_states under cpus_read_lock(), so that a CPU going away cannot
+ * be missed or counted twice while its counts are folded into another's;
+ * then pgpgin and pgpgout go from sectors to kB.  The same sum of the
+ * seven events needed, without all_vm_events()' array of every event
+ * (NR_VM_EVENT_ITEMS longs: too large for the stack, and a read does not
+ * allocate).  cpus_read_lock() is safe here: the node's fill runs under
+ * the reading file's mutex only, never under a children_lock (the node is
+ * no one's child), and CPU hotplug never takes a file's mutex.
  */
 static void host_node_vmstat(struct host_node_stats *s)
 {
