@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -316,7 +317,13 @@ static void load_stop(struct load *l)
 	l->n = 0;
 }
 
-/* Page faults, so that pgfault moves, then some time for the ticks. */
+/* A RAM disk to read from, so that pgpgin moves (the 6.12 kernel has one). */
+#define RAM_DISK	"/dev/ram0"
+
+/*
+ * Page faults, so that pgfault moves, direct reads of the RAM disk if
+ * there is one (pgpgin), then some time for the ticks.
+ */
 static void churn(void)
 {
 	size_t len = 64 << 12;
@@ -324,10 +331,18 @@ static void churn(void)
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	size_t off;
+	int fd;
 
 	if (p != MAP_FAILED) {
 		for (off = 0; off < len; off += 4096)
 			p[off] = 1;
+		fd = open(RAM_DISK, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (fd >= 0) {
+			/* Not cached: every read is a bio, counted in sectors. */
+			if (pread(fd, p, len, 0) < 0)
+				perror(RAM_DISK);
+			close(fd);
+		}
 		munmap(p, len);
 	}
 	nanosleep(&ts, NULL);
@@ -504,6 +519,8 @@ TEST(node_equals_proc_text)
 	/* The load moved the numbers, so the checks above could fail. */
 	EXPECT_LT(first.cpu[MAX_CPUS][0], last.cpu[MAX_CPUS][0]);
 	EXPECT_LT(first.vm[4], last.vm[4]);
+	if (access(RAM_DISK, R_OK) == 0)
+		EXPECT_LT(first.vm[0], last.vm[0]);
 	close(fd);
 	close(dev);
 }
@@ -742,6 +759,55 @@ TEST_F(hotplug, values_after_round_trip)
 	check_cpu_round(_metadata, cpu1, 1);
 	check_node_round(_metadata, self->node);
 	close(cpu1);
+}
+
+/* Readers of the node and of every CPU while cpu1 goes and comes back. */
+struct reader {
+	int fds[3];
+	int stop;
+	unsigned long reads;
+	int err;
+};
+
+static void *reader_main(void *arg)
+{
+	static struct sfile f;
+	struct reader *r = arg;
+	unsigned int i;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		for (i = 0; i < 3; i++) {
+			if (sfile_read(r->fds[i], &f)) {
+				r->err = errno ? errno : EIO;
+				return NULL;
+			}
+			r->reads++;
+		}
+	}
+	return NULL;
+}
+
+TEST_F(hotplug, reads_during_hotplug)
+{
+	struct reader r = { .fds = { self->node } };
+	pthread_t t;
+	int i;
+
+	r.fds[1] = get_fd(self->dev, STATSFD_HOST_CPU, 0);
+	ASSERT_LE(0, r.fds[1]);
+	r.fds[2] = get_fd(self->dev, STATSFD_HOST_CPU, 1);
+	ASSERT_LE(0, r.fds[2]);
+	ASSERT_EQ(0, pthread_create(&t, NULL, reader_main, &r));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, set_cpu1_online(0));
+		EXPECT_EQ(0, set_cpu1_online(1));
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(0, r.err);
+	EXPECT_LT(0, r.reads);
+	close(r.fds[1]);
+	close(r.fds[2]);
 }
 
 TEST_F(hotplug, offline_cpu_is_enodev)
