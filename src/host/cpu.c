@@ -19,26 +19,30 @@
 
 #include "internal.h"
 
+#define STATSFD_STATS_TYPE struct statsfd_host_cpu_stats
 static const struct statsfd_desc_def host_cpu_descs[] = {
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, user),
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, nice),
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, system),
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, idle),
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, iowait),
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, irq),
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, softirq),
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, steal),
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, guest),
-	STATSFD_TIME_NSEC(struct statsfd_host_cpu_stats, guest_nice),
-	STATSFD_IBOOLEAN(struct statsfd_host_cpu_stats, online),
+	STATSFD_TIME_NSEC(user),
+	STATSFD_TIME_NSEC(nice),
+	STATSFD_TIME_NSEC(system),
+	STATSFD_TIME_NSEC(idle),
+	STATSFD_TIME_NSEC(iowait),
+	STATSFD_TIME_NSEC(irq),
+	STATSFD_TIME_NSEC(softirq),
+	STATSFD_TIME_NSEC(steal),
+	STATSFD_TIME_NSEC(guest),
+	STATSFD_TIME_NSEC(guest_nice),
+	STATSFD_IBOOLEAN(online),
 };
+#undef STATSFD_STATS_TYPE
 
-struct statsfd_schema statsfd_host_cpu_schema = {
+const struct statsfd_schema_def statsfd_host_cpu_def = {
 	.name = "statsfd_host.cpu",
 	.descs = host_cpu_descs,
 	.num_descs = ARRAY_SIZE(host_cpu_descs),
 	.stats_size = sizeof(struct statsfd_host_cpu_stats),
 };
+
+struct statsfd_schema statsfd_host_cpu_schema;
 
 /* nr_cpu_ids of them, the source of CPU N at index N; NULL before init. */
 static struct statsfd_source *host_cpus;

@@ -11,6 +11,7 @@
 struct file;
 
 struct statsfd_schema;
+struct statsfd_schema_def;
 struct statsfd_source;
 
 /*
@@ -62,6 +63,7 @@ struct file *statsfd_host_node_file(void);
  * Their schema is initialized and destroyed by node.c, around the node's,
  * which names it as its child schema and so needs it first.
  */
+extern const struct statsfd_schema_def statsfd_host_cpu_def;
 extern struct statsfd_schema statsfd_host_cpu_schema;
 void statsfd_host_cpu_times(unsigned int cpu, u64 *times);
 int statsfd_host_cpu_init(void);

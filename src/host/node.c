@@ -138,73 +138,73 @@ struct host_node_stats {
 #endif
 };
 
-#define HOST_NODE_BYTES(f)                                            \
-	STATSFD_DESC(struct host_node_stats, f, STATSFD_TYPE_INSTANT, \
-		     STATSFD_UNIT_BYTES, STATSFD_BASE_POW2, 0)
-
+#define STATSFD_STATS_TYPE struct host_node_stats
 static const struct statsfd_desc_def host_node_descs[] = {
-	STATSFD_TIME_NSEC(struct host_node_stats, user),
-	STATSFD_TIME_NSEC(struct host_node_stats, nice),
-	STATSFD_TIME_NSEC(struct host_node_stats, system),
-	STATSFD_TIME_NSEC(struct host_node_stats, idle),
-	STATSFD_TIME_NSEC(struct host_node_stats, iowait),
-	STATSFD_TIME_NSEC(struct host_node_stats, irq),
-	STATSFD_TIME_NSEC(struct host_node_stats, softirq),
-	STATSFD_TIME_NSEC(struct host_node_stats, steal),
-	STATSFD_TIME_NSEC(struct host_node_stats, guest),
-	STATSFD_TIME_NSEC(struct host_node_stats, guest_nice),
-	STATSFD_COUNTER(struct host_node_stats, softirqs),
-	STATSFD_DESC(struct host_node_stats, boot_time, STATSFD_TYPE_INSTANT,
+	STATSFD_TIME_NSEC(user),
+	STATSFD_TIME_NSEC(nice),
+	STATSFD_TIME_NSEC(system),
+	STATSFD_TIME_NSEC(idle),
+	STATSFD_TIME_NSEC(iowait),
+	STATSFD_TIME_NSEC(irq),
+	STATSFD_TIME_NSEC(softirq),
+	STATSFD_TIME_NSEC(steal),
+	STATSFD_TIME_NSEC(guest),
+	STATSFD_TIME_NSEC(guest_nice),
+	STATSFD_COUNTER(softirqs),
+	STATSFD_DESC(boot_time, STATSFD_TYPE_INSTANT,
 		     STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, 0),
-	STATSFD_ICOUNTER(struct host_node_stats, load1_x100),
-	STATSFD_ICOUNTER(struct host_node_stats, load5_x100),
-	STATSFD_ICOUNTER(struct host_node_stats, load15_x100),
-	HOST_NODE_BYTES(memtotal),
-	HOST_NODE_BYTES(memfree),
-	HOST_NODE_BYTES(memavailable),
-	HOST_NODE_BYTES(buffers),
-	HOST_NODE_BYTES(cached),
-	HOST_NODE_BYTES(swapcached),
-	HOST_NODE_BYTES(active),
-	HOST_NODE_BYTES(inactive),
-	HOST_NODE_BYTES(active_anon),
-	HOST_NODE_BYTES(inactive_anon),
-	HOST_NODE_BYTES(active_file),
-	HOST_NODE_BYTES(inactive_file),
-	HOST_NODE_BYTES(unevictable),
-	HOST_NODE_BYTES(mlocked),
-	HOST_NODE_BYTES(dirty),
-	HOST_NODE_BYTES(writeback),
-	HOST_NODE_BYTES(anonpages),
-	HOST_NODE_BYTES(mapped),
-	HOST_NODE_BYTES(shmem),
-	HOST_NODE_BYTES(kreclaimable),
-	HOST_NODE_BYTES(slab),
-	HOST_NODE_BYTES(sreclaimable),
-	HOST_NODE_BYTES(sunreclaim),
-	HOST_NODE_BYTES(kernelstack),
-	HOST_NODE_BYTES(pagetables),
-	HOST_NODE_BYTES(committed_as),
+	STATSFD_ICOUNTER(load1_x100),
+	STATSFD_ICOUNTER(load5_x100),
+	STATSFD_ICOUNTER(load15_x100),
+	STATSFD_IBYTES(memtotal),
+	STATSFD_IBYTES(memfree),
+	STATSFD_IBYTES(memavailable),
+	STATSFD_IBYTES(buffers),
+	STATSFD_IBYTES(cached),
+	STATSFD_IBYTES(swapcached),
+	STATSFD_IBYTES(active),
+	STATSFD_IBYTES(inactive),
+	STATSFD_IBYTES(active_anon),
+	STATSFD_IBYTES(inactive_anon),
+	STATSFD_IBYTES(active_file),
+	STATSFD_IBYTES(inactive_file),
+	STATSFD_IBYTES(unevictable),
+	STATSFD_IBYTES(mlocked),
+	STATSFD_IBYTES(dirty),
+	STATSFD_IBYTES(writeback),
+	STATSFD_IBYTES(anonpages),
+	STATSFD_IBYTES(mapped),
+	STATSFD_IBYTES(shmem),
+	STATSFD_IBYTES(kreclaimable),
+	STATSFD_IBYTES(slab),
+	STATSFD_IBYTES(sreclaimable),
+	STATSFD_IBYTES(sunreclaim),
+	STATSFD_IBYTES(kernelstack),
+	STATSFD_IBYTES(pagetables),
+	STATSFD_IBYTES(committed_as),
 #ifdef CONFIG_VM_EVENT_COUNTERS
-	STATSFD_COUNTER(struct host_node_stats, pgpgin),
-	STATSFD_COUNTER(struct host_node_stats, pgpgout),
-	STATSFD_COUNTER(struct host_node_stats, pswpin),
-	STATSFD_COUNTER(struct host_node_stats, pswpout),
-	STATSFD_COUNTER(struct host_node_stats, pgfault),
-	STATSFD_COUNTER(struct host_node_stats, pgmajfault),
-	STATSFD_COUNTER(struct host_node_stats, oom_kill),
+	STATSFD_COUNTER(pgpgin),
+	STATSFD_COUNTER(pgpgout),
+	STATSFD_COUNTER(pswpin),
+	STATSFD_COUNTER(pswpout),
+	STATSFD_COUNTER(pgfault),
+	STATSFD_COUNTER(pgmajfault),
+	STATSFD_COUNTER(oom_kill),
 #endif
 	/* The online CPUs: each child's online is 1. */
 	STATSFD_AGG_SUM_OF(struct statsfd_host_cpu_stats, online),
 };
+#undef STATSFD_STATS_TYPE
 
-static struct statsfd_schema host_node_schema = {
+static const struct statsfd_schema_def host_node_def = {
 	.name = "statsfd_host.node",
 	.descs = host_node_descs,
 	.num_descs = ARRAY_SIZE(host_node_descs),
 	.stats_size = sizeof(struct host_node_stats),
 	.child_schema = &statsfd_host_cpu_schema,
 };
+
+static struct statsfd_schema host_node_schema;
 
 struct statsfd_source statsfd_host_node_src;
 
@@ -383,10 +383,10 @@ int statsfd_host_node_init(void)
 {
 	int ret;
 
-	ret = statsfd_schema_init(&statsfd_host_cpu_schema);
+	ret = statsfd_schema_init(&statsfd_host_cpu_schema, &statsfd_host_cpu_def);
 	if (ret)
 		return ret;
-	ret = statsfd_schema_init(&host_node_schema);
+	ret = statsfd_schema_init(&host_node_schema, &host_node_def);
 	if (ret)
 		goto err_cpu_schema;
 	ret = statsfd_source_init(&statsfd_host_node_src, &host_node_schema,
