@@ -102,8 +102,12 @@ struct statsfd_desc_def {
 #define __STATSFD_CHECK_OFFSET(stype, field)				\
 	BUILD_BUG_ON_ZERO(offsetof(stype, field) % sizeof(u64))
 
-/**
- * STATSFD_DESC - define a scalar stat bound to a u64 field of @stype
+/*
+ * __STATSFD_DESC and __STATSFD_DESC_HIST take the stats struct type
+ * explicitly; providers use the forms below, which take it from
+ * STATSFD_STATS_TYPE.
+ *
+ * __STATSFD_DESC - define a scalar stat bound to a u64 field of @stype
  * @stype: the stats struct type
  * @field: the u64 member of @stype; also the stat's name
  * @type: STATSFD_TYPE_CUMULATIVE, _INSTANT or _PEAK
@@ -111,7 +115,7 @@ struct statsfd_desc_def {
  * @base: STATSFD_BASE_*
  * @exp: exponent
  */
-#define STATSFD_DESC(stype, field, type, unit, base, exp)		\
+#define __STATSFD_DESC(stype, field, type, unit, base, exp)		\
 	{								\
 		.flags = ((type) | (unit) | (base)) +			\
 			 __STATSFD_CHECK_FLAGS(type, unit, base, exp) +	\
@@ -125,8 +129,8 @@ struct statsfd_desc_def {
 		.name = #field,						\
 	}
 
-/**
- * STATSFD_DESC_HIST - define a histogram bound to a u64 array of @stype
+/*
+ * __STATSFD_DESC_HIST - define a histogram bound to a u64 array of @stype
  * @stype: the stats struct type
  * @field: the u64 array member of @stype; one element per bucket
  * @type: STATSFD_TYPE_LINEAR_HIST or STATSFD_TYPE_LOG_HIST
@@ -135,7 +139,7 @@ struct statsfd_desc_def {
  * @exp: exponent
  * @bsz: bucket size for a linear histogram (non-zero), 0 for a log one
  */
-#define STATSFD_DESC_HIST(stype, field, type, unit, base, exp, bsz)	\
+#define __STATSFD_DESC_HIST(stype, field, type, unit, base, exp, bsz)	\
 	{								\
 		.flags = ((type) | (unit) | (base)) +			\
 			 __STATSFD_CHECK_FLAGS(type, unit, base, exp) +	\
@@ -153,47 +157,88 @@ struct statsfd_desc_def {
 		.name = #field,						\
 	}
 
+/**
+ * STATSFD_DESC - define a scalar stat bound to a u64 field of the stats struct
+ * @field: the u64 member of STATSFD_STATS_TYPE; also the stat's name
+ * @type: STATSFD_TYPE_CUMULATIVE, _INSTANT or _PEAK
+ * @unit: STATSFD_UNIT_*
+ * @base: STATSFD_BASE_*
+ * @exp: exponent
+ *
+ * This and every helper below take the stats struct type from the macro
+ * STATSFD_STATS_TYPE, which the provider defines before its descriptor
+ * table and undefines after it, so that no line repeats it::
+ *
+ *	#define STATSFD_STATS_TYPE struct my_queue_stats
+ *	static const struct statsfd_desc_def my_queue_descs[] = {
+ *		STATSFD_COUNTER(packets),
+ *		STATSFD_BYTES(bytes),
+ *	};
+ *	#undef STATSFD_STATS_TYPE
+ *
+ * A field that is not a member of that type, or not a u64 (an array of
+ * u64 for a histogram), fails to build.
+ */
+#define STATSFD_DESC(field, type, unit, base, exp)			\
+	__STATSFD_DESC(STATSFD_STATS_TYPE, field, type, unit, base, exp)
+
+/**
+ * STATSFD_DESC_HIST - define a histogram bound to a u64 array of the stats
+ *	struct (STATSFD_STATS_TYPE)
+ * @field: the u64 array member; one element per bucket
+ * @type: STATSFD_TYPE_LINEAR_HIST or STATSFD_TYPE_LOG_HIST
+ * @unit: STATSFD_UNIT_*
+ * @base: STATSFD_BASE_*
+ * @exp: exponent
+ * @bsz: bucket size for a linear histogram (non-zero), 0 for a log one
+ */
+#define STATSFD_DESC_HIST(field, type, unit, base, exp, bsz)		\
+	__STATSFD_DESC_HIST(STATSFD_STATS_TYPE, field, type, unit, base, exp, bsz)
+
 /* Scalars, as KVM names them. */
-#define STATSFD_COUNTER(stype, field)					\
-	STATSFD_DESC(stype, field, STATSFD_TYPE_CUMULATIVE,		\
+#define STATSFD_COUNTER(field)					\
+	STATSFD_DESC(field, STATSFD_TYPE_CUMULATIVE,		\
 		     STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0)
-#define STATSFD_ICOUNTER(stype, field)					\
-	STATSFD_DESC(stype, field, STATSFD_TYPE_INSTANT,		\
+#define STATSFD_ICOUNTER(field)					\
+	STATSFD_DESC(field, STATSFD_TYPE_INSTANT,		\
 		     STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0)
-#define STATSFD_PCOUNTER(stype, field)					\
-	STATSFD_DESC(stype, field, STATSFD_TYPE_PEAK,			\
+#define STATSFD_PCOUNTER(field)					\
+	STATSFD_DESC(field, STATSFD_TYPE_PEAK,			\
 		     STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0)
-#define STATSFD_IBOOLEAN(stype, field)					\
-	STATSFD_DESC(stype, field, STATSFD_TYPE_INSTANT,		\
+#define STATSFD_IBOOLEAN(field)					\
+	STATSFD_DESC(field, STATSFD_TYPE_INSTANT,		\
 		     STATSFD_UNIT_BOOLEAN, STATSFD_BASE_POW10, 0)
-#define STATSFD_PBOOLEAN(stype, field)					\
-	STATSFD_DESC(stype, field, STATSFD_TYPE_PEAK,			\
+#define STATSFD_PBOOLEAN(field)					\
+	STATSFD_DESC(field, STATSFD_TYPE_PEAK,			\
 		     STATSFD_UNIT_BOOLEAN, STATSFD_BASE_POW10, 0)
-#define STATSFD_TIME_NSEC(stype, field)					\
-	STATSFD_DESC(stype, field, STATSFD_TYPE_CUMULATIVE,		\
+#define STATSFD_TIME_NSEC(field)					\
+	STATSFD_DESC(field, STATSFD_TYPE_CUMULATIVE,		\
 		     STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, -9)
-#define STATSFD_PEAK_TIME_NSEC(stype, field)				\
-	STATSFD_DESC(stype, field, STATSFD_TYPE_PEAK,			\
+#define STATSFD_PEAK_TIME_NSEC(field)				\
+	STATSFD_DESC(field, STATSFD_TYPE_PEAK,			\
 		     STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, -9)
-#define STATSFD_BYTES(stype, field)					\
-	STATSFD_DESC(stype, field, STATSFD_TYPE_CUMULATIVE,		\
+#define STATSFD_BYTES(field)					\
+	STATSFD_DESC(field, STATSFD_TYPE_CUMULATIVE,		\
 		     STATSFD_UNIT_BYTES, STATSFD_BASE_POW2, 0)
-#define STATSFD_CYCLES(stype, field)					\
-	STATSFD_DESC(stype, field, STATSFD_TYPE_CUMULATIVE,		\
+#define STATSFD_IBYTES(field)					\
+	STATSFD_DESC(field, STATSFD_TYPE_INSTANT,		\
+		     STATSFD_UNIT_BYTES, STATSFD_BASE_POW2, 0)
+#define STATSFD_CYCLES(field)					\
+	STATSFD_DESC(field, STATSFD_TYPE_CUMULATIVE,		\
 		     STATSFD_UNIT_CYCLES, STATSFD_BASE_POW10, 0)
 
 /* Histograms. */
-#define STATSFD_LINHIST(stype, field, bsz)				\
-	STATSFD_DESC_HIST(stype, field, STATSFD_TYPE_LINEAR_HIST,	\
+#define STATSFD_LINHIST(field, bsz)				\
+	STATSFD_DESC_HIST(field, STATSFD_TYPE_LINEAR_HIST,	\
 			  STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0, bsz)
-#define STATSFD_LINHIST_TIME_NSEC(stype, field, bsz)			\
-	STATSFD_DESC_HIST(stype, field, STATSFD_TYPE_LINEAR_HIST,	\
+#define STATSFD_LINHIST_TIME_NSEC(field, bsz)			\
+	STATSFD_DESC_HIST(field, STATSFD_TYPE_LINEAR_HIST,	\
 			  STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, -9, bsz)
-#define STATSFD_LOGHIST(stype, field)					\
-	STATSFD_DESC_HIST(stype, field, STATSFD_TYPE_LOG_HIST,		\
+#define STATSFD_LOGHIST(field)					\
+	STATSFD_DESC_HIST(field, STATSFD_TYPE_LOG_HIST,		\
 			  STATSFD_UNIT_NONE, STATSFD_BASE_POW10, 0, 0)
-#define STATSFD_LOGHIST_TIME_NSEC(stype, field)				\
-	STATSFD_DESC_HIST(stype, field, STATSFD_TYPE_LOG_HIST,		\
+#define STATSFD_LOGHIST_TIME_NSEC(field)				\
+	STATSFD_DESC_HIST(field, STATSFD_TYPE_LOG_HIST,		\
 			  STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, -9, 0)
 
 /**
@@ -256,7 +301,7 @@ struct statsfd_debugfs;
 struct statsfd_snap_req;
 
 /*
- * Flags of struct statsfd_schema, both opt-in.
+ * Flags of struct statsfd_schema_def, both opt-in.
  *
  * STATSFD_SCHEMA_SNAPSHOT: the sources' writers group their updates in
  * update windows (statsfd_update_begin() and statsfd_update_end()), every
@@ -283,7 +328,7 @@ struct statsfd_snap_req;
 					 STATSFD_SCHEMA_MMAP)
 
 /**
- * struct statsfd_schema - a set of stats shared by many sources
+ * struct statsfd_schema_def - what a provider defines: a set of stats
  * @name: shown in the stats fd's fdinfo, e.g. "statsfd_vm.vcpu"
  * @descs: the stats, plain ones first in any order, then aggregates
  * @num_descs: number of entries in @descs
@@ -294,10 +339,29 @@ struct statsfd_snap_req;
  * @child_schema: schema of the children, required iff @descs has aggregates;
  *	initialized before this one
  * @flags: STATSFD_SCHEMA_SNAPSHOT, STATSFD_SCHEMA_MMAP or 0
+ *
+ * Constant: usually a static const next to its descriptor table, never
+ * written by the core.  statsfd_schema_init() derives a struct
+ * statsfd_schema from it, which points back to it and must not outlive it.
+ */
+struct statsfd_schema_def {
+	const char *name;
+	const struct statsfd_desc_def *descs;
+	u32 num_descs;
+	size_t stats_size;
+	u32 name_size;
+	const struct statsfd_schema *child_schema;
+	u32 flags;
+};
+
+/**
+ * struct statsfd_schema - what the core derives from a definition, shared
+ *	by every source of the schema
+ * @def: the definition it was initialized from
  * @header: private: the file header, identical for every source
  * @desc_block: private: the serialized descriptors, names zero-padded
  * @desc_size: private: bytes in @desc_block
- * @data_size: private: @stats_size, plus 8 bytes per aggregate value,
+ * @data_size: private: @def's stats_size, plus 8 bytes per aggregate value,
  *	plus 16 for sample_ns and generation with STATSFD_SCHEMA_SNAPSHOT
  * @agg_size: private: bytes of aggregate values, after the stats struct
  * @meta_offset: private: data block offset of sample_ns (generation
@@ -306,25 +370,21 @@ struct statsfd_snap_req;
  *	values and their struct statsfd_mmap_header (whole pages with
  *	STATSFD_SCHEMA_MMAP), or 0 without STATSFD_SCHEMA_SNAPSHOT
  * @file_size: private: total size of a stats file of this schema
- * @num_aggs: private: number of aggregates, the last entries of @descs
+ * @num_aggs: private: number of aggregates, the last entries of @def's descs
  * @aggs: private: how to compute each aggregate
  * @build_count: private: how many times @header and @desc_block were built;
  *	1 for an initialized schema, whatever the number of sources and reads
  *
- * The private fields are filled once by statsfd_schema_init(): the
- * serialized header and descriptor block are built there and shared,
- * read-only, by every source of the schema.  A stats file is laid out as
+ * Filled once by statsfd_schema_init(): the serialized header and
+ * descriptor block are built there and shared, read-only, by every source
+ * of the schema.  A provider only declares one (zeroed, usually static, or
+ * with STATSFD_SCHEMA_DECLARE() to bind it to its stats struct type) and
+ * passes it around.  A stats file is laid out as
  * header (24 bytes) | id (name_size) | data (data_size) | descriptors,
  * the data block as stats struct | aggregates | sample_ns, generation.
  */
 struct statsfd_schema {
-	const char *name;
-	const struct statsfd_desc_def *descs;
-	u32 num_descs;
-	size_t stats_size;
-	u32 name_size;
-	const struct statsfd_schema *child_schema;
-	u32 flags;
+	const struct statsfd_schema_def *def;
 
 	/* private */
 	struct statsfd_header header;
@@ -339,6 +399,22 @@ struct statsfd_schema {
 	struct statsfd_agg *aggs;
 	unsigned int build_count;
 };
+
+/**
+ * STATSFD_SCHEMA_DECLARE - declare a schema bound to its stats struct type
+ * @var: the variable (add static in front as needed)
+ * @stype: the stats struct type of its sources
+ *
+ * @var.schema is the struct statsfd_schema to initialize and pass around;
+ * @var also remembers @stype, so that statsfd_source_init_stats() fails
+ * to build when given a pointer to any other type.  The type costs no
+ * memory: it is a pointer member in a union with the schema.
+ */
+#define STATSFD_SCHEMA_DECLARE(var, stype)				\
+	union {								\
+		struct statsfd_schema schema;				\
+		stype *stats_type;					\
+	} var
 
 struct statsfd_source;
 
@@ -461,7 +537,8 @@ struct statsfd_source {
 	u64 *fill_buf;
 };
 
-int statsfd_schema_init(struct statsfd_schema *schema);
+int statsfd_schema_init(struct statsfd_schema *schema,
+			const struct statsfd_schema_def *def);
 void statsfd_schema_destroy(struct statsfd_schema *schema);
 
 __printf(5, 6)
@@ -470,6 +547,24 @@ int statsfd_source_init(struct statsfd_source *src,
 			const struct statsfd_source_ops *ops,
 			const char *id_fmt, ...);
 void statsfd_source_destroy(struct statsfd_source *src);
+
+/**
+ * statsfd_source_init_stats() - statsfd_source_init(), type-checked
+ * @src: the source
+ * @tschema: a schema declared with STATSFD_SCHEMA_DECLARE(), initialized
+ * @stats: the live stats struct: a pointer to exactly the type @tschema
+ *	was declared with, or the build fails
+ * @ops: as for statsfd_source_init()
+ * @id_fmt: as for statsfd_source_init(), with its arguments
+ *
+ * Return: as statsfd_source_init().
+ */
+#define statsfd_source_init_stats(src, tschema, stats, ops, id_fmt, ...)	\
+	statsfd_source_init(src, &(tschema)->schema,			\
+			    (stats) + BUILD_BUG_ON_ZERO(!__same_type(stats,	\
+					(tschema)->stats_type)),	\
+			    ops, id_fmt, ##__VA_ARGS__)
+
 void statsfd_source_add_child(struct statsfd_source *parent,
 			      struct statsfd_source *child);
 void statsfd_source_del_child(struct statsfd_source *child);

@@ -37,39 +37,48 @@ struct sample_queue_stats {
 	u64 size_hist[8];	/* log2 of the packet size */
 };
 
+#define STATSFD_STATS_TYPE struct sample_queue_stats
 static const struct statsfd_desc_def sample_queue_descs[] = {
-	STATSFD_COUNTER(struct sample_queue_stats, packets),
-	STATSFD_BYTES(struct sample_queue_stats, bytes),
-	STATSFD_LOGHIST(struct sample_queue_stats, size_hist),
+	STATSFD_COUNTER(packets),
+	STATSFD_BYTES(bytes),
+	STATSFD_LOGHIST(size_hist),
 };
+#undef STATSFD_STATS_TYPE
 
-static struct statsfd_schema sample_queue_schema = {
+static const struct statsfd_schema_def sample_queue_def = {
 	.name = "statsfd_sample.queue",
 	.descs = sample_queue_descs,
 	.num_descs = ARRAY_SIZE(sample_queue_descs),
 	.stats_size = sizeof(struct sample_queue_stats),
 };
 
+/* What the core derives from the definition, bound to the stats type. */
+static STATSFD_SCHEMA_DECLARE(sample_queue_schema, struct sample_queue_stats);
+
 /* The device's own stats, then totals over its queues. */
 struct sample_dev_stats {
 	u64 opens;
 };
 
+#define STATSFD_STATS_TYPE struct sample_dev_stats
 static const struct statsfd_desc_def sample_dev_descs[] = {
-	STATSFD_COUNTER(struct sample_dev_stats, opens),
+	STATSFD_COUNTER(opens),
 	STATSFD_AGG_SUM_OF(struct sample_queue_stats, packets),
 	STATSFD_AGG_MAX_OF(struct sample_queue_stats, packets),
 	STATSFD_AGG_SUM_OF(struct sample_queue_stats, bytes),
 	STATSFD_AGG_SUM_OF(struct sample_queue_stats, size_hist),
 };
+#undef STATSFD_STATS_TYPE
 
-static struct statsfd_schema sample_dev_schema = {
+static const struct statsfd_schema_def sample_dev_def = {
 	.name = "statsfd_sample.device",
 	.descs = sample_dev_descs,
 	.num_descs = ARRAY_SIZE(sample_dev_descs),
 	.stats_size = sizeof(struct sample_dev_stats),
-	.child_schema = &sample_queue_schema,
+	.child_schema = &sample_queue_schema.schema,
 };
+
+static STATSFD_SCHEMA_DECLARE(sample_dev_schema, struct sample_dev_stats);
 
 struct sample_queue {
 	struct statsfd_source src;
@@ -220,23 +229,24 @@ static int __init sample_init(void)
 	unsigned int i;
 	int ret;
 
-	ret = statsfd_schema_init(&sample_queue_schema);
+	ret = statsfd_schema_init(&sample_queue_schema.schema, &sample_queue_def);
 	if (ret)
 		return ret;
-	ret = statsfd_schema_init(&sample_dev_schema);
+	ret = statsfd_schema_init(&sample_dev_schema.schema, &sample_dev_def);
 	if (ret)
 		goto err_queue_schema;
 
-	ret = statsfd_source_init(&sample_dev_src, &sample_dev_schema,
-				  &sample_dev_stats, &sample_dev_ops,
-				  "statsfd_sample");
+	/* Type-checked: &sample_dev_stats must be a struct sample_dev_stats *. */
+	ret = statsfd_source_init_stats(&sample_dev_src, &sample_dev_schema,
+					&sample_dev_stats, &sample_dev_ops,
+					"statsfd_sample");
 	if (ret)
 		goto err_dev_schema;
 	for (i = 0; i < STATSFD_SAMPLE_NR_QUEUES; i++) {
 		struct sample_queue *q = &sample_queues[i];
 
 		q->pcpu = alloc_percpu(struct sample_queue_stats);
-		ret = q->pcpu ? statsfd_source_init(&q->src, &sample_queue_schema,
+		ret = q->pcpu ? statsfd_source_init(&q->src, &sample_queue_schema.schema,
 						    NULL, &sample_queue_ops,
 						    "statsfd_sample/queue-%u", i) :
 				-ENOMEM;
@@ -266,9 +276,9 @@ static int __init sample_init(void)
 err_sources:
 	sample_destroy_sources();
 err_dev_schema:
-	statsfd_schema_destroy(&sample_dev_schema);
+	statsfd_schema_destroy(&sample_dev_schema.schema);
 err_queue_schema:
-	statsfd_schema_destroy(&sample_queue_schema);
+	statsfd_schema_destroy(&sample_queue_schema.schema);
 	return ret;
 }
 
@@ -278,8 +288,8 @@ static void __exit sample_exit(void)
 	misc_deregister(&sample_misc);
 	sample_destroy_sources();
 	debugfs_remove(sample_debugfs);
-	statsfd_schema_destroy(&sample_dev_schema);
-	statsfd_schema_destroy(&sample_queue_schema);
+	statsfd_schema_destroy(&sample_dev_schema.schema);
+	statsfd_schema_destroy(&sample_queue_schema.schema);
 }
 
 module_init(sample_init);

@@ -113,8 +113,8 @@ static void statsfd_agg_finish(struct statsfd_source *src, u64 *out)
  */
 int statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out)
 {
-	const struct statsfd_schema *cschema = src->schema->child_schema;
-	u32 words = cschema->stats_size / sizeof(u64);
+	const struct statsfd_schema *cschema = src->schema->def->child_schema;
+	u32 words = cschema->def->stats_size / sizeof(u64);
 	struct statsfd_source *child;
 	int ret;
 

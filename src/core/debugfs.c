@@ -55,7 +55,7 @@ VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 	const struct statsfd_debugfs_file *f = m->private;
 	struct statsfd_source *src = f->src;
 	const struct statsfd_schema *schema = src->schema;
-	const struct statsfd_desc_def *def = &schema->descs[f->index];
+	const struct statsfd_desc_def *def = &schema->def->descs[f->index];
 	const struct statsfd_agg *agg;
 	const u64 *vals;
 	int ret = 0;
@@ -144,11 +144,11 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 		return -EINVAL;
 
 	/* Per source, like its id and values: charged to the creator's memcg. */
-	view = kzalloc(struct_size(view, files, schema->num_descs),
+	view = kzalloc(struct_size(view, files, schema->def->num_descs),
 		       GFP_KERNEL_ACCOUNT);
 	if (!view)
 		return -ENOMEM;
-	view->num = schema->num_descs;
+	view->num = schema->def->num_descs;
 
 	dname = kstrdup(name, GFP_KERNEL);
 	if (!dname) {
@@ -167,7 +167,7 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 	for (i = 0; i < view->num; i++) {
 		view->files[i].src = src;
 		view->files[i].index = i;
-		debugfs_create_file(schema->descs[i].name, 0444, dir,
+		debugfs_create_file(schema->def->descs[i].name, 0444, dir,
 				    &view->files[i], &statsfd_debugfs_fops);
 	}
 	src->debugfs = view;

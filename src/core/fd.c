@@ -141,7 +141,7 @@ static void statsfd_show_fdinfo(struct seq_file *m, struct file *file)
 	struct statsfd_source *src = sf->src;
 
 	seq_printf(m, "statsfd-id:\t%s\n", src->id);
-	seq_printf(m, "statsfd-schema:\t%s\n", src->schema->name);
+	seq_printf(m, "statsfd-schema:\t%s\n", src->schema->def->name);
 	if (sf->view)
 		seq_printf(m, "statsfd-view:\t%u\n", sf->view->nr);
 }

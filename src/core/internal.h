@@ -39,7 +39,7 @@ struct statsfd_agg {
 /**
  * struct statsfd_debugfs_file - what one file of the debugfs view shows
  * @src: the source
- * @index: the stat, an index into @src->schema->descs
+ * @index: the stat, an index into @src->schema->def->descs
  *
  * The file's i_private; one per stat, in struct statsfd_debugfs.
  */
@@ -177,7 +177,7 @@ struct statsfd_file {
 /* Number of plain (non-aggregate) stats: they come first in descs. */
 static inline u32 statsfd_num_plain(const struct statsfd_schema *schema)
 {
-	return schema->num_descs - schema->num_aggs;
+	return schema->def->num_descs - schema->num_aggs;
 }
 
 /* Whether sources of @schema need a retired total (see statsfd_agg). */

@@ -114,7 +114,7 @@ static int statsfd_fill(struct statsfd_file *sf,
 			return -EINTR;
 		ret = statsfd_agg_compute_locked(src, src->agg_buf);
 		if (!ret)
-			memcpy(sf->buf + schema->stats_size / sizeof(u64),
+			memcpy(sf->buf + schema->def->stats_size / sizeof(u64),
 			       src->agg_buf, schema->agg_size);
 		mutex_unlock(&src->children_lock);
 		if (ret)
@@ -137,7 +137,7 @@ static int statsfd_fill(struct statsfd_file *sf,
 static int statsfd_fill_data(struct statsfd_file *sf, u32 off, u32 len)
 {
 	const struct statsfd_schema *schema = sf->src->schema;
-	u32 stats_end = schema->stats_size;
+	u32 stats_end = schema->def->stats_size;
 	u32 aggs_end = stats_end + schema->agg_size;
 	u32 end = off + len;
 	struct statsfd_range range = { 0 };

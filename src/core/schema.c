@@ -25,7 +25,7 @@
 static int statsfd_reject(const struct statsfd_schema *schema,
 			  const struct statsfd_desc_def *def, const char *why)
 {
-	pr_err("schema %s: stat %s: %s\n", schema->name,
+	pr_err("schema %s: stat %s: %s\n", schema->def->name,
 	       def->name ?: "(null)", why);
 	return -EINVAL;
 }
@@ -89,8 +89,8 @@ static int statsfd_check_plain(const struct statsfd_schema *schema,
 				      "bucket_size must be set for, and only for, a linear histogram");
 	if (def->offset % sizeof(u64))
 		return statsfd_reject(schema, def, "offset not 8-byte aligned");
-	if (def->offset >= schema->stats_size ||
-	    def->size > (schema->stats_size - def->offset) / sizeof(u64))
+	if (def->offset >= schema->def->stats_size ||
+	    def->size > (schema->def->stats_size - def->offset) / sizeof(u64))
 		return statsfd_reject(schema, def, "values beyond stats_size");
 
 	first = def->offset / sizeof(u64);
@@ -108,8 +108,8 @@ statsfd_find_child(const struct statsfd_schema *child, u32 offset)
 	u32 i;
 
 	for (i = 0; i < statsfd_num_plain(child); i++)
-		if (child->descs[i].offset == offset)
-			return &child->descs[i];
+		if (child->def->descs[i].offset == offset)
+			return &child->def->descs[i];
 	return NULL;
 }
 
@@ -148,7 +148,7 @@ static int statsfd_check_agg(const struct statsfd_schema *schema,
 			     const struct statsfd_desc_def *def,
 			     struct statsfd_desc *out)
 {
-	const struct statsfd_schema *child = schema->child_schema;
+	const struct statsfd_schema *child = schema->def->child_schema;
 	const struct statsfd_desc_def *cdef;
 	u32 kind = def->flags & STATSFD_AGG_MASK;
 	u32 ctype, cunit;
@@ -227,31 +227,31 @@ static void statsfd_build_meta(void *descs, u32 stride, u32 meta_offset)
 static int statsfd_check_schema(const struct statsfd_schema *schema,
 				u32 name_size)
 {
-	if (!schema->name || !schema->descs || !schema->num_descs) {
+	if (!schema->def->name || !schema->def->descs || !schema->def->num_descs) {
 		pr_err("schema %s: no name or no stats\n",
-		       schema->name ?: "(null)");
+		       schema->def->name ?: "(null)");
 		return -EINVAL;
 	}
 	if (name_size % 8 || name_size > STATSFD_NAME_SIZE_MAX) {
 		pr_err("schema %s: name_size %u not a multiple of 8 up to %u\n",
-		       schema->name, name_size, STATSFD_NAME_SIZE_MAX);
+		       schema->def->name, name_size, STATSFD_NAME_SIZE_MAX);
 		return -EINVAL;
 	}
-	if (schema->stats_size % sizeof(u64) || schema->stats_size > U32_MAX) {
+	if (schema->def->stats_size % sizeof(u64) || schema->def->stats_size > U32_MAX) {
 		pr_err("schema %s: stats_size %zu not a multiple of 8 below 4 GiB\n",
-		       schema->name, schema->stats_size);
+		       schema->def->name, schema->def->stats_size);
 		return -EINVAL;
 	}
-	if (schema->flags & ~STATSFD_SCHEMA_FLAGS ||
-	    ((schema->flags & STATSFD_SCHEMA_MMAP) &&
-	     !(schema->flags & STATSFD_SCHEMA_SNAPSHOT))) {
+	if (schema->def->flags & ~STATSFD_SCHEMA_FLAGS ||
+	    ((schema->def->flags & STATSFD_SCHEMA_MMAP) &&
+	     !(schema->def->flags & STATSFD_SCHEMA_SNAPSHOT))) {
 		pr_err("schema %s: flags %#x unknown, or MMAP without SNAPSHOT\n",
-		       schema->name, schema->flags);
+		       schema->def->name, schema->def->flags);
 		return -EINVAL;
 	}
-	if (schema->child_schema && !schema->child_schema->build_count) {
+	if (schema->def->child_schema && !schema->def->child_schema->build_count) {
 		pr_err("schema %s: child schema not initialized\n",
-		       schema->name);
+		       schema->def->name);
 		return -EINVAL;
 	}
 	return 0;
@@ -265,7 +265,7 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 			       void *descs, struct statsfd_agg *aggs)
 {
 	u32 stride = sizeof(struct statsfd_desc) + name_size;
-	u32 stats_words = schema->stats_size / sizeof(u64);
+	u32 stats_words = schema->def->stats_size / sizeof(u64);
 	u32 plain_end = 0;
 	u64 agg_words = 0;
 	unsigned long *used;
@@ -277,8 +277,8 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 		return -ENOMEM;
 
 	schema->num_aggs = 0;
-	for (i = 0; i < schema->num_descs; i++) {
-		const struct statsfd_desc_def *def = &schema->descs[i];
+	for (i = 0; i < schema->def->num_descs; i++) {
+		const struct statsfd_desc_def *def = &schema->def->descs[i];
 		struct statsfd_desc *desc = descs + (size_t)i * stride;
 		bool is_agg = def->flags & STATSFD_AGG_MASK;
 
@@ -299,7 +299,7 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 			goto out;
 		}
 		for (j = 0; j < i; j++) {
-			if (!strcmp(schema->descs[j].name, def->name)) {
+			if (!strcmp(schema->def->descs[j].name, def->name)) {
 				ret = statsfd_reject(schema, def, "duplicate name");
 				goto out;
 			}
@@ -338,7 +338,7 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 			ret = statsfd_check_agg(schema, def, desc);
 			if (ret)
 				goto out;
-			if (schema->stats_size +
+			if (schema->def->stats_size +
 			    (agg_words + desc->size) * sizeof(u64) > U32_MAX) {
 				ret = statsfd_reject(schema, def,
 						     "data block beyond 4 GiB");
@@ -354,7 +354,7 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 			agg->child_offset = def->offset;
 			agg->size = desc->size;
 			agg->index = agg_words;
-			desc->offset = schema->stats_size +
+			desc->offset = schema->def->stats_size +
 				       agg_words * sizeof(u64);
 			agg_words += desc->size;
 			schema->num_aggs++;
@@ -364,28 +364,28 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 
 	if (!bitmap_full(used, stats_words)) {
 		pr_err("schema %s: stats do not cover u64 %lu of stats_size %zu\n",
-		       schema->name, find_first_zero_bit(used, stats_words),
-		       schema->stats_size);
+		       schema->def->name, find_first_zero_bit(used, stats_words),
+		       schema->def->stats_size);
 		ret = -EINVAL;
 		goto out;
 	}
-	if (!schema->num_aggs && schema->child_schema) {
+	if (!schema->num_aggs && schema->def->child_schema) {
 		pr_err("schema %s: child_schema but no aggregate\n",
-		       schema->name);
+		       schema->def->name);
 		ret = -EINVAL;
 		goto out;
 	}
 	schema->agg_size = agg_words * sizeof(u64);
-	schema->data_size = schema->stats_size + schema->agg_size;
-	if (schema->flags & STATSFD_SCHEMA_SNAPSHOT) {
+	schema->data_size = schema->def->stats_size + schema->agg_size;
+	if (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) {
 		if (schema->data_size > U32_MAX - STATSFD_META_SIZE) {
 			pr_err("schema %s: data block beyond 4 GiB\n",
-			       schema->name);
+			       schema->def->name);
 			ret = -EINVAL;
 			goto out;
 		}
 		schema->meta_offset = schema->data_size;
-		statsfd_build_meta(descs + (size_t)schema->num_descs * stride,
+		statsfd_build_meta(descs + (size_t)schema->def->num_descs * stride,
 				   stride, schema->meta_offset);
 		schema->data_size += STATSFD_META_SIZE;
 	}
@@ -395,8 +395,9 @@ out:
 }
 
 /**
- * statsfd_schema_init() - validate a schema and build its shared blocks
- * @schema: the schema; the public fields are filled by the caller
+ * statsfd_schema_init() - validate a definition and build its shared blocks
+ * @schema: the schema to fill, zeroed or destroyed
+ * @def: its definition, which must outlive @schema (usually static const)
  *
  * Checks every definition (flag masks, exponent signs, sizes, 8-byte
  * aligned offsets, plain stats covering stats_size exactly and in
@@ -409,13 +410,16 @@ out:
  * the file header and the descriptor block, which for a schema with update
  * windows ends with the descriptors of those two stats.  This
  * is the only place that builds them: sources and reads share them, and
- * @schema->build_count stays 1 until statsfd_schema_destroy().
+ * @schema->build_count stays 1 until statsfd_schema_destroy().  Nothing of
+ * @def is copied: @schema points to it.
  *
  * Context: process context; may sleep.
- * Return: 0; -EINVAL for an invalid schema (the reason is logged);
+ * Return: 0; -EINVAL for an invalid definition (the reason is logged) or
+ * a NULL @def;
  * -EBUSY if @schema is already initialized; -ENOMEM.
  */
-int statsfd_schema_init(struct statsfd_schema *schema)
+int statsfd_schema_init(struct statsfd_schema *schema,
+			const struct statsfd_schema_def *def)
 {
 	u32 name_size, stride, desc_size, data_offset, file_size, num_desc;
 	struct statsfd_agg *aggs;
@@ -424,20 +428,23 @@ int statsfd_schema_init(struct statsfd_schema *schema)
 
 	if (schema->build_count)
 		return -EBUSY;
-	name_size = schema->name_size ?: STATSFD_NAME_SIZE_DEFAULT;
+	if (!def)
+		return -EINVAL;
+	schema->def = def;
+	name_size = schema->def->name_size ?: STATSFD_NAME_SIZE_DEFAULT;
 	ret = statsfd_check_schema(schema, name_size);
 	if (ret)
 		return ret;
 
 	stride = sizeof(struct statsfd_desc) + name_size;
-	num_desc = schema->num_descs;
-	if (schema->flags & STATSFD_SCHEMA_SNAPSHOT &&
+	num_desc = schema->def->num_descs;
+	if (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT &&
 	    check_add_overflow(num_desc, STATSFD_META_STATS, &num_desc))
 		return -EINVAL;
 	if (check_mul_overflow(num_desc, stride, &desc_size))
 		return -EINVAL;
 	descs = kzalloc(desc_size, GFP_KERNEL);
-	aggs = kcalloc(schema->num_descs, sizeof(*aggs), GFP_KERNEL);
+	aggs = kcalloc(schema->def->num_descs, sizeof(*aggs), GFP_KERNEL);
 	if (!descs || !aggs) {
 		ret = -ENOMEM;
 		goto out_free;
@@ -466,10 +473,10 @@ int statsfd_schema_init(struct statsfd_schema *schema)
 	schema->desc_size = desc_size;
 	schema->file_size = file_size;
 	schema->area_size = 0;
-	if (schema->flags & STATSFD_SCHEMA_SNAPSHOT)
+	if (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT)
 		schema->area_size = sizeof(struct statsfd_mmap_header) +
-				    schema->stats_size;
-	if (schema->flags & STATSFD_SCHEMA_MMAP)
+				    schema->def->stats_size;
+	if (schema->def->flags & STATSFD_SCHEMA_MMAP)
 		schema->area_size = PAGE_ALIGN(schema->area_size);
 	schema->aggs = aggs;
 	schema->build_count++;
@@ -478,6 +485,7 @@ int statsfd_schema_init(struct statsfd_schema *schema)
 out_free:
 	kfree(aggs);
 	kfree(descs);
+	schema->def = NULL;
 	schema->num_aggs = 0;
 	schema->data_size = 0;
 	schema->agg_size = 0;
@@ -508,6 +516,7 @@ void statsfd_schema_destroy(struct statsfd_schema *schema)
 	schema->file_size = 0;
 	schema->num_aggs = 0;
 	memset(&schema->header, 0, sizeof(schema->header));
+	schema->def = NULL;
 	schema->build_count = 0;
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_schema_destroy, STATSFD_NS);

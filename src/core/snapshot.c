@@ -71,7 +71,7 @@ int statsfd_area_alloc(struct statsfd_source *src)
 	src->area = NULL;
 	if (!schema->area_size)
 		return 0;
-	if (schema->flags & STATSFD_SCHEMA_MMAP)
+	if (schema->def->flags & STATSFD_SCHEMA_MMAP)
 		area = alloc_pages_exact(schema->area_size,
 					 GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	else
@@ -82,7 +82,7 @@ int statsfd_area_alloc(struct statsfd_source *src)
 	area->version = STATSFD_MMAP_VERSION;
 	area->header_size = sizeof(*area);
 	area->data_offset = sizeof(*area);
-	area->data_size = schema->stats_size;
+	area->data_size = schema->def->stats_size;
 	src->area = area;
 	src->stats = (void *)area + area->data_offset;
 	return 0;
@@ -103,7 +103,7 @@ void statsfd_area_free(struct statsfd_source *src)
 
 	if (!src->area)
 		return;
-	if (schema->flags & STATSFD_SCHEMA_MMAP)
+	if (schema->def->flags & STATSFD_SCHEMA_MMAP)
 		free_pages_exact(src->area, schema->area_size);
 	else
 		kfree(src->area);
@@ -355,7 +355,7 @@ void statsfd_update_serve(struct statsfd_source *src)
 {
 	struct statsfd_snap_req *req = xchg(&src->snap_req, NULL);
 	const u64 *vals = src->stats;
-	u32 i, n = src->schema->stats_size / sizeof(u64);
+	u32 i, n = src->schema->def->stats_size / sizeof(u64);
 
 	/* The reader took the request back first. */
 	if (!req)
@@ -429,7 +429,7 @@ int statsfd_area_mmap(struct statsfd_source *src, struct vm_area_struct *vma)
 	unsigned long pages, addr, pgoff;
 	int ret;
 
-	if (!(schema->flags & STATSFD_SCHEMA_MMAP))
+	if (!(schema->def->flags & STATSFD_SCHEMA_MMAP))
 		return -ENODEV;
 	if (vma->vm_flags & (VM_WRITE | VM_EXEC))
 		return -EACCES;

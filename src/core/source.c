@@ -23,7 +23,7 @@
  * statsfd_source_init() - make @src an instance of @schema
  * @src: the source, usually embedded in the object that owns @stats
  * @schema: an initialized schema
- * @stats: the live stats struct (schema->stats_size bytes, 8-byte aligned);
+ * @stats: the live stats struct (schema->def->stats_size bytes, 8-byte aligned);
  *	may be NULL only if the schema has no plain stats; must be NULL for a
  *	schema with STATSFD_SCHEMA_SNAPSHOT, whose values the core allocates
  *	(see statsfd_source_stats()), and for a computed source (@ops->fill),
@@ -61,16 +61,18 @@ int statsfd_source_init(struct statsfd_source *src,
 	u32 name_size = schema->header.name_size;
 	va_list args;
 	char *full;
-	bool snapshot = schema->flags & STATSFD_SCHEMA_SNAPSHOT;
+	bool snapshot;
 	int ret;
 
 	src->id = NULL;
 	if (!schema->build_count || !ops || (ops->get && ops->tryget) ||
 	    !(ops->get || ops->tryget) != !ops->put)
 		return -EINVAL;
-	if (ops->fill ? stats || (schema->flags & STATSFD_SCHEMA_MMAP) :
+	/* Only an initialized schema has its definition. */
+	snapshot = schema->def->flags & STATSFD_SCHEMA_SNAPSHOT;
+	if (ops->fill ? stats || (schema->def->flags & STATSFD_SCHEMA_MMAP) :
 	    (snapshot && stats) ||
-	    (!snapshot && !stats && schema->stats_size) ||
+	    (!snapshot && !stats && schema->def->stats_size) ||
 	    !IS_ALIGNED((unsigned long)stats, sizeof(u64)))
 		return -EINVAL;
 
@@ -106,7 +108,7 @@ int statsfd_source_init(struct statsfd_source *src,
 	src->retired = NULL;
 	if (schema->num_aggs) {
 		size_t words = statsfd_agg_size(schema) / sizeof(u64);
-		size_t child = schema->child_schema->stats_size / sizeof(u64);
+		size_t child = schema->def->child_schema->def->stats_size / sizeof(u64);
 		bool retires = statsfd_schema_retires(schema);
 		size_t total = (retires ? 2 * words : words) + child +
 			       schema->num_aggs;
@@ -125,8 +127,8 @@ int statsfd_source_init(struct statsfd_source *src,
 
 	/* A computed source's debugfs view needs somewhere to compute into. */
 	src->fill_buf = NULL;
-	if (ops->fill && schema->stats_size) {
-		src->fill_buf = kzalloc(schema->stats_size, GFP_KERNEL_ACCOUNT);
+	if (ops->fill && schema->def->stats_size) {
+		src->fill_buf = kzalloc(schema->def->stats_size, GFP_KERNEL_ACCOUNT);
 		if (!src->fill_buf) {
 			ret = -ENOMEM;
 			goto err_agg;
@@ -271,7 +273,7 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_destroy, STATSFD_NS);
 void statsfd_source_add_child(struct statsfd_source *parent,
 			      struct statsfd_source *child)
 {
-	if (WARN_ON_ONCE(child->schema != parent->schema->child_schema ||
+	if (WARN_ON_ONCE(child->schema != parent->schema->def->child_schema ||
 			 child->parent))
 		return;
 

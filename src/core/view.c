@@ -98,7 +98,7 @@ static int statsfd_view_ranges(const struct statsfd_schema *schema,
 		return -ENOMEM;
 	view->nr_ranges = 0;
 	for (i = 0; i < view->nr; i++) {
-		if (view->sel[i].full_offset >= schema->stats_size)
+		if (view->sel[i].full_offset >= schema->def->stats_size)
 			continue;
 		first = view->sel[i].full_offset / sizeof(u64);
 		r = view->nr_ranges ? &view->ranges[view->nr_ranges - 1] : NULL;
@@ -212,8 +212,8 @@ struct statsfd_view *statsfd_view_create(struct statsfd_source *src,
 		view->sel[i].full_index = full;
 		view->sel[i].full_offset = desc->offset;
 		view->sel[i].size = desc->size;
-		if (desc->offset >= schema->stats_size &&
-		    desc->offset < schema->stats_size + schema->agg_size)
+		if (desc->offset >= schema->def->stats_size &&
+		    desc->offset < schema->def->stats_size + schema->agg_size)
 			view->need_aggs = true;
 		if (schema->meta_offset && desc->offset >= schema->meta_offset)
 			view->need_meta = true;

@@ -1,20 +1,239 @@
 // SPDX-License-Identifier: GPL-2.0
-/* statsfd_host: placeholder, replaced by the real cpu source. */
+/*
+ * statsfd_host: one computed source per possible CPU, "host-cpu<N>", whose
+ * values are the CPU's line of /proc/stat in nanoseconds, computed as
+ * fs/proc/stat.c computes them, plus whether the CPU is online.  CPU
+ * hotplug makes an online CPU's source a child of the node and takes an
+ * offline one's away (Documentation/statsfd-host-api.rst, 3.2).
+ */
+#include <linux/cpuhotplug.h>
+#include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/kernel_stat.h>
+#include <linux/module.h>
+#include <linux/nospec.h>
+#include <linux/slab.h>
+#include <linux/statsfd.h>
+#include <linux/tick.h>
 
 #include "internal.h"
 
-int statsfd_host_cpu_init(void)
+#define STATSFD_STATS_TYPE struct statsfd_host_cpu_stats
+static const struct statsfd_desc_def host_cpu_descs[] = {
+	STATSFD_TIME_NSEC(user),
+	STATSFD_TIME_NSEC(nice),
+	STATSFD_TIME_NSEC(system),
+	STATSFD_TIME_NSEC(idle),
+	STATSFD_TIME_NSEC(iowait),
+	STATSFD_TIME_NSEC(irq),
+	STATSFD_TIME_NSEC(softirq),
+	STATSFD_TIME_NSEC(steal),
+	STATSFD_TIME_NSEC(guest),
+	STATSFD_TIME_NSEC(guest_nice),
+	STATSFD_IBOOLEAN(online),
+};
+#undef STATSFD_STATS_TYPE
+
+const struct statsfd_schema_def statsfd_host_cpu_def = {
+	.name = "statsfd_host.cpu",
+	.descs = host_cpu_descs,
+	.num_descs = ARRAY_SIZE(host_cpu_descs),
+	.stats_size = sizeof(struct statsfd_host_cpu_stats),
+};
+
+struct statsfd_schema statsfd_host_cpu_schema;
+
+/* nr_cpu_ids of them, the source of CPU N at index N; NULL before init. */
+static struct statsfd_source *host_cpus;
+/* The dynamic hotplug state cpuhp_setup_state() gave us, or 0. */
+static int host_cpu_hp_state;
+
+/*
+ * fs/proc/stat.c's get_idle_time() and get_iowait_time(), which are not
+ * exported: an online CPU's tick-less (NO_HZ) accounting when the kernel
+ * keeps one (get_cpu_*_time_us() returns -1 when it does not: without
+ * CONFIG_NO_HZ_COMMON, or with NO_HZ off at boot), else the tick's
+ * cpustat.  An offline CPU's tick-less time is not looked at, as there.
+ * Architectures with arch_idle_time() (s390) add their own idle time in
+ * /proc/stat; that helper is not reachable from a module.
+ */
+static u64 host_idle_time(const struct kernel_cpustat *kcs, unsigned int cpu)
 {
+	u64 usecs = -1ULL;
+
+	if (cpu_online(cpu))
+		usecs = get_cpu_idle_time_us(cpu, NULL);
+	if (usecs == -1ULL)
+		return kcs->cpustat[CPUTIME_IDLE];
+	return usecs * NSEC_PER_USEC;
+}
+
+static u64 host_iowait_time(const struct kernel_cpustat *kcs, unsigned int cpu)
+{
+	u64 usecs = -1ULL;
+
+	if (cpu_online(cpu))
+		usecs = get_cpu_iowait_time_us(cpu, NULL);
+	if (usecs == -1ULL)
+		return kcs->cpustat[CPUTIME_IOWAIT];
+	return usecs * NSEC_PER_USEC;
+}
+
+/**
+ * statsfd_host_cpu_times() - the times of one CPU as /proc/stat shows them
+ * @cpu: a possible CPU
+ * @times: STATSFD_HOST_CPU_TIMES u64s: user, nice, system, idle, iowait,
+ *	irq, softirq, steal, guest, guest_nice, in nanoseconds
+ *
+ * What fs/proc/stat.c adds for the "cpu" line and prints for "cpuN", before
+ * nsec_to_clock_t(): kcpustat_cpu_fetch() (which, with
+ * CONFIG_VIRT_CPU_ACCOUNTING_GEN, adds the running task's pending vtime),
+ * idle and iowait as above.  Takes no lock but what kcpustat_cpu_fetch()
+ * takes (RCU, a seqcount): it runs under the node's children_lock and
+ * inside CPU hotplug callbacks.
+ *
+ * Context: any process context.
+ */
+void statsfd_host_cpu_times(unsigned int cpu, u64 *times)
+{
+	struct kernel_cpustat kcs;
+	const u64 *c = kcs.cpustat;
+
+	kcpustat_cpu_fetch(&kcs, cpu);
+	times[0] = c[CPUTIME_USER];
+	times[1] = c[CPUTIME_NICE];
+	times[2] = c[CPUTIME_SYSTEM];
+	times[3] = host_idle_time(&kcs, cpu);
+	times[4] = host_iowait_time(&kcs, cpu);
+	times[5] = c[CPUTIME_IRQ];
+	times[6] = c[CPUTIME_SOFTIRQ];
+	times[7] = c[CPUTIME_STEAL];
+	times[8] = c[CPUTIME_GUEST];
+	times[9] = c[CPUTIME_GUEST_NICE];
+}
+
+/*
+ * Computed at each read, of this fd or of the node's online_sum (then
+ * under the node's children_lock, which CPU hotplug takes inside
+ * cpus_write_lock(): nothing here may take cpus_read_lock()).
+ */
+static int host_cpu_fill(struct statsfd_source *src, void *stats)
+{
+	struct statsfd_host_cpu_stats *s = stats;
+	unsigned int cpu = src - host_cpus;
+
+	/* The times are the struct's first members, in the helper's order. */
+	BUILD_BUG_ON(offsetof(struct statsfd_host_cpu_stats, guest_nice) !=
+		     (STATSFD_HOST_CPU_TIMES - 1) * sizeof(u64));
+	statsfd_host_cpu_times(cpu, stats);
+	s->online = cpu_online(cpu);
 	return 0;
 }
 
-void statsfd_host_cpu_exit(void)
+/* Static for the module's life: the module reference pins them. */
+static const struct statsfd_source_ops host_cpu_ops = {
+	.owner = THIS_MODULE,
+	.fill = host_cpu_fill,
+};
+
+/*
+ * Hotplug callbacks, at CPUHP_AP_ONLINE_DYN: on the CPU coming up, after
+ * it is in cpu_online_mask; on it going down, before it leaves the mask.
+ * They run under cpus_write_lock() and take the node's children_lock.
+ */
+static int host_cpu_online(unsigned int cpu)
 {
+	statsfd_source_add_child(&statsfd_host_node_src, &host_cpus[cpu]);
+	return 0;
 }
 
+static int host_cpu_offline(unsigned int cpu)
+{
+	statsfd_source_del_child(&host_cpus[cpu]);
+	return 0;
+}
+
+static void host_cpu_destroy_sources(void)
+{
+	unsigned int cpu;
+
+	/* A source never initialized (not a possible CPU) has no id: a no-op. */
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		statsfd_source_destroy(&host_cpus[cpu]);
+	kfree(host_cpus);
+	host_cpus = NULL;
+}
+
+/**
+ * statsfd_host_cpu_init() - the sources of the possible CPUs, the online
+ *	ones as children of the node
+ *
+ * The node (and the CPU schema, see internal.h) must be initialized.
+ *
+ * Return: 0, or a negative errno with nothing left allocated.
+ */
+int statsfd_host_cpu_init(void)
+{
+	unsigned int cpu;
+	int ret;
+
+	host_cpus = kcalloc(nr_cpu_ids, sizeof(*host_cpus), GFP_KERNEL);
+	if (!host_cpus)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		ret = statsfd_source_init(&host_cpus[cpu],
+					  &statsfd_host_cpu_schema, NULL,
+					  &host_cpu_ops, "host-cpu%u", cpu);
+		if (ret)
+			goto err;
+	}
+	/* Calls host_cpu_online() for every CPU online now, then on each. */
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "statsfd_host:online",
+				host_cpu_online, host_cpu_offline);
+	if (ret < 0)
+		goto err;
+	host_cpu_hp_state = ret;
+	return 0;
+
+err:
+	host_cpu_destroy_sources();
+	return ret;
+}
+
+/**
+ * statsfd_host_cpu_exit() - undo statsfd_host_cpu_init()
+ *
+ * Removing the hotplug state calls host_cpu_offline() for every online
+ * CPU, so the node has no child left when the sources go.  No stats fd is
+ * open: each pins the module.
+ */
+void statsfd_host_cpu_exit(void)
+{
+	if (host_cpu_hp_state > 0)
+		cpuhp_remove_state(host_cpu_hp_state);
+	host_cpu_hp_state = 0;
+	host_cpu_destroy_sources();
+}
+
+/**
+ * statsfd_host_cpu_file() - a stats file on one CPU
+ * @cpu: the CPU's number, from the caller
+ *
+ * The file stays readable when the CPU goes offline afterwards; only a new
+ * one needs the CPU online.
+ *
+ * Return: the file, or ERR_PTR(-EINVAL) for a number not below
+ * nr_cpu_ids, ERR_PTR(-ENODEV) for a CPU not online, or the error of
+ * statsfd_source_getfile().
+ */
 struct file *statsfd_host_cpu_file(u32 cpu)
 {
-	return ERR_PTR(-ENODEV);
+	if (cpu >= nr_cpu_ids)
+		return ERR_PTR(-EINVAL);
+	/* A user-chosen index: no speculative access past the array. */
+	cpu = array_index_nospec(cpu, nr_cpu_ids);
+	if (!cpu_online(cpu))
+		return ERR_PTR(-ENODEV);
+	return statsfd_source_getfile(&host_cpus[cpu]);
 }

@@ -22,31 +22,33 @@
  * The vCPU set follows KVM's generic vCPU stats (same names and types for
  * the halt-polling ones), plus exits by reason as a hypervisor counts them.
  */
+#define STATSFD_STATS_TYPE SFD_VCPU
 static const struct statsfd_desc_def statsfd_vm_vcpu_descs[] = {
-	STATSFD_COUNTER(SFD_VCPU, exits),
-	STATSFD_COUNTER(SFD_VCPU, io_exits),
-	STATSFD_COUNTER(SFD_VCPU, mmio_exits),
-	STATSFD_COUNTER(SFD_VCPU, hypercall_exits),
-	STATSFD_COUNTER(SFD_VCPU, halt_exits),
-	STATSFD_COUNTER(SFD_VCPU, signal_exits),
-	STATSFD_COUNTER(SFD_VCPU, halt_successful_poll),
-	STATSFD_COUNTER(SFD_VCPU, halt_attempted_poll),
-	STATSFD_COUNTER(SFD_VCPU, halt_poll_invalid),
-	STATSFD_COUNTER(SFD_VCPU, halt_wakeup),
-	STATSFD_TIME_NSEC(SFD_VCPU, halt_poll_success_ns),
-	STATSFD_TIME_NSEC(SFD_VCPU, halt_poll_fail_ns),
-	STATSFD_TIME_NSEC(SFD_VCPU, halt_wait_ns),
-	STATSFD_LOGHIST_TIME_NSEC(SFD_VCPU, halt_poll_success_hist),
-	STATSFD_LOGHIST_TIME_NSEC(SFD_VCPU, halt_poll_fail_hist),
-	STATSFD_LOGHIST_TIME_NSEC(SFD_VCPU, halt_wait_hist),
-	STATSFD_LINHIST(SFD_VCPU, run_exits_hist, STATSFD_VM_RUN_HIST_BUCKET),
-	STATSFD_IBOOLEAN(SFD_VCPU, blocking),
-	STATSFD_PCOUNTER(SFD_VCPU, max_run_exits),
-	STATSFD_PEAK_TIME_NSEC(SFD_VCPU, max_halt_wait_ns),
-	STATSFD_BYTES(SFD_VCPU, io_bytes),
-	STATSFD_CYCLES(SFD_VCPU, guest_cycles),
-	STATSFD_COUNTER(SFD_VCPU, runs),
+	STATSFD_COUNTER(exits),
+	STATSFD_COUNTER(io_exits),
+	STATSFD_COUNTER(mmio_exits),
+	STATSFD_COUNTER(hypercall_exits),
+	STATSFD_COUNTER(halt_exits),
+	STATSFD_COUNTER(signal_exits),
+	STATSFD_COUNTER(halt_successful_poll),
+	STATSFD_COUNTER(halt_attempted_poll),
+	STATSFD_COUNTER(halt_poll_invalid),
+	STATSFD_COUNTER(halt_wakeup),
+	STATSFD_TIME_NSEC(halt_poll_success_ns),
+	STATSFD_TIME_NSEC(halt_poll_fail_ns),
+	STATSFD_TIME_NSEC(halt_wait_ns),
+	STATSFD_LOGHIST_TIME_NSEC(halt_poll_success_hist),
+	STATSFD_LOGHIST_TIME_NSEC(halt_poll_fail_hist),
+	STATSFD_LOGHIST_TIME_NSEC(halt_wait_hist),
+	STATSFD_LINHIST(run_exits_hist, STATSFD_VM_RUN_HIST_BUCKET),
+	STATSFD_IBOOLEAN(blocking),
+	STATSFD_PCOUNTER(max_run_exits),
+	STATSFD_PEAK_TIME_NSEC(max_halt_wait_ns),
+	STATSFD_BYTES(io_bytes),
+	STATSFD_CYCLES(guest_cycles),
+	STATSFD_COUNTER(runs),
 };
+#undef STATSFD_STATS_TYPE
 
 /* Every u64 of the struct is one scalar or one bucket: nothing is missed. */
 #define SFD_VCPU_SCALARS (ARRAY_SIZE(statsfd_vm_vcpu_descs) - 4)
@@ -54,10 +56,11 @@ static_assert(sizeof(SFD_VCPU) / sizeof(u64) ==
 	      SFD_VCPU_SCALARS + 4 * STATSFD_VM_HIST_BUCKETS);
 
 /* A VM's own counters, then what it derives from its vCPUs at read time. */
+#define STATSFD_STATS_TYPE SFD_VM
 static const struct statsfd_desc_def statsfd_vm_vm_descs[] = {
-	STATSFD_COUNTER(SFD_VM, vcpus_created),
-	STATSFD_COUNTER(SFD_VM, kicks),
-	STATSFD_ICOUNTER(SFD_VM, stats_fds_open),
+	STATSFD_COUNTER(vcpus_created),
+	STATSFD_COUNTER(kicks),
+	STATSFD_ICOUNTER(stats_fds_open),
 
 	STATSFD_AGG_SUM_OF(SFD_VCPU, exits),
 	STATSFD_AGG_MIN_OF(SFD_VCPU, exits),
@@ -89,18 +92,20 @@ static const struct statsfd_desc_def statsfd_vm_vm_descs[] = {
 	STATSFD_AGG_SUM_OF(SFD_VCPU, runs),
 	STATSFD_AGG_COUNT_NONZERO_OF(SFD_VCPU, runs),
 };
+#undef STATSFD_STATS_TYPE
 
 /*
  * Device-wide counters, then what is derived from the live VMs.  No runs:
  * see struct statsfd_vm_sys_stats.
  */
+#define STATSFD_STATS_TYPE SFD_SYS
 static const struct statsfd_desc_def statsfd_vm_sys_descs[] = {
-	STATSFD_COUNTER(SFD_SYS, vms_created),
-	STATSFD_ICOUNTER(SFD_SYS, vms_alive),
-	STATSFD_PCOUNTER(SFD_SYS, max_vms_alive),
-	STATSFD_COUNTER(SFD_SYS, vcpus_created),
-	STATSFD_ICOUNTER(SFD_SYS, vcpus_alive),
-	STATSFD_ICOUNTER(SFD_SYS, stats_fds_open),
+	STATSFD_COUNTER(vms_created),
+	STATSFD_ICOUNTER(vms_alive),
+	STATSFD_PCOUNTER(max_vms_alive),
+	STATSFD_COUNTER(vcpus_created),
+	STATSFD_ICOUNTER(vcpus_alive),
+	STATSFD_ICOUNTER(stats_fds_open),
 
 	STATSFD_AGG_SUM_OF(SFD_VM, vcpus_created),
 	STATSFD_AGG_MAX_OF(SFD_VM, vcpus_created),
@@ -108,11 +113,12 @@ static const struct statsfd_desc_def statsfd_vm_sys_descs[] = {
 	STATSFD_AGG_SUM_OF(SFD_VM, kicks),
 	STATSFD_AGG_SUM_OF(SFD_VM, stats_fds_open),
 };
+#undef STATSFD_STATS_TYPE
 
 static_assert(sizeof(SFD_VM) / sizeof(u64) == 3);
 static_assert(sizeof(SFD_SYS) / sizeof(u64) == 6);
 
-struct statsfd_schema statsfd_vm_vcpu_schema = {
+static const struct statsfd_schema_def statsfd_vm_vcpu_def = {
 	.name = "statsfd_vm.vcpu",
 	.flags = STATSFD_SCHEMA_SNAPSHOT | STATSFD_SCHEMA_MMAP,
 	.descs = statsfd_vm_vcpu_descs,
@@ -120,7 +126,7 @@ struct statsfd_schema statsfd_vm_vcpu_schema = {
 	.stats_size = sizeof(SFD_VCPU),
 };
 
-struct statsfd_schema statsfd_vm_vm_schema = {
+static const struct statsfd_schema_def statsfd_vm_vm_def = {
 	.name = "statsfd_vm.vm",
 	.flags = STATSFD_SCHEMA_SNAPSHOT | STATSFD_SCHEMA_MMAP,
 	.descs = statsfd_vm_vm_descs,
@@ -129,13 +135,18 @@ struct statsfd_schema statsfd_vm_vm_schema = {
 	.child_schema = &statsfd_vm_vcpu_schema,
 };
 
-struct statsfd_schema statsfd_vm_sys_schema = {
+static const struct statsfd_schema_def statsfd_vm_sys_def = {
 	.name = "statsfd_vm.system",
 	.descs = statsfd_vm_sys_descs,
 	.num_descs = ARRAY_SIZE(statsfd_vm_sys_descs),
 	.stats_size = sizeof(SFD_SYS),
 	.child_schema = &statsfd_vm_vm_schema,
 };
+
+/* What the core derives from the definitions above, built at load. */
+struct statsfd_schema statsfd_vm_vcpu_schema;
+struct statsfd_schema statsfd_vm_vm_schema;
+struct statsfd_schema statsfd_vm_sys_schema;
 
 #undef SFD_VCPU_SCALARS
 #undef SFD_VCPU
@@ -151,13 +162,13 @@ int statsfd_vm_schemas_init(void)
 {
 	int ret;
 
-	ret = statsfd_schema_init(&statsfd_vm_vcpu_schema);
+	ret = statsfd_schema_init(&statsfd_vm_vcpu_schema, &statsfd_vm_vcpu_def);
 	if (ret)
 		return ret;
-	ret = statsfd_schema_init(&statsfd_vm_vm_schema);
+	ret = statsfd_schema_init(&statsfd_vm_vm_schema, &statsfd_vm_vm_def);
 	if (ret)
 		goto out_vcpu;
-	ret = statsfd_schema_init(&statsfd_vm_sys_schema);
+	ret = statsfd_schema_init(&statsfd_vm_sys_schema, &statsfd_vm_sys_def);
 	if (ret)
 		goto out_vm;
 	return 0;

@@ -164,7 +164,7 @@ static void statsfd_source_init_allocates_retired_only_when_needed(struct kunit 
 		STATSFD_AGG_MAX_OF(struct statsfd_kunit_child, exits),
 		STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, blocking),
 	};
-	const struct statsfd_schema tmpl = {
+	const struct statsfd_schema_def tmpl = {
 		.name = "kunit.instant_only",
 		.descs = instant_only,
 		.num_descs = ARRAY_SIZE(instant_only),

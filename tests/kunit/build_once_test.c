@@ -21,7 +21,7 @@ static void statsfd_schema_init_builds_exactly_once(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, s->build_count, 1);
 	/* A second init is refused and changes nothing. */
-	KUNIT_EXPECT_EQ(test, statsfd_schema_init(s), -EBUSY);
+	KUNIT_EXPECT_EQ(test, statsfd_schema_init(s, s->def), -EBUSY);
 	KUNIT_EXPECT_EQ(test, s->build_count, 1);
 	KUNIT_EXPECT_PTR_EQ(test, s->desc_block, block);
 }
@@ -30,13 +30,27 @@ static void statsfd_schema_init_again_after_destroy_builds_once(struct kunit *te
 {
 	struct statsfd_schema *s =
 		statsfd_kunit_schema(test, &statsfd_kunit_child_tmpl, NULL);
+	const struct statsfd_schema_def *def = s->def;
 
 	statsfd_schema_destroy(s);
 	KUNIT_EXPECT_EQ(test, s->build_count, 0);
 	KUNIT_EXPECT_NULL(test, s->desc_block);
-	KUNIT_ASSERT_EQ(test, statsfd_schema_init(s), 0);
+	KUNIT_EXPECT_NULL(test, s->def);
+	KUNIT_ASSERT_EQ(test, statsfd_schema_init(s, def), 0);
+	KUNIT_EXPECT_PTR_EQ(test, s->def, def);
 	KUNIT_EXPECT_EQ(test, s->build_count, 1);
 	KUNIT_EXPECT_EQ(test, s->file_size, SFK_CHILD_FILE_SIZE);
+}
+
+static void statsfd_schema_init_rejects_a_null_definition(struct kunit *test)
+{
+	struct statsfd_schema *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_EXPECT_EQ(test, statsfd_schema_init(s, NULL), -EINVAL);
+	KUNIT_EXPECT_EQ(test, s->build_count, 0);
+	KUNIT_EXPECT_NULL(test, s->def);
+	KUNIT_EXPECT_NULL(test, s->desc_block);
 }
 
 static void statsfd_build_count_stays_one_across_sources_and_reads(struct kunit *test)
@@ -140,6 +154,7 @@ static void statsfd_read_serves_descriptors_from_the_shared_block(struct kunit *
 static struct kunit_case statsfd_build_once_cases[] = {
 	KUNIT_CASE(statsfd_schema_init_builds_exactly_once),
 	KUNIT_CASE(statsfd_schema_init_again_after_destroy_builds_once),
+	KUNIT_CASE(statsfd_schema_init_rejects_a_null_definition),
 	KUNIT_CASE(statsfd_build_count_stays_one_across_sources_and_reads),
 	KUNIT_CASE(statsfd_read_serves_descriptors_from_the_shared_block),
 	{}

@@ -387,7 +387,7 @@ static void statsfd_computed_child_failing_at_retire_loses_its_counts(struct kun
 static void statsfd_computed_snapshot_source_reports_time_and_generation(struct kunit *test)
 {
 	struct cmp_ctx *ctx = test->priv;
-	struct statsfd_schema tmpl = statsfd_kunit_snap_child_tmpl;
+	struct statsfd_schema_def tmpl = statsfd_kunit_snap_child_tmpl;
 	struct statsfd_schema *schema;
 	u64 meta[2], before, after;
 	struct cmp_src *c;

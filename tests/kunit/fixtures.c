@@ -16,20 +16,23 @@
 
 #include "statsfd_kunit.h"
 
+#define STATSFD_STATS_TYPE struct statsfd_kunit_child
 static const struct statsfd_desc_def statsfd_kunit_child_descs[] = {
-	STATSFD_COUNTER(struct statsfd_kunit_child, exits),
-	STATSFD_IBOOLEAN(struct statsfd_kunit_child, blocking),
-	STATSFD_PCOUNTER(struct statsfd_kunit_child, max_run),
-	STATSFD_TIME_NSEC(struct statsfd_kunit_child, wait_ns),
-	STATSFD_LINHIST(struct statsfd_kunit_child, lin, 10),
-	STATSFD_LOGHIST(struct statsfd_kunit_child, log),
-	STATSFD_BYTES(struct statsfd_kunit_child, io_bytes),
-	STATSFD_CYCLES(struct statsfd_kunit_child, cycles),
+	STATSFD_COUNTER(exits),
+	STATSFD_IBOOLEAN(blocking),
+	STATSFD_PCOUNTER(max_run),
+	STATSFD_TIME_NSEC(wait_ns),
+	STATSFD_LINHIST(lin, 10),
+	STATSFD_LOGHIST(log),
+	STATSFD_BYTES(io_bytes),
+	STATSFD_CYCLES(cycles),
 };
+#undef STATSFD_STATS_TYPE
 
+#define STATSFD_STATS_TYPE struct statsfd_kunit_parent
 static const struct statsfd_desc_def statsfd_kunit_parent_descs[] = {
-	STATSFD_COUNTER(struct statsfd_kunit_parent, created),
-	STATSFD_ICOUNTER(struct statsfd_kunit_parent, alive),
+	STATSFD_COUNTER(created),
+	STATSFD_ICOUNTER(alive),
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, exits),
 	STATSFD_AGG_MIN_OF(struct statsfd_kunit_child, exits),
 	STATSFD_AGG_MAX_OF(struct statsfd_kunit_child, exits),
@@ -41,15 +44,16 @@ static const struct statsfd_desc_def statsfd_kunit_parent_descs[] = {
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, lin),
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, log),
 };
+#undef STATSFD_STATS_TYPE
 
-const struct statsfd_schema statsfd_kunit_child_tmpl = {
+const struct statsfd_schema_def statsfd_kunit_child_tmpl = {
 	.name = "kunit.child",
 	.descs = statsfd_kunit_child_descs,
 	.num_descs = ARRAY_SIZE(statsfd_kunit_child_descs),
 	.stats_size = sizeof(struct statsfd_kunit_child),
 };
 
-const struct statsfd_schema statsfd_kunit_parent_tmpl = {
+const struct statsfd_schema_def statsfd_kunit_parent_tmpl = {
 	.name = "kunit.parent",
 	.descs = statsfd_kunit_parent_descs,
 	.num_descs = ARRAY_SIZE(statsfd_kunit_parent_descs),
@@ -57,7 +61,7 @@ const struct statsfd_schema statsfd_kunit_parent_tmpl = {
 };
 
 /* The same stats, with update windows: a vCPU-like and a VM-like schema. */
-const struct statsfd_schema statsfd_kunit_snap_child_tmpl = {
+const struct statsfd_schema_def statsfd_kunit_snap_child_tmpl = {
 	.name = "kunit.snap_child",
 	.descs = statsfd_kunit_child_descs,
 	.num_descs = ARRAY_SIZE(statsfd_kunit_child_descs),
@@ -65,7 +69,7 @@ const struct statsfd_schema statsfd_kunit_snap_child_tmpl = {
 	.flags = STATSFD_SCHEMA_SNAPSHOT | STATSFD_SCHEMA_MMAP,
 };
 
-const struct statsfd_schema statsfd_kunit_snap_parent_tmpl = {
+const struct statsfd_schema_def statsfd_kunit_snap_parent_tmpl = {
 	.name = "kunit.snap_parent",
 	.descs = statsfd_kunit_parent_descs,
 	.num_descs = ARRAY_SIZE(statsfd_kunit_parent_descs),
@@ -163,30 +167,31 @@ KUNIT_DEFINE_ACTION_WRAPPER(statsfd_kunit_source_destroy,
 KUNIT_DEFINE_ACTION_WRAPPER(statsfd_kunit_fput, __fput_sync, struct file *);
 
 /**
- * statsfd_kunit_schema() - a test-owned, initialized copy of a template
+ * statsfd_kunit_schema() - a test-owned schema initialized from a template
  * @test: the test; the schema is destroyed when it ends
- * @tmpl: public fields to copy (flags included)
+ * @tmpl: the definition to copy (flags included)
  * @child: child schema for aggregates, or NULL
+ *
+ * The definition is copied into test-owned memory with @child as its
+ * child schema, so @tmpl may live on the caller's stack.
  *
  * Return: the schema (the test is aborted if initialization fails).
  */
 struct statsfd_schema *statsfd_kunit_schema(struct kunit *test,
-					    const struct statsfd_schema *tmpl,
+					    const struct statsfd_schema_def *tmpl,
 					    const struct statsfd_schema *child)
 {
+	struct statsfd_schema_def *def;
 	struct statsfd_schema *schema;
 	int ret;
 
+	def = kunit_kmalloc(test, sizeof(*def), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, def);
+	*def = *tmpl;
+	def->child_schema = child;
 	schema = kunit_kzalloc(test, sizeof(*schema), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, schema);
-	schema->name = tmpl->name;
-	schema->descs = tmpl->descs;
-	schema->num_descs = tmpl->num_descs;
-	schema->stats_size = tmpl->stats_size;
-	schema->name_size = tmpl->name_size;
-	schema->flags = tmpl->flags;
-	schema->child_schema = child;
-	KUNIT_ASSERT_EQ(test, statsfd_schema_init(schema), 0);
+	KUNIT_ASSERT_EQ(test, statsfd_schema_init(schema, def), 0);
 	ret = kunit_add_action_or_reset(test, statsfd_kunit_schema_destroy, schema);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	return schema;

@@ -91,7 +91,7 @@ static void statsfd_schema_init_accepts_aggregates_only(struct kunit *test)
 		{ 0x1003, 0, 4,  0, 10, "lin_sum" },
 		{ 0x5001, 0, 1, 32,  0, "blocking_count_nonzero" },
 	};
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.aggs_only", .descs = descs, .num_descs = 2,
 		.stats_size = 0,
 	};
@@ -116,7 +116,7 @@ static const struct statsfd_desc_def tiny_descs[] = {
 
 static void statsfd_schema_init_accepts_name_of_name_size_minus_one(struct kunit *test)
 {
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.tiny", .descs = tiny_descs, .num_descs = 1,
 		.stats_size = 8, .name_size = 8,
 	};
@@ -143,7 +143,7 @@ static void statsfd_schema_init_handles_name_size_16(struct kunit *test)
 		{ 0x111, 10, 1, 0, 0, "kib" },
 		{ 0x004, 0, 3, 8, 0, "fifteen_chars_x" },
 	};
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.ns16", .descs = descs, .num_descs = 2,
 		.stats_size = 32, .name_size = 16,
 	};
@@ -168,17 +168,17 @@ static void statsfd_schema_init_rejects_stats_out_of_offset_order(struct kunit *
 			   STATSFD_BASE_POW2, .exponent = 10, .size = 1,
 		  .offset = 0, .name = "kib" },
 	};
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.reversed", .descs = descs, .num_descs = 2,
 		.stats_size = 32, .name_size = 16,
 	};
 	struct statsfd_schema *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, s);
-	*s = tmpl;
-	KUNIT_EXPECT_EQ(test, statsfd_schema_init(s), -EINVAL);
-	/* After: nothing was built. */
+	KUNIT_EXPECT_EQ(test, statsfd_schema_init(s, &tmpl), -EINVAL);
+	/* After: nothing was built, and no definition is kept. */
 	KUNIT_EXPECT_EQ(test, s->build_count, 0);
+	KUNIT_EXPECT_NULL(test, s->def);
 	KUNIT_EXPECT_NULL(test, s->desc_block);
 	KUNIT_EXPECT_NULL(test, s->aggs);
 
@@ -189,7 +189,7 @@ static void statsfd_schema_init_rejects_stats_out_of_offset_order(struct kunit *
 
 static void statsfd_schema_init_handles_largest_name_size(struct kunit *test)
 {
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.ns256", .descs = tiny_descs, .num_descs = 1,
 		.stats_size = 8, .name_size = STATSFD_NAME_SIZE_MAX,
 	};
@@ -201,7 +201,7 @@ static void statsfd_schema_init_handles_largest_name_size(struct kunit *test)
 
 static void statsfd_source_init_truncates_long_id(struct kunit *test)
 {
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.tiny", .descs = tiny_descs, .num_descs = 1,
 		.stats_size = 8, .name_size = 8,
 	};
@@ -217,7 +217,7 @@ static void statsfd_source_init_truncates_long_id(struct kunit *test)
 
 static void statsfd_source_init_keeps_id_of_name_size_minus_one(struct kunit *test)
 {
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.tiny", .descs = tiny_descs, .num_descs = 1,
 		.stats_size = 8, .name_size = 8,
 	};
@@ -252,7 +252,7 @@ static void statsfd_source_init_rejects_bad_arguments(struct kunit *test)
 {
 	struct statsfd_schema *s =
 		statsfd_kunit_schema(test, &statsfd_kunit_child_tmpl, NULL);
-	struct statsfd_schema unbuilt = statsfd_kunit_child_tmpl;
+	struct statsfd_schema unbuilt = {};
 	static const struct statsfd_source_ops get_only = {
 		.get = ignore_source,
 	};
@@ -317,17 +317,19 @@ struct bad_case {
 	enum bad_kind kind;
 };
 
+#define STATSFD_STATS_TYPE struct bad_stats
 static const struct statsfd_desc_def bad_base[] = {
-	STATSFD_COUNTER(struct bad_stats, a),
-	STATSFD_LINHIST(struct bad_stats, h, 5),
+	STATSFD_COUNTER(a),
+	STATSFD_LINHIST(h, 5),
 };
 
 static const struct statsfd_desc_def bad_parent_base[] = {
-	STATSFD_COUNTER(struct bad_stats, a),
-	STATSFD_LINHIST(struct bad_stats, h, 5),
+	STATSFD_COUNTER(a),
+	STATSFD_LINHIST(h, 5),
 	STATSFD_AGG_SUM_OF(struct bad_stats, a),
 	STATSFD_AGG_SUM_OF(struct bad_stats, h),
 };
+#undef STATSFD_STATS_TYPE
 
 /* Another struct with a u64 at offset 0, where bad_stats has "a". */
 struct bad_other_stats {
@@ -340,7 +342,7 @@ static const struct statsfd_desc_def bad_agg_defs[] = {
 	STATSFD_AGG(struct bad_stats, a, STATSFD_AGG_SUM, "max"),
 };
 
-static void bad_mutate(enum bad_kind kind, struct statsfd_schema *s,
+static void bad_mutate(enum bad_kind kind, struct statsfd_schema_def *s,
 		       struct statsfd_desc_def *d, struct statsfd_schema *child)
 {
 	switch (kind) {
@@ -535,7 +537,8 @@ static void expect_rejected(struct kunit *test, bool parent)
 	u32 num = parent ? ARRAY_SIZE(bad_parent_base) : ARRAY_SIZE(bad_base);
 	struct statsfd_desc_def *defs;
 	struct statsfd_schema *child, *s;
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def *sd;
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.bad_child", .descs = bad_base,
 		.num_descs = ARRAY_SIZE(bad_base),
 		.stats_size = sizeof(struct bad_stats),
@@ -544,21 +547,23 @@ static void expect_rejected(struct kunit *test, bool parent)
 	child = statsfd_kunit_schema(test, &tmpl, NULL);
 	defs = kunit_kcalloc(test, BAD_MAX_DESCS, sizeof(*defs), GFP_KERNEL);
 	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	sd = kunit_kzalloc(test, sizeof(*sd), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, defs);
 	KUNIT_ASSERT_NOT_NULL(test, s);
+	KUNIT_ASSERT_NOT_NULL(test, sd);
 	memcpy(defs, base, num * sizeof(*defs));
-	s->name = "kunit.bad";
-	s->descs = defs;
-	s->num_descs = num;
-	s->stats_size = sizeof(struct bad_stats);
-	s->child_schema = parent ? child : NULL;
+	sd->name = "kunit.bad";
+	sd->descs = defs;
+	sd->num_descs = num;
+	sd->stats_size = sizeof(struct bad_stats);
+	sd->child_schema = parent ? child : NULL;
 
 	/* Before: the unmodified definition is valid. */
-	KUNIT_ASSERT_EQ(test, statsfd_schema_init(s), 0);
+	KUNIT_ASSERT_EQ(test, statsfd_schema_init(s, sd), 0);
 	statsfd_schema_destroy(s);
 
-	bad_mutate(c->kind, s, defs, child);
-	KUNIT_EXPECT_EQ(test, statsfd_schema_init(s), -EINVAL);
+	bad_mutate(c->kind, sd, defs, child);
+	KUNIT_EXPECT_EQ(test, statsfd_schema_init(s, sd), -EINVAL);
 	/* After: nothing was built. */
 	KUNIT_EXPECT_EQ(test, s->build_count, 0);
 	KUNIT_EXPECT_NULL(test, s->desc_block);
@@ -581,21 +586,23 @@ static void statsfd_desc_macros_encode_kvm_flags(struct kunit *test)
 		u64 c, ic, pc, ib, pb, t, pt, b, cy;
 		u64 lh[3], lht[2], gh[5], ght[4];
 	};
+#define STATSFD_STATS_TYPE struct m
 	static const struct statsfd_desc_def d[] = {
-		STATSFD_COUNTER(struct m, c),
-		STATSFD_ICOUNTER(struct m, ic),
-		STATSFD_PCOUNTER(struct m, pc),
-		STATSFD_IBOOLEAN(struct m, ib),
-		STATSFD_PBOOLEAN(struct m, pb),
-		STATSFD_TIME_NSEC(struct m, t),
-		STATSFD_PEAK_TIME_NSEC(struct m, pt),
-		STATSFD_BYTES(struct m, b),
-		STATSFD_CYCLES(struct m, cy),
-		STATSFD_LINHIST(struct m, lh, 7),
-		STATSFD_LINHIST_TIME_NSEC(struct m, lht, 1000),
-		STATSFD_LOGHIST(struct m, gh),
-		STATSFD_LOGHIST_TIME_NSEC(struct m, ght),
+		STATSFD_COUNTER(c),
+		STATSFD_ICOUNTER(ic),
+		STATSFD_PCOUNTER(pc),
+		STATSFD_IBOOLEAN(ib),
+		STATSFD_PBOOLEAN(pb),
+		STATSFD_TIME_NSEC(t),
+		STATSFD_PEAK_TIME_NSEC(pt),
+		STATSFD_BYTES(b),
+		STATSFD_CYCLES(cy),
+		STATSFD_LINHIST(lh, 7),
+		STATSFD_LINHIST_TIME_NSEC(lht, 1000),
+		STATSFD_LOGHIST(gh),
+		STATSFD_LOGHIST_TIME_NSEC(ght),
 	};
+#undef STATSFD_STATS_TYPE
 	/* flags, exponent, size, offset, bucket_size, name */
 	static const struct statsfd_kunit_desc e[] = {
 		{ 0x000,  0, 1,   0,    0, "c" },
@@ -612,7 +619,7 @@ static void statsfd_desc_macros_encode_kvm_flags(struct kunit *test)
 		{ 0x004,  0, 5, 112,    0, "gh" },
 		{ 0x024, -9, 4, 152,    0, "ght" },
 	};
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.macros", .descs = d, .num_descs = ARRAY_SIZE(d),
 		.stats_size = sizeof(struct m),
 	};

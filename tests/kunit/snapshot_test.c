@@ -85,7 +85,7 @@ static void set_words(struct statsfd_source *src, u64 v)
 	u64 *w = statsfd_source_stats(src);
 	u32 i;
 
-	for (i = 0; i < src->schema->stats_size / sizeof(u64); i++)
+	for (i = 0; i < src->schema->def->stats_size / sizeof(u64); i++)
 		statsfd_stat_set(&w[i], v);
 }
 
@@ -246,21 +246,19 @@ KUNIT_DEFINE_ACTION_WRAPPER(snap_schema_destroy, statsfd_schema_destroy,
 
 /* statsfd_schema_init() of a copy of @tmpl with @flags; destroyed at end. */
 static int init_with_flags(struct kunit *test,
-			   const struct statsfd_schema *tmpl, u32 flags,
+			   const struct statsfd_schema_def *tmpl, u32 flags,
 			   struct statsfd_schema **out)
 {
 	struct statsfd_schema *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	struct statsfd_schema_def *def = kunit_kmalloc(test, sizeof(*def),
+						       GFP_KERNEL);
 	int ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, s);
-	s->name = tmpl->name;
-	s->descs = tmpl->descs;
-	s->num_descs = tmpl->num_descs;
-	s->stats_size = tmpl->stats_size;
-	s->name_size = tmpl->name_size;
-	s->child_schema = tmpl->child_schema;
-	s->flags = flags;
-	ret = statsfd_schema_init(s);
+	KUNIT_ASSERT_NOT_NULL(test, def);
+	*def = *tmpl;
+	def->flags = flags;
+	ret = statsfd_schema_init(s, def);
 	if (!ret)
 		KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 								snap_schema_destroy,
@@ -299,7 +297,7 @@ static void statsfd_schema_init_snapshot_appends_sample_ns_and_generation(struct
 	KUNIT_EXPECT_EQ(test, plain->meta_offset, 0);
 	KUNIT_EXPECT_EQ(test, s->file_size, SFK_SNAP_CHILD_FILE_SIZE);
 	/* The provider's definitions are not touched. */
-	KUNIT_EXPECT_EQ(test, s->num_descs, SFK_CHILD_NUM_DESCS);
+	KUNIT_EXPECT_EQ(test, s->def->num_descs, SFK_CHILD_NUM_DESCS);
 	KUNIT_EXPECT_EQ(test, s->num_aggs, 0);
 
 	/* Header and descriptor bytes exactly as the hand-built file. */
@@ -340,7 +338,7 @@ static const struct statsfd_desc_def big_descs[] = {
 	  .name = "big" },
 };
 
-static const struct statsfd_schema big_tmpl = {
+static const struct statsfd_schema_def big_tmpl = {
 	.name = "kunit.big", .descs = big_descs, .num_descs = 1,
 	.stats_size = 4096,
 };
@@ -405,7 +403,7 @@ static int init_named(struct kunit *test, const char *name, u32 flags,
 		      struct statsfd_schema **out)
 {
 	struct statsfd_desc_def *descs;
-	struct statsfd_schema tmpl = {
+	struct statsfd_schema_def tmpl = {
 		.name = "kunit.reserved", .num_descs = 2, .stats_size = 16,
 	};
 
@@ -1028,7 +1026,7 @@ static int loop_writer_fn(void *data)
 			struct statsfd_source *src = w->src[s];
 			u64 *v = statsfd_source_stats(src);
 
-			n = src->schema->stats_size / sizeof(u64);
+			n = src->schema->def->stats_size / sizeof(u64);
 			if (w->windows)
 				statsfd_update_begin(src);
 			for (i = n; i-- > 0;) {

@@ -81,12 +81,12 @@ struct statsfd_kunit_desc {
 
 extern const struct statsfd_kunit_desc statsfd_kunit_child_expect[];
 extern const struct statsfd_kunit_desc statsfd_kunit_parent_expect[];
-extern const struct statsfd_schema statsfd_kunit_child_tmpl;
-extern const struct statsfd_schema statsfd_kunit_parent_tmpl;
+extern const struct statsfd_schema_def statsfd_kunit_child_tmpl;
+extern const struct statsfd_schema_def statsfd_kunit_parent_tmpl;
 extern const struct statsfd_kunit_desc statsfd_kunit_snap_child_expect[];
 extern const struct statsfd_kunit_desc statsfd_kunit_snap_parent_expect[];
-extern const struct statsfd_schema statsfd_kunit_snap_child_tmpl;
-extern const struct statsfd_schema statsfd_kunit_snap_parent_tmpl;
+extern const struct statsfd_schema_def statsfd_kunit_snap_child_tmpl;
+extern const struct statsfd_schema_def statsfd_kunit_snap_parent_tmpl;
 
 /* A source whose ops count the references a stats file takes and drops. */
 struct statsfd_kunit_src {
@@ -98,7 +98,7 @@ struct statsfd_kunit_src {
 extern const struct statsfd_source_ops statsfd_kunit_ops;
 
 struct statsfd_schema *statsfd_kunit_schema(struct kunit *test,
-					    const struct statsfd_schema *tmpl,
+					    const struct statsfd_schema_def *tmpl,
 					    const struct statsfd_schema *child);
 struct statsfd_kunit_src *
 statsfd_kunit_source(struct kunit *test, const struct statsfd_schema *schema,

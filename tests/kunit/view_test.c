@@ -663,20 +663,23 @@ static void statsfd_poll_wakes_on_children_and_hangup_only(struct kunit *test)
  * here on the fixtures' stats structs.
  */
 
+#define STATSFD_STATS_TYPE struct statsfd_kunit_child
 static const struct statsfd_desc_def view_snap_child_descs[] = {
-	STATSFD_COUNTER(struct statsfd_kunit_child, exits),
-	STATSFD_IBOOLEAN(struct statsfd_kunit_child, blocking),
-	STATSFD_PCOUNTER(struct statsfd_kunit_child, max_run),
-	STATSFD_TIME_NSEC(struct statsfd_kunit_child, wait_ns),
-	STATSFD_LINHIST(struct statsfd_kunit_child, lin, 10),
-	STATSFD_LOGHIST(struct statsfd_kunit_child, log),
-	STATSFD_BYTES(struct statsfd_kunit_child, io_bytes),
-	STATSFD_CYCLES(struct statsfd_kunit_child, cycles),
+	STATSFD_COUNTER(exits),
+	STATSFD_IBOOLEAN(blocking),
+	STATSFD_PCOUNTER(max_run),
+	STATSFD_TIME_NSEC(wait_ns),
+	STATSFD_LINHIST(lin, 10),
+	STATSFD_LOGHIST(log),
+	STATSFD_BYTES(io_bytes),
+	STATSFD_CYCLES(cycles),
 };
+#undef STATSFD_STATS_TYPE
 
+#define STATSFD_STATS_TYPE struct statsfd_kunit_parent
 static const struct statsfd_desc_def view_snap_parent_descs[] = {
-	STATSFD_COUNTER(struct statsfd_kunit_parent, created),
-	STATSFD_ICOUNTER(struct statsfd_kunit_parent, alive),
+	STATSFD_COUNTER(created),
+	STATSFD_ICOUNTER(alive),
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, exits),
 	STATSFD_AGG_MIN_OF(struct statsfd_kunit_child, exits),
 	STATSFD_AGG_MAX_OF(struct statsfd_kunit_child, exits),
@@ -688,6 +691,7 @@ static const struct statsfd_desc_def view_snap_parent_descs[] = {
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, lin),
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, log),
 };
+#undef STATSFD_STATS_TYPE
 
 static struct statsfd_schema *
 view_snap_schema(struct kunit *test, const char *name,
@@ -695,15 +699,18 @@ view_snap_schema(struct kunit *test, const char *name,
 		 u32 flags, const struct statsfd_schema *child)
 {
 	struct statsfd_schema *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	struct statsfd_schema_def *def = kunit_kzalloc(test, sizeof(*def),
+						       GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, s);
-	s->name = name;
-	s->descs = descs;
-	s->num_descs = num;
-	s->stats_size = size;
-	s->flags = flags;
-	s->child_schema = child;
-	KUNIT_ASSERT_EQ(test, statsfd_schema_init(s), 0);
+	KUNIT_ASSERT_NOT_NULL(test, def);
+	def->name = name;
+	def->descs = descs;
+	def->num_descs = num;
+	def->stats_size = size;
+	def->flags = flags;
+	def->child_schema = child;
+	KUNIT_ASSERT_EQ(test, statsfd_schema_init(s, def), 0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
 							view_schema_destroy, s),
 			0);

@@ -93,6 +93,7 @@ run http_test "$here/http_test.sh" "$out"
 run deps_test "$here/deps_test.sh"
 run harness_test python3 "$here/harness_test.py"
 run dkms_test "$here/dkms_test.sh"
+run kapi_build_test "$here/kapi_build_test.sh"
 
 echo "1..$n"
 echo "tools: $pass passed, $fail failed, $skip skipped"

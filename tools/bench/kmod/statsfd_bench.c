@@ -62,11 +62,12 @@ struct statsfd_bench_source {
  * struct statsfd_bench_set - a schema and its sources
  * @ref: held by the set fd and by every open stats fd of a source
  * @id: unique number of the set, part of the source ids and cache name
- * @schema: the schema, initialized once by the core
+ * @def: the schema's definition, generated at creation
+ * @schema: the schema, initialized once by the core from @def
  * @schema_ready: statsfd_schema_init() succeeded, destroy it on free
- * @schema_name: backing store of @schema.name
+ * @schema_name: backing store of @def.name
  * @cache_name: backing store of @cache's name
- * @defs: generated descriptor definitions, backing @schema.descs
+ * @defs: generated descriptor definitions, backing @def.descs
  * @names: generated stat names, backing @defs[i].name
  * @cache: slab cache of exactly sizeof(source) + num_values * 8 bytes
  *	(sizeof(source) alone with STATSFD_BENCH_SNAPSHOT)
@@ -76,6 +77,7 @@ struct statsfd_bench_source {
 struct statsfd_bench_set {
 	struct kref ref;
 	u32 id;
+	struct statsfd_schema_def def;
 	struct statsfd_schema schema;
 	bool schema_ready;
 	char schema_name[48];
@@ -222,15 +224,15 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 		 "statsfd_bench.%ux%u%s", a->num_desc, a->num_values,
 		 (a->flags & STATSFD_BENCH_MMAP) ? ".mmap" :
 		 snapshot ? ".snap" : "");
-	set->schema.name = set->schema_name;
-	set->schema.descs = set->defs;
-	set->schema.num_descs = a->num_desc;
-	set->schema.stats_size = (size_t)a->num_values * sizeof(u64);
+	set->def.name = set->schema_name;
+	set->def.descs = set->defs;
+	set->def.num_descs = a->num_desc;
+	set->def.stats_size = (size_t)a->num_values * sizeof(u64);
 	if (snapshot)
-		set->schema.flags |= STATSFD_SCHEMA_SNAPSHOT;
+		set->def.flags |= STATSFD_SCHEMA_SNAPSHOT;
 	if (a->flags & STATSFD_BENCH_MMAP)
-		set->schema.flags |= STATSFD_SCHEMA_MMAP;
-	ret = statsfd_schema_init(&set->schema);
+		set->def.flags |= STATSFD_SCHEMA_MMAP;
+	ret = statsfd_schema_init(&set->schema, &set->def);
 	if (ret)
 		goto out_free;
 	set->schema_ready = true;
