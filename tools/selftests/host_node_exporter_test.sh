@@ -66,10 +66,12 @@ mkdir -p "$tmp"
 chmod 755 "$tmp"
 
 # The collectors whose families --host maps, with their default flags but
-# for diskstats' device-exclude (ram*, loop*): --host exports every disk.
+# for the device excludes, Debian's ^lo$ for interfaces and ram*, loop*,
+# ... for disks: --host exports every interface and every whole disk.
 "$ne" --web.listen-address=127.0.0.1:19100 --collector.disable-defaults \
 	--collector.cpu --collector.stat --collector.loadavg --collector.meminfo \
 	--collector.vmstat --collector.netdev --collector.diskstats \
+	--collector.netdev.device-exclude='^$' \
 	--collector.diskstats.device-exclude='^$' >"$tmp/ne.log" 2>&1 &
 npid=$!
 statsfd-collector --host --socket "$tmp/c.sock" --socket-mode 0600 \
