@@ -78,8 +78,8 @@ statsfd-collector --host --socket "$tmp/c.sock" --socket-mode 0600 \
 	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
 	--interval 200 2>"$tmp/collector.log" &
 cpid=$!
-if ! waitfor 100 test -s "$tmp/port" ||
-   ! waitfor 100 wget -q -O "$tmp/a" http://127.0.0.1:19100/metrics; then
+ne_up() { wget -q -O "$tmp/a" http://127.0.0.1:19100/metrics 2>/dev/null; }
+if ! waitfor 100 test -s "$tmp/port" || ! waitfor 100 ne_up; then
 	nok "node_exporter and statsfd-collector --host start"
 	sed 's/^/# /' "$tmp/ne.log" "$tmp/collector.log" | tail -n 20
 	finish
