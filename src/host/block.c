@@ -123,7 +123,7 @@ static struct statsfd_schema block_schema = {
 struct host_block {
 	struct statsfd_source src;
 	struct kref ref;
-	struct mutex lock;
+	struct mutex lock;	/* disk, owner, last */
 	struct gendisk *disk;
 	struct module *owner;
 	struct host_block_stats last;

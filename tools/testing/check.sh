@@ -123,6 +123,9 @@ kvm_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86
 kvm_module_path() {
 	ls "$stock_root/lib/modules/$stock_rel/kernel/$1".ko* 2>/dev/null | head -n 1
 }
+# The devices statsfd_host's tests read, built into the 6.12 test kernel
+# and modules of the stock one: loaded in the 6.1 guest on every run.
+dev_modules=(drivers/block/brd drivers/net/veth drivers/net/dummy)
 
 legs=()
 for leg in $LEGS; do
@@ -205,6 +208,13 @@ for leg in $LEGS; do
 	warn | oob) margs+=(--expect load/statsfd_harness.ko) ;;
 	leak | abba | race) margs+=(--expect load/statsfd_harness.ko --expect unload/statsfd_harness.ko) ;;
 	esac
+	if [ "$leg" = 6.1 ]; then
+		for m in "${dev_modules[@]}"; do
+			[ -n "$(kvm_module_path "$m")" ] ||
+				{ fail 6.1/build "no $m.ko for $stock_rel in $stock_root"; continue 2; }
+			margs+=(--expect "load/$(basename "$m").ko")
+		done
+	fi
 	if [ "$kvm" = 1 ]; then
 		for m in "${kvm_modules[@]}"; do
 			[ -n "$(kvm_module_path "$m")" ] ||
@@ -242,14 +252,20 @@ run_leg() {
 		printf 'KERNEL_PROOFS=%q\n' "$proofs"
 		echo "KMEMLEAK=$kmemleak"
 		[ "$kvm" = 1 ] && printf 'KVM_MODULES=%q\n' "$(printf '%s ' "${kvm_modules[@]##*/}")"
+		[ "$leg" = 6.1 ] && printf 'DEV_MODULES=%q\n' "$(printf '%s ' "${dev_modules[@]##*/}")"
 	} >"$d/check.conf"
 	local extra=(--file "$d/check.conf:/etc/statsfd-check.conf")
 	[ "$leg" = kcsan ] && extra+=(--append panic_on_warn=0)
 	if [ -n "$HARNESS_SELFTESTS" ] && [ "$HARNESS" != selftest-missing ]; then
 		extra+=(--file "$BUILD/selftests-harness:/usr/libexec/statsfd-harness")
 	fi
+	local m t
+	if [ "$leg" = 6.1 ]; then
+		for m in "${dev_modules[@]}"; do
+			extra+=(--kmods "$(kvm_module_path "$m")")
+		done
+	fi
 	if [ "$kvm" = 1 ]; then
-		local m t
 		# The stock kernel's own kvm modules, of the release it boots.
 		for m in "${kvm_modules[@]}"; do
 			extra+=(--kmods "$(kvm_module_path "$m")")
