@@ -32,9 +32,7 @@
 #include <netinet/in.h>
 
 #include <linux/blkpg.h>
-#include <linux/if_ether.h>
 #include <linux/if_link.h>
-#include <linux/if_packet.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <linux/statsfd.h>
@@ -305,32 +303,72 @@ static int link_stats64(int ifindex, struct rtnl_link_stats64 *st)
 
 /* ----- traffic ----- */
 
-/* @n raw Ethernet frames out of @ifindex (a local experimental type). */
-static int send_frames(int ifindex, int n)
+/*
+ * Traffic out of an interface without AF_PACKET (the 6.12 test kernel has
+ * none): an IPv4 address on it, and UDP to another address of its /24.
+ * On a NOARP interface (dummy, or a veth end made so) each datagram leaves
+ * at once, to the interface's own MAC address: the other end of a veth
+ * pair receives it as PACKET_OTHERHOST and drops it (rx_otherhost_dropped).
+ */
+static int addr_add(int ifindex, const char *local)
 {
-	struct sockaddr_ll sll = {
-		.sll_family = AF_PACKET,
-		.sll_ifindex = ifindex,
-		.sll_halen = ETH_ALEN,
-		.sll_protocol = htons(ETH_P_802_EX1),
-	};
-	unsigned char frame[100] = {
-		0xff, 0xff, 0xff, 0xff, 0xff, 0xff,	/* broadcast */
-		0x02, 0, 0, 0, 0, 1,			/* local unicast */
-		0x88, 0xb5,				/* ETH_P_802_EX1 */
-	};
+	struct {
+		struct nlmsghdr n;
+		struct ifaddrmsg a;
+		char attrs[64];
+	} r = {};
+	struct in_addr in;
+
+	if (inet_pton(AF_INET, local, &in) != 1)
+		return -EINVAL;
+	r.n.nlmsg_len = NLMSG_LENGTH(sizeof(r.a));
+	r.n.nlmsg_type = RTM_NEWADDR;
+	r.n.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	r.a.ifa_family = AF_INET;
+	r.a.ifa_prefixlen = 24;
+	r.a.ifa_index = ifindex;
+	nl_add(&r.n, IFA_LOCAL, &in, sizeof(in));
+	nl_add(&r.n, IFA_ADDRESS, &in, sizeof(in));
+	return nl_talk(&r.n, NULL, 0);
+}
+
+/* @n datagrams of 100 bytes to @dst, port 9 (discard). */
+static int udp_send(const char *dst, int n)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(9) };
+	char buf[100] = "statsfd";
 	int s, i, ret = 0;
 
-	memset(sll.sll_addr, 0xff, ETH_ALEN);
-	s = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (inet_pton(AF_INET, dst, &a.sin_addr) != 1)
+		return -EINVAL;
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -errno;
 	for (i = 0; i < n && !ret; i++)
-		if (sendto(s, frame, sizeof(frame), 0, (void *)&sll,
-			   sizeof(sll)) != sizeof(frame))
+		if (sendto(s, buf, sizeof(buf), 0, (void *)&a, sizeof(a)) !=
+		    sizeof(buf))
 			ret = -errno;
 	close(s);
 	return ret;
+}
+
+/* @ifindex up, NOARP, at @net.1/24; then @n datagrams to @net.2. */
+static int traffic_out(int ifindex, const char *net, int n)
+{
+	char local[32], dst[32];
+	struct nlreq r;
+	int ret;
+
+	nl_init(&r, RTM_NEWLINK, 0, ifindex);
+	r.i.ifi_flags = IFF_UP | IFF_NOARP;
+	r.i.ifi_change = IFF_UP | IFF_NOARP;
+	ret = nl_talk(&r.n, NULL, 0);
+	if (ret)
+		return ret;
+	snprintf(local, sizeof(local), "%s.1", net);
+	snprintf(dst, sizeof(dst), "%s.2", net);
+	ret = addr_add(ifindex, local);
+	return ret ? ret : udp_send(dst, n);
 }
 
 /* @n UDP datagrams over the loopback, each received. */
@@ -493,7 +531,6 @@ TEST(veth_pair_text_fd_text)
 	ib = if_nametoindex("sfdv1");
 	ASSERT_NE(0, ia);
 	ASSERT_NE(0, ib);
-	ASSERT_EQ(0, link_up(ia));
 	ASSERT_EQ(0, link_up(ib));
 	fa = net_fd(ia);
 	fb = net_fd(ib);
@@ -501,7 +538,7 @@ TEST(veth_pair_text_fd_text)
 	ASSERT_LE(0, fb);
 	net_check(_metadata, fa, "sfdv0", &a1);
 	net_check(_metadata, fb, "sfdv1", &b1);
-	ASSERT_EQ(0, send_frames(ia, 40));
+	ASSERT_EQ(0, traffic_out(ia, "10.97.0", 40));
 	net_check(_metadata, fa, "sfdv0", &a2);
 	net_check(_metadata, fb, "sfdv1", &b2);
 	EXPECT_LE(sfile_stat(&a1, "tx_packets") + 40,
@@ -510,6 +547,11 @@ TEST(veth_pair_text_fd_text)
 		  sfile_stat(&a2, "tx_bytes"));
 	EXPECT_LE(sfile_stat(&b1, "rx_packets") + 40,
 		  sfile_stat(&b2, "rx_packets"));
+	EXPECT_LE(sfile_stat(&b1, "rx_bytes") + 40 * 100,
+		  sfile_stat(&b2, "rx_bytes"));
+	/* Sent to sfdv0's own MAC address: not for sfdv1. */
+	EXPECT_LE(sfile_stat(&b1, "rx_otherhost_dropped") + 40,
+		  sfile_stat(&b2, "rx_otherhost_dropped"));
 
 	/* Deleting one end deletes both: both fds hang up. */
 	ASSERT_EQ(0, link_del(ia));
@@ -535,12 +577,11 @@ TEST(deleted_interface_hangs_up_and_keeps_last_values)
 	ASSERT_EQ(0, link_add_dummy("sfdd1", 0));
 	ifindex = if_nametoindex("sfdd1");
 	ASSERT_NE(0, ifindex);
-	ASSERT_EQ(0, link_up(ifindex));
 	fd = net_fd(ifindex);
 	fd2 = net_fd(ifindex);
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, send_frames(ifindex, 7));
+	ASSERT_EQ(0, traffic_out(ifindex, "10.98.0", 7));
 	net_check(_metadata, fd, "sfdd1", &f1);
 	EXPECT_LE(7u, sfile_stat(&f1, "tx_packets"));
 	EXPECT_EQ(0, poll_events(fd, 0) & POLLHUP);
@@ -622,7 +663,7 @@ static int netns_child(int sock)
 		return 10;
 	if (link_add_dummy("sfdns0", FAR_IFINDEX))
 		return 11;
-	if (link_up(FAR_IFINDEX) || send_frames(FAR_IFINDEX, 5))
+	if (traffic_out(FAR_IFINDEX, "10.96.0", 5))
 		return 12;
 	fd = net_fd(FAR_IFINDEX);
 	if (fd < 0)
