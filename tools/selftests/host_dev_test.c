@@ -501,6 +501,7 @@ TEST(loopback_text_fd_text)
 	int fd, lo = if_nametoindex("lo");
 
 	ASSERT_NE(0, lo);
+	ASSERT_EQ(0, link_up(lo));
 	fd = net_fd(lo);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD));
