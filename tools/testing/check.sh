@@ -123,9 +123,11 @@ kvm_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86
 kvm_module_path() {
 	ls "$stock_root/lib/modules/$stock_rel/kernel/$1".ko* 2>/dev/null | head -n 1
 }
-# The devices statsfd_host's tests read, built into the 6.12 test kernel
-# and modules of the stock one: loaded in the 6.1 guest on every run.
-dev_modules=(drivers/block/brd drivers/net/veth drivers/net/dummy)
+# The devices statsfd_host's tests read, modules of the stock kernel
+# loaded in the 6.1 guest on every run: brd, veth and dummy as the 6.12
+# test kernel has them built in, and loop (not in the 6.12 test kernel),
+# for a disk that accounts its I/O and can be removed.
+dev_modules=(drivers/block/brd drivers/block/loop drivers/net/veth drivers/net/dummy)
 
 legs=()
 for leg in $LEGS; do

@@ -22,7 +22,8 @@
 #   KERNEL_PROOFS  what this kernel must prove it has (see prove() below)
 #   KMEMLEAK       1: kmemleak must be present, scanning, and find nothing
 #   DEV_MODULES    stock modules to insmod from /lib/kmods before the tests
-#                  (the 6.1 leg: brd, veth, dummy, built into the 6.12 kernel)
+#                  (the 6.1 leg: brd, veth, dummy, built into the 6.12
+#                  kernel, and loop)
 #   KVM_MODULES    stock modules to insmod from /lib/kmods (the 6.1 leg's
 #                  real KVM), then /usr/libexec/statsfd-kvm/* run as selftests
 #   HARNESS_SELFTESTS  harness-proof selftests to run from
