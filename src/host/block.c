@@ -39,10 +39,15 @@
  *   loop or nbd detach) are not held up at all.
  *
  * There is no notifier for a removed disk: fill checks disk_live() (false
- * once del_gendisk() started) at every read.  The first read that finds
- * the disk gone stores its values one last time, drops both references
- * (the driver can then be unloaded) and hangs the source up; later reads
- * return the stored values.
+ * once del_gendisk() started) at every read.  del_gendisk() also zeroes
+ * the disk's counters (part_stat_set_all()), maybe before, maybe while
+ * that read sums them, so the counts a removed disk ends with are lost to
+ * everyone.  The source therefore keeps the values of its last read while
+ * the disk was live: the first read that finds the disk gone stores, per
+ * counter, the larger of that and what the counters hold now (each is a
+ * value the counter really had, and counters only grow), with in_flight
+ * 0, drops both references (the driver can then be unloaded) and hangs
+ * the source up; later reads return the stored values.
  */
 #include <linux/blkdev.h>
 #include <linux/device.h>
@@ -51,6 +56,7 @@
 #include <linux/jiffies.h>
 #include <linux/kdev_t.h>
 #include <linux/kref.h>
+#include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/part_stat.h>
@@ -118,7 +124,8 @@ static struct statsfd_schema block_schema = {
  * @lock: protects @disk, @owner and @last
  * @disk: the disk, referenced, or NULL once it was seen removed
  * @owner: the module of the disk's driver, referenced with @disk
- * @last: the values when the disk was seen removed
+ * @last: the values of the last read while @disk was live; once it was
+ *	seen removed, the values every read returns
  */
 struct host_block {
 	struct statsfd_source src;
@@ -230,20 +237,37 @@ static void block_put(struct statsfd_source *src)
 	kref_put(&to_host_block(src)->ref, block_release);
 }
 
+/*
+ * The final values of a removed disk: see the top of this file.  Every
+ * field but in_flight is a counter.
+ */
+static void block_final(struct host_block *b, struct host_block_stats *now)
+{
+	u64 *last = (u64 *)&b->last, *cur = (u64 *)now;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(*now) / sizeof(u64); i++)
+		last[i] = max(last[i], cur[i]);
+	b->last.in_flight = 0;
+}
+
 static int block_fill(struct statsfd_source *src, void *stats)
 {
 	struct host_block *b = to_host_block(src);
 	bool gone = false;
 
 	mutex_lock(&b->lock);
-	if (b->disk && !disk_live(b->disk)) {
-		block_read(b->disk, &b->last);
-		block_drop(b);
-		gone = true;
-	}
-	if (b->disk)
+	if (b->disk) {
 		block_read(b->disk, stats);
-	else
+		if (disk_live(b->disk)) {
+			memcpy(&b->last, stats, sizeof(b->last));
+		} else {
+			block_final(b, stats);
+			block_drop(b);
+			gone = true;
+		}
+	}
+	if (!b->disk)
 		memcpy(stats, &b->last, sizeof(b->last));
 	mutex_unlock(&b->lock);
 	if (gone)

@@ -1123,7 +1123,10 @@ TEST(loop_disk_io_then_removed_hangs_up)
 	if (r0 >= 0)
 		EXPECT_EQ(r0, module_refcnt("loop"));
 	ASSERT_EQ(0, sfile_read(fd, &f3));
-	/* The removal may still count (a flush): kept, never lost. */
+	/*
+	 * del_gendisk() zeroes the counters: the last values are those of
+	 * the last read before the removal (or larger), never less.
+	 */
 	for (i = 0; i < ARRAY_SIZE(block_stats); i++) {
 		uint64_t a = sfile_stat(&f1, block_stats[i].name);
 		uint64_t b = sfile_stat(&f2, block_stats[i].name);
