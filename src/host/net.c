@@ -24,6 +24,7 @@
 #include <linux/fs.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
@@ -87,7 +88,8 @@ static struct statsfd_schema net_schema = {
  * @node: entry in net_sources, while @dev is held
  * @dev: the interface, or NULL once it was unregistered (net_lock)
  * @tracker: tracks our reference on @dev (CONFIG_NET_DEV_REFCNT_TRACKER)
- * @last: the values when @dev was detached (net_lock)
+ * @last: the values of the last read while @dev was attached; once it was
+ *	detached, the values every read returns (net_lock)
  */
 struct host_net {
 	struct statsfd_source src;
@@ -106,11 +108,23 @@ static struct host_net *to_host_net(struct statsfd_source *src)
 	return container_of(src, struct host_net, src);
 }
 
-/* Keeps the last values and lets the device go; net_lock held. */
+/*
+ * Keeps the last values and lets the device go; net_lock held.  The last
+ * values are, counter by counter, the larger of the last read's and the
+ * device's now: a driver may count less once it is being unregistered
+ * (veth counts what a device received on its peer, which deleting the
+ * pair unlinks first), and counters must not go back.
+ */
 static void net_detach(struct host_net *n)
 {
+	struct rtnl_link_stats64 now;
+	u64 *last = (u64 *)&n->last, *cur = (u64 *)&now;
+	unsigned int i;
+
 	lockdep_assert_held(&net_lock);
-	dev_get_stats(n->dev, &n->last);
+	dev_get_stats(n->dev, &now);
+	for (i = 0; i < sizeof(now) / sizeof(u64); i++)
+		last[i] = max(last[i], cur[i]);
 	list_del_init(&n->node);
 	netdev_put(n->dev, &n->tracker);
 	n->dev = NULL;
@@ -146,10 +160,12 @@ static int net_fill(struct statsfd_source *src, void *stats)
 	struct host_net *n = to_host_net(src);
 
 	mutex_lock(&net_lock);
-	if (n->dev)
+	if (n->dev) {
 		dev_get_stats(n->dev, stats);
-	else
+		memcpy(&n->last, stats, sizeof(n->last));
+	} else {
 		memcpy(stats, &n->last, sizeof(n->last));
+	}
 	mutex_unlock(&net_lock);
 	return 0;
 }
