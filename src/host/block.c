@@ -87,35 +87,36 @@ struct host_block_stats {
 	u64 flush_time;
 };
 
-#define BLOCK_COUNTER(f)	STATSFD_COUNTER(struct host_block_stats, f)
-#define BLOCK_TIME(f)		STATSFD_TIME_NSEC(struct host_block_stats, f)
-
+#define STATSFD_STATS_TYPE struct host_block_stats
 static const struct statsfd_desc_def block_descs[] = {
-	BLOCK_COUNTER(read_ios),
-	BLOCK_COUNTER(read_merges),
-	BLOCK_COUNTER(read_sectors),
-	BLOCK_TIME(read_time),
-	BLOCK_COUNTER(write_ios),
-	BLOCK_COUNTER(write_merges),
-	BLOCK_COUNTER(write_sectors),
-	BLOCK_TIME(write_time),
-	STATSFD_ICOUNTER(struct host_block_stats, in_flight),
-	BLOCK_TIME(io_time),
-	BLOCK_TIME(time_in_queue),
-	BLOCK_COUNTER(discard_ios),
-	BLOCK_COUNTER(discard_merges),
-	BLOCK_COUNTER(discard_sectors),
-	BLOCK_TIME(discard_time),
-	BLOCK_COUNTER(flush_ios),
-	BLOCK_TIME(flush_time),
+	STATSFD_COUNTER(read_ios),
+	STATSFD_COUNTER(read_merges),
+	STATSFD_COUNTER(read_sectors),
+	STATSFD_TIME_NSEC(read_time),
+	STATSFD_COUNTER(write_ios),
+	STATSFD_COUNTER(write_merges),
+	STATSFD_COUNTER(write_sectors),
+	STATSFD_TIME_NSEC(write_time),
+	STATSFD_ICOUNTER(in_flight),
+	STATSFD_TIME_NSEC(io_time),
+	STATSFD_TIME_NSEC(time_in_queue),
+	STATSFD_COUNTER(discard_ios),
+	STATSFD_COUNTER(discard_merges),
+	STATSFD_COUNTER(discard_sectors),
+	STATSFD_TIME_NSEC(discard_time),
+	STATSFD_COUNTER(flush_ios),
+	STATSFD_TIME_NSEC(flush_time),
 };
+#undef STATSFD_STATS_TYPE
 
-static struct statsfd_schema block_schema = {
+static const struct statsfd_schema_def block_def = {
 	.name = "statsfd_host.block",
 	.descs = block_descs,
 	.num_descs = ARRAY_SIZE(block_descs),
 	.stats_size = sizeof(struct host_block_stats),
 };
+
+static struct statsfd_schema block_schema;
 
 /**
  * struct host_block - the source of one stats fd on a disk
@@ -381,7 +382,7 @@ err_free:
  */
 int statsfd_host_block_init(void)
 {
-	return statsfd_schema_init(&block_schema);
+	return statsfd_schema_init(&block_schema, &block_def);
 }
 
 /**

@@ -38,48 +38,49 @@
 #include "internal.h"
 
 /* Every field of struct rtnl_link_stats64, under its own name. */
-#define NET_COUNTER(f)	STATSFD_COUNTER(struct rtnl_link_stats64, f)
-#define NET_BYTES(f)	STATSFD_BYTES(struct rtnl_link_stats64, f)
-
+#define STATSFD_STATS_TYPE struct rtnl_link_stats64
 static const struct statsfd_desc_def net_descs[] = {
-	NET_COUNTER(rx_packets),
-	NET_COUNTER(tx_packets),
-	NET_BYTES(rx_bytes),
-	NET_BYTES(tx_bytes),
-	NET_COUNTER(rx_errors),
-	NET_COUNTER(tx_errors),
-	NET_COUNTER(rx_dropped),
-	NET_COUNTER(tx_dropped),
-	NET_COUNTER(multicast),
-	NET_COUNTER(collisions),
-	NET_COUNTER(rx_length_errors),
-	NET_COUNTER(rx_over_errors),
-	NET_COUNTER(rx_crc_errors),
-	NET_COUNTER(rx_frame_errors),
-	NET_COUNTER(rx_fifo_errors),
-	NET_COUNTER(rx_missed_errors),
-	NET_COUNTER(tx_aborted_errors),
-	NET_COUNTER(tx_carrier_errors),
-	NET_COUNTER(tx_fifo_errors),
-	NET_COUNTER(tx_heartbeat_errors),
-	NET_COUNTER(tx_window_errors),
-	NET_COUNTER(rx_compressed),
-	NET_COUNTER(tx_compressed),
-	NET_COUNTER(rx_nohandler),
-	NET_COUNTER(rx_otherhost_dropped),
+	STATSFD_COUNTER(rx_packets),
+	STATSFD_COUNTER(tx_packets),
+	STATSFD_BYTES(rx_bytes),
+	STATSFD_BYTES(tx_bytes),
+	STATSFD_COUNTER(rx_errors),
+	STATSFD_COUNTER(tx_errors),
+	STATSFD_COUNTER(rx_dropped),
+	STATSFD_COUNTER(tx_dropped),
+	STATSFD_COUNTER(multicast),
+	STATSFD_COUNTER(collisions),
+	STATSFD_COUNTER(rx_length_errors),
+	STATSFD_COUNTER(rx_over_errors),
+	STATSFD_COUNTER(rx_crc_errors),
+	STATSFD_COUNTER(rx_frame_errors),
+	STATSFD_COUNTER(rx_fifo_errors),
+	STATSFD_COUNTER(rx_missed_errors),
+	STATSFD_COUNTER(tx_aborted_errors),
+	STATSFD_COUNTER(tx_carrier_errors),
+	STATSFD_COUNTER(tx_fifo_errors),
+	STATSFD_COUNTER(tx_heartbeat_errors),
+	STATSFD_COUNTER(tx_window_errors),
+	STATSFD_COUNTER(rx_compressed),
+	STATSFD_COUNTER(tx_compressed),
+	STATSFD_COUNTER(rx_nohandler),
+	STATSFD_COUNTER(rx_otherhost_dropped),
 };
+#undef STATSFD_STATS_TYPE
 
 /*
  * The schema covers the struct exactly (statsfd_schema_init() checks
  * that), so a field added by a later kernel fails at load time rather than
  * going unread.
  */
-static struct statsfd_schema net_schema = {
+static const struct statsfd_schema_def net_def = {
 	.name = "statsfd_host.netdev",
 	.descs = net_descs,
 	.num_descs = ARRAY_SIZE(net_descs),
 	.stats_size = sizeof(struct rtnl_link_stats64),
 };
+
+static struct statsfd_schema net_schema;
 
 /**
  * struct host_net - the source of one stats fd on a network interface
@@ -285,7 +286,7 @@ int statsfd_host_net_init(void)
 {
 	int ret;
 
-	ret = statsfd_schema_init(&net_schema);
+	ret = statsfd_schema_init(&net_schema, &net_def);
 	if (ret)
 		return ret;
 	ret = register_netdevice_notifier(&net_nb);

@@ -9,8 +9,8 @@
  * these two kinds.
  *
  * Runs as root in the test guest, with statsfd_host.ko loaded, the RAM
- * disks /dev/ram0 and /dev/ram1 (brd), veth and dummy, and where the
- * kernel has it (the 6.1 leg) loop.  Interfaces it makes are named sfd*,
+ * disks /dev/ram0 and /dev/ram1 (brd), veth, dummy and loop (stock
+ * modules on the 6.1 leg).  Interfaces it makes are named sfd*,
  * its loop device loop77, and all are deleted again.
  */
 #define _GNU_SOURCE
@@ -1082,7 +1082,7 @@ static int loop_bind(void)
  * open stats fd: text, fd, text with real I/O; while the fd is open the
  * driver's module cannot go (one more reference); the first read after
  * the removal hangs the fd up with the last values and lets the module go.
- * Only where loop exists: the 6.12 test kernel has no loop (skips.txt).
+ * Both test kernels have loop (built in on 6.12, the stock loop.ko on 6.1).
  */
 TEST(loop_disk_io_then_removed_hangs_up)
 {
