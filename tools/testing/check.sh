@@ -123,6 +123,11 @@ kvm_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86
 kvm_module_path() {
 	ls "$stock_root/lib/modules/$stock_rel/kernel/$1".ko* 2>/dev/null | head -n 1
 }
+# The devices statsfd_host's tests read, modules of the stock kernel
+# loaded in the 6.1 guest on every run: brd, veth and dummy as the 6.12
+# test kernel has them built in, and loop (not in the 6.12 test kernel),
+# for a disk that accounts its I/O and can be removed.
+dev_modules=(drivers/block/brd drivers/block/loop drivers/net/veth drivers/net/dummy)
 
 legs=()
 for leg in $LEGS; do
@@ -205,6 +210,13 @@ for leg in $LEGS; do
 	warn | oob) margs+=(--expect load/statsfd_harness.ko) ;;
 	leak | abba | race) margs+=(--expect load/statsfd_harness.ko --expect unload/statsfd_harness.ko) ;;
 	esac
+	if [ "$leg" = 6.1 ]; then
+		for m in "${dev_modules[@]}"; do
+			[ -n "$(kvm_module_path "$m")" ] ||
+				{ fail 6.1/build "no $m.ko for $stock_rel in $stock_root"; continue 2; }
+			margs+=(--expect "load/$(basename "$m").ko")
+		done
+	fi
 	if [ "$kvm" = 1 ]; then
 		for m in "${kvm_modules[@]}"; do
 			[ -n "$(kvm_module_path "$m")" ] ||
@@ -242,14 +254,20 @@ run_leg() {
 		printf 'KERNEL_PROOFS=%q\n' "$proofs"
 		echo "KMEMLEAK=$kmemleak"
 		[ "$kvm" = 1 ] && printf 'KVM_MODULES=%q\n' "$(printf '%s ' "${kvm_modules[@]##*/}")"
+		[ "$leg" = 6.1 ] && printf 'DEV_MODULES=%q\n' "$(printf '%s ' "${dev_modules[@]##*/}")"
 	} >"$d/check.conf"
 	local extra=(--file "$d/check.conf:/etc/statsfd-check.conf")
 	[ "$leg" = kcsan ] && extra+=(--append panic_on_warn=0)
 	if [ -n "$HARNESS_SELFTESTS" ] && [ "$HARNESS" != selftest-missing ]; then
 		extra+=(--file "$BUILD/selftests-harness:/usr/libexec/statsfd-harness")
 	fi
+	local m t
+	if [ "$leg" = 6.1 ]; then
+		for m in "${dev_modules[@]}"; do
+			extra+=(--kmods "$(kvm_module_path "$m")")
+		done
+	fi
 	if [ "$kvm" = 1 ]; then
-		local m t
 		# The stock kernel's own kvm modules, of the release it boots.
 		for m in "${kvm_modules[@]}"; do
 			extra+=(--kmods "$(kvm_module_path "$m")")

@@ -21,6 +21,9 @@
 #   STRESS         1: export STATSFD_STRESS=1 (full stress counts, CI)
 #   KERNEL_PROOFS  what this kernel must prove it has (see prove() below)
 #   KMEMLEAK       1: kmemleak must be present, scanning, and find nothing
+#   DEV_MODULES    stock modules to insmod from /lib/kmods before the tests
+#                  (the 6.1 leg: brd, veth, dummy, built into the 6.12
+#                  kernel, and loop)
 #   KVM_MODULES    stock modules to insmod from /lib/kmods (the 6.1 leg's
 #                  real KVM), then /usr/libexec/statsfd-kvm/* run as selftests
 #   HARNESS_SELFTESTS  harness-proof selftests to run from
@@ -30,6 +33,7 @@
 
 RUN_KUNIT=1 RUN_SELFTESTS=1 KUNIT_GLOB= SELFTESTS= SELFTEST_ARGS= HARNESS=
 LOAD_MODULES=1 TEST_TIMEOUT=600 STRESS=0 KERNEL_PROOFS= KMEMLEAK=0 KVM_MODULES=
+DEV_MODULES=
 HARNESS_SELFTESTS=
 [ -r /etc/statsfd-check.conf ] && . /etc/statsfd-check.conf
 [ "$STRESS" = 1 ] && export STATSFD_STRESS=1
@@ -207,6 +211,19 @@ if [ "$LOAD_MODULES" = 1 ] && load statsfd.ko; then
 		loaded="statsfd_host.ko $loaded"
 	fi
 fi
+
+# The disks and interfaces the host tests read, where they are modules:
+# brd as the 6.12 test kernel builds it in (/dev/ram0 and /dev/ram1, 8 MiB).
+for m in $DEV_MODULES; do
+	args=
+	[ "$m" = brd ] && args="rd_nr=2 rd_size=8192"
+	# shellcheck disable=SC2086 # args is a word list
+	if out=$(insmod "/lib/kmods/$m.ko" $args 2>&1); then
+		result PASS "load/$m.ko"
+	else
+		result FAIL "load/$m.ko" "insmod: $out"
+	fi
+done
 
 # Harness probes that break the kernel on purpose from statsfd_harness.ko's
 # init: warn and oob panic (panic_on_warn), leak, abba and race do not and
