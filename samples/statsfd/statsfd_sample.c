@@ -43,6 +43,7 @@ static const struct statsfd_desc_def sample_queue_descs[] = {
 	STATSFD_BYTES(bytes),
 	STATSFD_LOGHIST(size_hist),
 };
+
 #undef STATSFD_STATS_TYPE
 
 static const struct statsfd_schema_def sample_queue_def = {
@@ -68,6 +69,7 @@ static const struct statsfd_desc_def sample_dev_descs[] = {
 	STATSFD_AGG_SUM_OF(struct sample_queue_stats, bytes),
 	STATSFD_AGG_SUM_OF(struct sample_queue_stats, size_hist),
 };
+
 #undef STATSFD_STATS_TYPE
 
 static const struct statsfd_schema_def sample_dev_def = {

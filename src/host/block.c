@@ -107,6 +107,7 @@ static const struct statsfd_desc_def block_descs[] = {
 	STATSFD_COUNTER(flush_ios),
 	STATSFD_TIME_NSEC(flush_time),
 };
+
 #undef STATSFD_STATS_TYPE
 
 static const struct statsfd_schema_def block_def = {

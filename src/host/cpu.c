@@ -33,6 +33,7 @@ static const struct statsfd_desc_def host_cpu_descs[] = {
 	STATSFD_TIME_NSEC(guest_nice),
 	STATSFD_IBOOLEAN(online),
 };
+
 #undef STATSFD_STATS_TYPE
 
 const struct statsfd_schema_def statsfd_host_cpu_def = {

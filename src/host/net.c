@@ -66,6 +66,7 @@ static const struct statsfd_desc_def net_descs[] = {
 	STATSFD_COUNTER(rx_nohandler),
 	STATSFD_COUNTER(rx_otherhost_dropped),
 };
+
 #undef STATSFD_STATS_TYPE
 
 /*

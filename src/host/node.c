@@ -194,6 +194,7 @@ static const struct statsfd_desc_def host_node_descs[] = {
 	/* The online CPUs: each child's online is 1. */
 	STATSFD_AGG_SUM_OF(struct statsfd_host_cpu_stats, online),
 };
+
 #undef STATSFD_STATS_TYPE
 
 static const struct statsfd_schema_def host_node_def = {

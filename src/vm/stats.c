@@ -48,6 +48,7 @@ static const struct statsfd_desc_def statsfd_vm_vcpu_descs[] = {
 	STATSFD_CYCLES(guest_cycles),
 	STATSFD_COUNTER(runs),
 };
+
 #undef STATSFD_STATS_TYPE
 
 /* Every u64 of the struct is one scalar or one bucket: nothing is missed. */
@@ -92,6 +93,7 @@ static const struct statsfd_desc_def statsfd_vm_vm_descs[] = {
 	STATSFD_AGG_SUM_OF(SFD_VCPU, runs),
 	STATSFD_AGG_COUNT_NONZERO_OF(SFD_VCPU, runs),
 };
+
 #undef STATSFD_STATS_TYPE
 
 /*
@@ -113,6 +115,7 @@ static const struct statsfd_desc_def statsfd_vm_sys_descs[] = {
 	STATSFD_AGG_SUM_OF(SFD_VM, kicks),
 	STATSFD_AGG_SUM_OF(SFD_VM, stats_fds_open),
 };
+
 #undef STATSFD_STATS_TYPE
 
 static_assert(sizeof(SFD_VM) / sizeof(u64) == 3);

@@ -27,6 +27,7 @@ static const struct statsfd_desc_def statsfd_kunit_child_descs[] = {
 	STATSFD_BYTES(io_bytes),
 	STATSFD_CYCLES(cycles),
 };
+
 #undef STATSFD_STATS_TYPE
 
 #define STATSFD_STATS_TYPE struct statsfd_kunit_parent
@@ -44,6 +45,7 @@ static const struct statsfd_desc_def statsfd_kunit_parent_descs[] = {
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, lin),
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, log),
 };
+
 #undef STATSFD_STATS_TYPE
 
 const struct statsfd_schema_def statsfd_kunit_child_tmpl = {

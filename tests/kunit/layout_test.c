@@ -329,6 +329,7 @@ static const struct statsfd_desc_def bad_parent_base[] = {
 	STATSFD_AGG_SUM_OF(struct bad_stats, a),
 	STATSFD_AGG_SUM_OF(struct bad_stats, h),
 };
+
 #undef STATSFD_STATS_TYPE
 
 /* Another struct with a u64 at offset 0, where bad_stats has "a". */
@@ -602,6 +603,7 @@ static void statsfd_desc_macros_encode_kvm_flags(struct kunit *test)
 		STATSFD_LOGHIST(gh),
 		STATSFD_LOGHIST_TIME_NSEC(ght),
 	};
+
 #undef STATSFD_STATS_TYPE
 	/* flags, exponent, size, offset, bucket_size, name */
 	static const struct statsfd_kunit_desc e[] = {

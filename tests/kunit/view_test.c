@@ -674,6 +674,7 @@ static const struct statsfd_desc_def view_snap_child_descs[] = {
 	STATSFD_BYTES(io_bytes),
 	STATSFD_CYCLES(cycles),
 };
+
 #undef STATSFD_STATS_TYPE
 
 #define STATSFD_STATS_TYPE struct statsfd_kunit_parent
@@ -691,6 +692,7 @@ static const struct statsfd_desc_def view_snap_parent_descs[] = {
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, lin),
 	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, log),
 };
+
 #undef STATSFD_STATS_TYPE
 
 static struct statsfd_schema *

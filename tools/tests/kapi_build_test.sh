@@ -68,6 +68,7 @@ good_table='#define STATSFD_STATS_TYPE struct a_stats
 		STATSFD_COUNTER(x),
 		STATSFD_LOGHIST(h),
 	};
+
 	#undef STATSFD_STATS_TYPE'
 
 provider good '&stats' "$good_table"
@@ -94,18 +95,21 @@ provider no_member '&stats' '#define STATSFD_STATS_TYPE struct a_stats
 	static const struct statsfd_desc_def descs[] = {
 		STATSFD_COUNTER(y),
 	};
+
 	#undef STATSFD_STATS_TYPE'
 fails no_member "a stat naming a member the stats struct lacks" "has no member named"
 provider not_u64 '&stats' '#define STATSFD_STATS_TYPE struct c_stats
 	static const struct statsfd_desc_def descs[] = {
 		STATSFD_COUNTER(x),
 	};
+
 	#undef STATSFD_STATS_TYPE'
 fails not_u64 "a counter on a u32 member" "negative width in bit-field"
 provider scalar_hist '&stats' '#define STATSFD_STATS_TYPE struct a_stats
 	static const struct statsfd_desc_def descs[] = {
 		STATSFD_LOGHIST(x),
 	};
+
 	#undef STATSFD_STATS_TYPE'
 fails scalar_hist "a histogram on a scalar member" "subscripted value is neither array"
 provider no_type '&stats' 'static const struct statsfd_desc_def descs[] = {
