@@ -28,7 +28,7 @@ static void usage(void)
 		"  info | check | b1 | b2 | b3 | b4 LABEL [EXITS] | b4kvm [EXITS] |\n"
 		"  b5 [VMS VCPUS COLLECTOR_SECONDS] | b6 [MAX_VCPUS] |\n"
 		"  b7 [BUSY_SECONDS] | b8 [EXITS] | b9 | b10 [EVENTS] |\n"
-		"  b11 | b13 [VMS VCPUS SECONDS SCRAPES]\n");
+		"  b11 | b12 [SCRAPES] | b13 [VMS VCPUS SECONDS SCRAPES]\n");
 	exit(2);
 }
 
@@ -95,6 +95,8 @@ int main(int argc, char **argv)
 		phase_b10(optind < argc ? atoi(argv[optind]) : 1000);
 	else if (!strcmp(phase, "b11"))
 		phase_b11();
+	else if (!strcmp(phase, "b12"))
+		phase_b12(optind < argc ? atoi(argv[optind]) : 30);
 	else if (!strcmp(phase, "b13"))
 		phase_b13(optind < argc ? atoi(argv[optind]) : 1024,
 			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,

@@ -312,6 +312,11 @@ void phase_b10(int events);
  * CPU online and with 2.
  */
 void phase_b11(void);
+/*
+ * b12_exporter.c: CPU per scrape, statsfd-collector --host vs Debian's
+ * prometheus-node-exporter with the same collectors.
+ */
+void phase_b12(int scrapes);
 /* b13_collector.c: the collector's CPU vs the bare reads; scrape cost. */
 void phase_b13(int nvm, int nvcpu, int seconds, int scrapes);
 

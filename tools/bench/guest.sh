@@ -64,14 +64,15 @@ setup_memcg() {
 	export BENCH_CGROUP=$cg/bench
 }
 
-# The second boot of run-bench (several CPUs): B11 alone, on
+# The second boot of run-bench (several CPUs): B11 and B12, on
 # statsfd_host.ko with two RAM disks and four dummy interfaces to read.
 if [ "${BENCH_HOST_BOOT:-0}" = 1 ]; then
 	step insmod $mods/statsfd.ko
 	step insmod $mods/statsfd_host.ko
 	step insmod /lib/kmods/brd.ko rd_nr=2 rd_size=8192
 	step insmod /lib/kmods/dummy.ko numdummies=4
-	step $bench b11
+	want b11 && step $bench b11
+	want b12 && step $bench b12 "${BENCH_B12_SCRAPES:-30}"
 	dmesg | grep -E 'WARNING|BUG|Oops|statsfd' | tail -n 20 | sed 's/^/# dmesg: /'
 	echo "# bench: done failed=$failed"
 	exit $failed

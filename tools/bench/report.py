@@ -672,6 +672,26 @@ def b11(p, j, res):
     res["b11"] = out
 
 
+def b12(p, j, res):
+    """B12: statsfd-collector --host vs node_exporter, CPU per scrape."""
+    x = p["b12"][0]
+    out = {"raw": x}
+    if "error" in x:
+        j.add("B12", "CPU per scrape: statsfd-collector --host / node_exporter", None,
+              "<= 0.2x", None, x["error"])
+        res["b12"] = out
+        return
+    ne, col = x["node_exporter"], x["collector"]
+    r = out["ratio"] = ratio(col["cpu_s"], ne["cpu_s"])
+    j.add("B12", "CPU per scrape: statsfd-collector --host / prometheus-node-exporter "
+          "(same collectors, same guest)", r, "<= 0.2x", None if r is None else r <= 0.2,
+          f'{fmt(col["cpu_ms_per_scrape"])} ms vs {fmt(ne["cpu_ms_per_scrape"])} ms of CPU '
+          f'per scrape over {x["scrapes"]} scrapes each ({fmt(x["window_s"])} s, '
+          f'{x["failed_scrapes"]} failed); bodies {fmt(col["bytes"])} B vs '
+          f'{fmt(ne["bytes"])} B; CPU from /proc in clock ticks')
+    res["b12"] = out
+
+
 def b13(p, j, res):
     x = p["b13"][0]
     bare, col, sc = x["bare_reads"], x["collector"], x.get("scrapes", {})
@@ -1345,7 +1365,8 @@ def main():
               chk["failures"] == 0, "; ".join(chk["failed"]) or "all passed", unit="")
     for name, fn in (("b1", b1), ("b2", b2), ("b3", b3), ("b4", b4),
                      ("b5", b5), ("b6", b6), ("b7", b7), ("b8", b8),
-                     ("b9", b9), ("b10", b10), ("b11", b11), ("b13", b13)):
+                     ("b9", b9), ("b10", b10), ("b11", b11), ("b12", b12),
+                     ("b13", b13)):
         if name in phases:
             try:
                 fn(phases, j, res)

@@ -30,13 +30,14 @@ waitfor() { # tenths-of-a-second budget, command...
 }
 
 step "1. Loading the statsfd modules"
-for m in statsfd statsfd_vm; do
+for m in statsfd statsfd_vm statsfd_host; do
 	insmod /lib/statsfd/$m.ko 2>/dev/null || grep -q "^$m " /proc/modules ||
 		fail "insmod $m.ko"
 done
-ls -l /dev/statsfd_vm || fail "no /dev/statsfd_vm"
+ls -l /dev/statsfd_vm /dev/statsfd_host || fail "no /dev/statsfd_vm or /dev/statsfd_host"
 echo "statsfd.ko serves binary stats fds; statsfd_vm.ko is a toy hypervisor whose"
-echo "VMs and vCPUs keep KVM-style statistics (exits, halts, histograms...)."
+echo "VMs and vCPUs keep KVM-style statistics (exits, halts, histograms...);"
+echo "statsfd_host.ko serves the machine's own CPU, memory, network and disk counters."
 
 step "2. Starting the collector daemon, as user nobody"
 mkdir -p $tmp
@@ -95,7 +96,16 @@ echo '$ statsfd query --target vcpu --vm batch --vcpus 0,3 --names halt_exits,ha
 statsfd query --collector $tmp/collector.sock --target vcpu --vm batch \
 	--vcpus 0,3 --names halt_exits,halt_wakeup,halt_wait_ns || fail "query"
 
-step "8. The VMM exits: its VMs' stats fds are dropped"
+step "8. The host itself: statsfd show --host (no VM needed)"
+echo "One stats fd per object from /dev/statsfd_host (world-readable, like"
+echo "/proc/stat): the node, each CPU, each interface, each disk; one pread each."
+statsfd show --host || fail "statsfd show --host"
+echo
+echo "The same as statsfd-collector --host exports them, under node_exporter's names:"
+statsfd show --host --prometheus >$tmp/host.prom || fail "statsfd show --host --prometheus"
+grep -E '^node_(cpu_seconds_total\{cpu="0"|memory_MemTotal_bytes|load1 |network_receive_bytes_total)' $tmp/host.prom
+
+step "9. The VMM exits: its VMs' stats fds are dropped"
 kill $vpid
 wait $vpid
 waitfor 30 sh -c "wget -q -O - http://127.0.0.1:9477/metrics | grep -qx 'statsfd_collector_sources 0'" ||
@@ -103,6 +113,6 @@ waitfor 30 sh -c "wget -q -O - http://127.0.0.1:9477/metrics | grep -qx 'statsfd
 wget -q -O - http://127.0.0.1:9477/metrics | grep -E '^statsfd_collector_sources '
 kill $cpid
 wait $cpid
-for m in statsfd_vm statsfd; do rmmod $m || fail "rmmod $m"; done
+for m in statsfd_host statsfd_vm statsfd; do rmmod $m || fail "rmmod $m"; done
 echo
 echo "demo: done"
