@@ -31,7 +31,7 @@
 #define B12_NE_PORT	19101
 #define B12_NE		"/usr/bin/prometheus-node-exporter"
 
-/* One GET /metrics on a new connection, read to EOF; body bytes, or -1. */
+/* One GET /metrics on a new connection, read to EOF; its bytes, or -1. */
 static long get_metrics(unsigned int port)
 {
 	static const char req[] = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
@@ -51,10 +51,13 @@ static long get_metrics(unsigned int port)
 		close(s);
 		return -1;
 	}
-	while ((n = read(s, buf, BUF_SIZE)) > 0)
+	/* The status line is in the first bytes: keep them, count the rest. */
+	while ((n = read(s, buf + (total < 4096 ? total : 4096),
+			 BUF_SIZE - 4096)) > 0)
 		total += n;
 	close(s);
-	if (n < 0 || total < 12 || memcmp(buf, "HTTP/1.", 7))
+	if (n < 0 || total < 12 || memcmp(buf, "HTTP/1.", 7) ||
+	    memcmp(buf + 8, " 200", 4))
 		return -1;
 	return total;
 }
