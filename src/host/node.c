@@ -221,6 +221,11 @@ static void host_node_stat(struct host_node_stats *s)
 	struct timespec64 boottime;
 	unsigned int cpu, i;
 
+	/* The times are the first fields, in cpu.c's order, then softirqs. */
+	BUILD_BUG_ON(offsetof(struct host_node_stats, guest_nice) !=
+		     (STATSFD_HOST_CPU_TIMES - 1) * sizeof(u64));
+	BUILD_BUG_ON(offsetof(struct host_node_stats, softirqs) !=
+		     STATSFD_HOST_CPU_TIMES * sizeof(u64));
 	memset(s, 0, offsetof(struct host_node_stats, softirqs) + sizeof(u64));
 	for_each_possible_cpu(cpu) {
 		statsfd_host_cpu_times(cpu, times);
