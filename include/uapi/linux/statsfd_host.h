@@ -16,7 +16,7 @@
 
 /**
  * enum statsfd_host_kind - what a stats fd of /dev/statsfd_host is about
- * @STATSFD_HOST_NODE: the whole machine: memory, VM events, interrupts,
+ * @STATSFD_HOST_NODE: the whole machine: memory, VM events, softirqs,
  *	load, boot time, CPU time summed over every possible CPU (as the
  *	"cpu" line of /proc/stat); the online CPUs are its children
  * @STATSFD_HOST_CPU: one online CPU, by number: its times, as its
