@@ -66,7 +66,9 @@ struct statsfd_host_stats_fd {
  * or reserved fields or another kind's field not zero, CPU number not
  * below the number of possible CPUs, ifindex not positive, a partition
  * instead of a whole disk), ENODEV (CPU offline, no such interface in the
- * caller's network namespace, no such disk), EMFILE/ENFILE, ENOMEM.
+ * caller's network namespace, no such disk), EPERM (the caller's device
+ * cgroup refuses the disk), EMFILE/ENFILE, ENOMEM.  The full table is in
+ * Documentation/statsfd-host-api.rst.
  */
 #define STATSFD_HOST_GET_STATS_FD	_IOW(STATSFD_HOST_IO, 0xce, struct statsfd_host_stats_fd)
 
