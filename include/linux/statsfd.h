@@ -298,7 +298,6 @@ struct statsfd_desc_def {
 
 struct statsfd_agg;
 struct statsfd_debugfs;
-struct statsfd_snap_req;
 
 /*
  * Flags of struct statsfd_schema_def, both opt-in.
@@ -308,20 +307,15 @@ struct statsfd_snap_req;
  * read returns the values of one window, and the data block ends with the
  * "sample_ns" and "generation" stats.  The core then owns the values: the
  * source is initialized with a NULL stats pointer and the owner writes
- * through statsfd_source_stats().
+ * through statsfd_source_stats().  The end of each window publishes the
+ * values to readers through a seqcount latch (two copies, readers use the
+ * one the count points to), so a reader never waits for a writer.
  *
- * STATSFD_SCHEMA_MMAP: also STATSFD_SCHEMA_SNAPSHOT; the values live in
- * whole pages that a stats fd maps read-only (struct statsfd_mmap_header,
- * then the values).  Costs at most one page per source.
+ * STATSFD_SCHEMA_MMAP: also STATSFD_SCHEMA_SNAPSHOT; the published values
+ * live in whole pages that a stats fd maps read-only (struct
+ * statsfd_mmap_header, then the two copies).  Costs at most one page per
+ * source for a stats struct of up to 2 KiB - 32 bytes.
  */
-/*
- * How often, in windows, statsfd_update_end() looks for a reader waiting
- * for a copy; a power of two.  A reader behind a writer that never leaves
- * it a gap waits at most this many windows; the other windows pay nothing
- * for the check but a test of the count they just stored.
- */
-#define STATSFD_SERVE_WINDOWS		2
-
 #define STATSFD_SCHEMA_SNAPSHOT		BIT(0)
 #define STATSFD_SCHEMA_MMAP		BIT(1)
 #define STATSFD_SCHEMA_FLAGS		(STATSFD_SCHEMA_SNAPSHOT | \
@@ -367,8 +361,9 @@ struct statsfd_schema_def {
  * @meta_offset: private: data block offset of sample_ns (generation
  *	follows), or 0 without STATSFD_SCHEMA_SNAPSHOT
  * @area_size: private: bytes the core allocates per source for the
- *	values and their struct statsfd_mmap_header (whole pages with
- *	STATSFD_SCHEMA_MMAP), or 0 without STATSFD_SCHEMA_SNAPSHOT
+ *	published values: their struct statsfd_mmap_header and two copies
+ *	of the stats struct (whole pages with STATSFD_SCHEMA_MMAP), or 0
+ *	without STATSFD_SCHEMA_SNAPSHOT
  * @file_size: private: total size of a stats file of this schema
  * @num_aggs: private: number of aggregates, the last entries of @def's descs
  * @aggs: private: how to compute each aggregate
@@ -465,19 +460,17 @@ struct statsfd_source_ops {
  * @schema: the initialized schema
  * @stats: the live stats struct, written by its owner with statsfd_stat_add(),
  *	statsfd_stat_set() and statsfd_stat_max() (one writer per stat); with
- *	update windows, inside @area, see statsfd_source_stats()
- * @area: private: with STATSFD_SCHEMA_SNAPSHOT, the header whose @seq the
- *	update windows advance, followed by the values; else NULL
- * @snap_req: private: a reader's request for a copy of the values, served
- *	by the writer at the end of one of its next STATSFD_SERVE_WINDOWS
- *	windows; see snapshot.c
+ *	update windows, allocated by the core and read by no one but the
+ *	writer, see statsfd_source_stats()
+ * @area: private: with STATSFD_SCHEMA_SNAPSHOT, the header whose @seq
+ *	counts the windows published, followed by the two published copies
+ *	of the values (see snapshot.c); else NULL
  * @ops: lifetime callbacks
  * @id: the id string, schema->name_size bytes, NUL-terminated, zero-padded
- * @snap_lock: private: one request in @snap_req at a time
  * @children_lock: protects @children, @num_children, @agg_buf and
  *	@retired; never taken by writers of the stats, only by readers of
  *	aggregates and by statsfd_source_add_child()/statsfd_source_del_child();
- *	a mutex, since reading a child's snapshot may wait for its writer
+ *	a mutex, since a computed child's fill callback may sleep
  * @children: child sources, for aggregates
  * @num_children: length of @children
  * @child_node: entry in the parent's @children
@@ -499,9 +492,14 @@ struct statsfd_source_ops {
  * @fills: private: for a computed source with STATSFD_SCHEMA_SNAPSHOT,
  *	how many times its values were computed: its "generation"
  * @fill_lock: private: protects @fill_buf
- * @fill_buf: private: for a computed source, where the debugfs view
- *	computes its values (stats_size bytes, allocated by
- *	statsfd_source_init()); NULL otherwise
+ * @fill_buf: private: for a computed source or one with update windows,
+ *	where the debugfs view copies its values (stats_size bytes,
+ *	allocated by statsfd_source_init()); NULL otherwise
+ * @nr_files: private: stats files open on the source (and on its views),
+ *	so that statsfd_source_destroy() can tell an owner that destroys it
+ *	too early
+ * @destroyed: private: statsfd_source_destroy() ran while files were
+ *	still open; the last of them frees what it left
  * @retired: private: per aggregate value, what the children removed so far
  *	contributed to the sums of cumulative stats and histograms; the same
  *	layout as @agg_buf, or NULL when the schema has no such sum
@@ -515,10 +513,8 @@ struct statsfd_source {
 	const struct statsfd_schema *schema;
 	const void *stats;
 	struct statsfd_mmap_header *area;
-	struct statsfd_snap_req *snap_req;
 	const struct statsfd_source_ops *ops;
 	char *id;
-	struct mutex snap_lock;		/* snap_req */
 	struct mutex children_lock;	/* children, num_children, agg_* */
 	struct list_head children;
 	u32 num_children;
@@ -535,6 +531,8 @@ struct statsfd_source {
 	atomic64_t fills;
 	struct mutex fill_lock;		/* fill_buf */
 	u64 *fill_buf;
+	atomic_t nr_files;
+	bool destroyed;
 };
 
 int statsfd_schema_init(struct statsfd_schema *schema,
@@ -572,16 +570,16 @@ int statsfd_source_get_fd(struct statsfd_source *src);
 struct file *statsfd_source_getfile(struct statsfd_source *src);
 void statsfd_source_hangup(struct statsfd_source *src);
 
-void statsfd_update_serve(struct statsfd_source *src);
+void statsfd_update_end(struct statsfd_source *src);
 
 /**
  * statsfd_source_stats() - the live values of a source, for its writers
  * @src: an initialized source
  *
- * With STATSFD_SCHEMA_SNAPSHOT the core allocates the values (in pages a
- * stats fd can map, with STATSFD_SCHEMA_MMAP): this is where the owner's
- * writers store them, zero after statsfd_source_init().  Otherwise it is
- * the stats pointer the owner passed in.
+ * With STATSFD_SCHEMA_SNAPSHOT the core allocates the live values: this is
+ * where the owner's writers store them, zero after statsfd_source_init().
+ * No reader looks at them; each statsfd_update_end() publishes a copy.
+ * Otherwise it is the stats pointer the owner passed in.
  *
  * Return: the stats struct, schema->stats_size bytes.
  */
@@ -595,54 +593,19 @@ static inline void *statsfd_source_stats(const struct statsfd_source *src)
  * @src: a source of a schema with STATSFD_SCHEMA_SNAPSHOT
  *
  * The writes between this and statsfd_update_end() reach every reader
- * together or not at all: a read returns the values of the last closed
- * window.  One window at a time per source, by the source's single
- * writer (the owner serializes writers, as it does for the stats).
- * Windows are short and never sleep; they may be preempted.  With
- * statsfd_update_end() a window costs two loads and two plain stores of
- * the count and two compiler barriers on x86: no lock, no atomic.
+ * together or not at all: a read returns the values as the last closed
+ * window left them.  One window at a time per source, by the source's
+ * single writer (the owner serializes writers, as it does for the stats).
+ * Windows never sleep; they may be preempted, and a reader does not wait
+ * for a preempted (or stopped) writer.  Opening a window costs nothing:
+ * the writer's updates go to its private live values, which only
+ * statsfd_update_end() makes visible.  The call marks where a group of
+ * updates starts, for the reader of the code and for the checkers.
  *
  * Context: any but NMI.
  */
 static inline void statsfd_update_begin(struct statsfd_source *src)
 {
-	struct statsfd_mmap_header *area = src->area;
-
-	/* Odd: readers retry. */
-	WRITE_ONCE(area->seq, area->seq + 1);
-	/* The count before the values; pairs with the reader's first smp_rmb(). */
-	smp_wmb();
-}
-
-/**
- * statsfd_update_end() - close the update window opened on @src
- * @src: the source
- *
- * Publishes the window's writes as one.  A reader that could not get a
- * consistent copy while windows followed each other asked for one: it is
- * served here, once, with a copy of the values (out of line, and looked
- * for only every STATSFD_SERVE_WINDOWS windows).
- *
- * Context: any but NMI (serving a reader reads the clock).
- */
-static inline void statsfd_update_end(struct statsfd_source *src)
-{
-	struct statsfd_mmap_header *area = src->area;
-
-	u64 seq = area->seq + 1;
-
-	/* The values before the count; pairs with the reader's second smp_rmb(). */
-	smp_wmb();
-	WRITE_ONCE(area->seq, seq);
-	/*
-	 * A waiting reader is looked for once every STATSFD_SERVE_WINDOWS
-	 * windows, decided on the count in a register: most windows pay no
-	 * load for it.  A writer that stops before then leaves the count
-	 * still, and the reader then copies without help.
-	 */
-	if (unlikely(!(seq & (2 * STATSFD_SERVE_WINDOWS - 1))) &&
-	    READ_ONCE(src->snap_req))
-		statsfd_update_serve(src);
 }
 
 struct dentry *statsfd_debugfs_root(void);
@@ -658,9 +621,9 @@ struct dentry *statsfd_source_debugfs_dir(const struct statsfd_source *src);
  * owner serializes its writers (a vCPU's stats, say, are written only by
  * the thread that holds the vCPU's run mutex) and never takes a lock or an
  * atomic on the hot path.  Readers (stats fds, aggregates, the debugfs
- * view) take no lock the writer takes either: they load each u64 once
- * with READ_ONCE() while the writer may be storing it.  That race is by
- * design, so both sides are marked:
+ * view) take no lock the writer takes either.  Without update windows
+ * they load each u64 once with READ_ONCE() while the writer may be
+ * storing it.  That race is by design, so both sides are marked:
  *
  * - the store is one WRITE_ONCE(), so the compiler can neither tear it nor
  *   invent or repeat stores, and a reader sees the old or the new value,

@@ -108,8 +108,8 @@ static void statsfd_agg_finish(struct statsfd_source *src, u64 *out)
  * children's writers never take the lock and never wait.
  *
  * Context: process context; the caller holds @src->children_lock.
- * Return: 0, or the error of a child's snapshot (-EINTR, -EAGAIN), with
- * @out then incomplete.
+ * Return: 0, or the error of a child's snapshot (-EINTR, or a computed
+ * child's fill error), with @out then incomplete.
  */
 int statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out)
 {
@@ -140,7 +140,7 @@ int statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out)
  * statsfd_agg_compute_locked() with the lock taken here.
  *
  * Context: process context; takes @src->children_lock.
- * Return: 0, -EINTR or -EAGAIN as statsfd_agg_compute_locked().
+ * Return: 0, as statsfd_agg_compute_locked().
  */
 int statsfd_agg_compute(struct statsfd_source *src, u64 *out)
 {

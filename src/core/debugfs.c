@@ -41,14 +41,15 @@ EXPORT_SYMBOL_NS_GPL(statsfd_debugfs_root, STATSFD_NS);
  * Scalars print as "%llu\n", histograms as their bucket values separated
  * by spaces on one line.  A plain stat is read value by value, each u64
  * once with READ_ONCE() (one stat per file: there is nothing to keep
- * consistent with), a computed source's by computing all its values into
- * the source's own buffer; aggregates are computed for this read, over one
+ * consistent with); that of a source with update windows is copied from
+ * the values its last window published, and a computed source's values
+ * are all computed, into the source's own buffer; aggregates are computed for this read, over one
  * snapshot of each child, into the source's aggregate buffer, under the
  * children_lock that protects it.
  * Static unless KUnit is enabled, then exported for the tests.
  *
  * Context: process context.
- * Return: 0, or -EINTR or -EAGAIN from a child's snapshot.
+ * Return: 0, -EINTR, or the error of a computed source's fill callback.
  */
 VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 {
@@ -61,11 +62,17 @@ VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 	int ret = 0;
 	u32 i;
 
-	if (f->index < statsfd_num_plain(schema) && src->ops->fill) {
+	if (f->index < statsfd_num_plain(schema) && src->fill_buf) {
+		/* Computed, or published by windows: copied out first. */
+		struct statsfd_range range = {
+			.first = def->offset / sizeof(u64),
+			.nr = def->size,
+		};
+
 		if (mutex_lock_killable(&src->fill_lock))
 			return -EINTR;
-		ret = statsfd_snapshot_copy_ranges(src, src->fill_buf, NULL, 0,
-						   NULL);
+		ret = statsfd_snapshot_copy_ranges(src, src->fill_buf, &range,
+						   1, NULL);
 		vals = src->fill_buf + def->offset / sizeof(u64);
 		for (i = 0; !ret && i < def->size; i++)
 			seq_printf(m, "%s%llu", i ? " " : "", vals[i]);

@@ -128,6 +128,7 @@ static int statsfd_release(struct inode *inode, struct file *file)
 	const struct statsfd_source_ops *ops = src->ops;
 
 	statsfd_file_free(sf);
+	statsfd_source_file_closed(src);
 	/* @src may be freed by ->put; @ops lives in the pinned module. */
 	if (ops->put)
 		ops->put(src);
@@ -208,7 +209,9 @@ static struct file *statsfd_getfile(struct statsfd_source *src,
 		if (ops->put)
 			ops->put(src);
 		module_put(ops->owner);
+		return file;
 	}
+	statsfd_source_file_opened(src);
 	return file;
 }
 

@@ -5,6 +5,8 @@
 #ifndef _STATSFD_CORE_INTERNAL_H
 #define _STATSFD_CORE_INTERNAL_H
 
+#include <linux/align.h>
+#include <linux/cache.h>
 #include <linux/mutex.h>
 #include <linux/statsfd.h>
 #include <linux/time64.h>
@@ -71,34 +73,14 @@ static inline u32 statsfd_agg_size(const struct statsfd_schema *schema)
 #define STATSFD_META_SIZE	(STATSFD_META_STATS * sizeof(u64))
 
 /*
- * Optimistic copies a reader makes before it asks the writer for one:
- * enough for a writer that is between windows or briefly in one, few
- * enough that a busy writer serves the reader soon.
+ * Bytes from the first published copy of a snapshot source's values to
+ * the second: a whole number of cache lines, so that the writer filling
+ * one copy does not write the lines readers are loading from the other.
  */
-#define STATSFD_SNAPSHOT_TRIES		4
-/*
- * How long a reader waits for a copy before it gives up with -EAGAIN: a
- * writer closes its windows within microseconds, so this is only reached
- * when one stays open (a writer preempted for that long, or a bug).
- */
-#define STATSFD_SNAPSHOT_WAIT_NS	(100 * NSEC_PER_MSEC)
-
-/**
- * struct statsfd_snap_req - a reader's request for a copy of the values
- * @dst: where the writer copies every value of the source, stats_size bytes
- * @generation: the source's generation the copy belongs to
- * @sample_ns: CLOCK_BOOTTIME ns at which the copy was made
- * @done: set, with release, once @dst, @generation and @sample_ns are filled
- *
- * Lives on the reader's stack while it waits; published in
- * &statsfd_source.snap_req, taken by the writer with one xchg().
- */
-struct statsfd_snap_req {
-	u64 *dst;
-	u64 generation;
-	u64 sample_ns;
-	bool done;
-};
+static inline u32 statsfd_copy_stride(const struct statsfd_schema *schema)
+{
+	return ALIGN(schema->def->stats_size, SMP_CACHE_BYTES);
+}
 
 /**
  * struct statsfd_snap_meta - when a snapshot was taken
@@ -201,6 +183,8 @@ int statsfd_snapshot_copy(struct statsfd_source *src, u64 *dst, u32 first,
 int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
 				 const struct statsfd_range *ranges, u32 nr,
 				 struct statsfd_snap_meta *meta);
+void statsfd_source_file_opened(struct statsfd_source *src);
+void statsfd_source_file_closed(struct statsfd_source *src);
 int statsfd_area_alloc(struct statsfd_source *src);
 void statsfd_area_free(struct statsfd_source *src);
 int statsfd_area_mmap(struct statsfd_source *src, struct vm_area_struct *vma);

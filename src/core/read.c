@@ -91,7 +91,7 @@ fault:
  * its time and generation if @meta), then, if @aggs, the aggregates,
  * computed over one snapshot of each child.
  *
- * Return: 0, or -EINTR or -EAGAIN from a snapshot.
+ * Return: 0, or an error of a snapshot (-EINTR, a fill callback's).
  */
 static int statsfd_fill(struct statsfd_file *sf,
 			const struct statsfd_range *ranges, u32 nr_ranges,
@@ -183,7 +183,7 @@ static int statsfd_fill_view(struct statsfd_file *sf)
  * is simply short: nothing is retried, so a bad buffer cannot make a
  * read loop.
  *
- * Return: bytes copied, or -EINTR or -EAGAIN with nothing copied.
+ * Return: bytes copied, or a snapshot's error with nothing copied.
  */
 static ssize_t statsfd_copy_data(char __user *dst, struct statsfd_file *sf,
 				 u32 off, u32 len)
@@ -224,8 +224,9 @@ static ssize_t statsfd_copy_data(char __user *dst, struct statsfd_file *sf,
  * Return: bytes read (0 at or past the end of the file), and @ppos
  * advanced by them, including a short read that stopped at a fault;
  * -EINVAL for a negative position; -EFAULT if nothing could be copied to
- * @buf; -EINTR if a fatal signal came first; -EAGAIN if a writer kept an
- * update window open for STATSFD_SNAPSHOT_WAIT_NS.
+ * @buf; -EINTR if a fatal signal came first; the error of a computed
+ * source's fill callback.  A writer, running or stopped, never makes a
+ * read wait or fail.
  */
 ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 			  size_t len, loff_t *ppos)

@@ -394,6 +394,34 @@ out:
 	return ret;
 }
 
+/*
+ * Bytes of a snapshot source's values area: the mapped header and two
+ * copies of the values, whole pages if it is mapped; 0 without update
+ * windows.  The area's offsets and sizes are u32 (struct
+ * statsfd_mmap_header), so a stats struct that would take it past that
+ * is refused rather than wrapped.
+ */
+static int statsfd_area_size(const struct statsfd_schema *schema, u32 *size)
+{
+	u64 bytes;
+
+	*size = 0;
+	if (!(schema->def->flags & STATSFD_SCHEMA_SNAPSHOT))
+		return 0;
+	bytes = sizeof(struct statsfd_mmap_header) +
+		(u64)ALIGN(schema->def->stats_size, SMP_CACHE_BYTES) +
+		schema->def->stats_size;
+	if (schema->def->flags & STATSFD_SCHEMA_MMAP)
+		bytes = ALIGN(bytes, PAGE_SIZE);
+	if (bytes > U32_MAX) {
+		pr_err("schema %s: values area of %llu bytes beyond 4 GiB\n",
+		       schema->def->name, bytes);
+		return -EINVAL;
+	}
+	*size = bytes;
+	return 0;
+}
+
 /**
  * statsfd_schema_init() - validate a definition and build its shared blocks
  * @schema: the schema to fill, zeroed or destroyed
@@ -422,6 +450,7 @@ int statsfd_schema_init(struct statsfd_schema *schema,
 			const struct statsfd_schema_def *def)
 {
 	u32 name_size, stride, desc_size, data_offset, file_size, num_desc;
+	u32 area_size;
 	struct statsfd_agg *aggs;
 	void *descs;
 	int ret;
@@ -461,6 +490,10 @@ int statsfd_schema_init(struct statsfd_schema *schema,
 		goto out_free;
 	}
 
+	ret = statsfd_area_size(schema, &area_size);
+	if (ret)
+		goto out_free;
+
 	schema->header = (struct statsfd_header) {
 		.flags = 0,
 		.name_size = name_size,
@@ -472,12 +505,7 @@ int statsfd_schema_init(struct statsfd_schema *schema,
 	schema->desc_block = descs;
 	schema->desc_size = desc_size;
 	schema->file_size = file_size;
-	schema->area_size = 0;
-	if (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT)
-		schema->area_size = sizeof(struct statsfd_mmap_header) +
-				    schema->def->stats_size;
-	if (schema->def->flags & STATSFD_SCHEMA_MMAP)
-		schema->area_size = PAGE_ALIGN(schema->area_size);
+	schema->area_size = area_size;
 	schema->aggs = aggs;
 	schema->build_count++;
 	return 0;

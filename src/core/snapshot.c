@@ -1,35 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd snapshots: the values area of a source with update windows, the
- * reader side of the window protocol, and the read-only mapping of the
- * area.
+ * seqcount latch that publishes each window, and the read-only mapping of
+ * the area.
  *
- * A writer opens a window by making the area's sequence count odd and
- * closes it by making it even again (statsfd_update_begin() and
- * statsfd_update_end(), inline in <linux/statsfd.h>).  A reader copies the
- * values between two loads of the count and keeps the copy if the count
- * was even and did not change: the values were then all current at any
- * moment between the loads.  That is the seqcount protocol, kept by hand
- * because the count must sit at a fixed place in a page user space maps.
+ * The writer updates its live values, which nobody else reads, and closes
+ * each update window with statsfd_update_end(): it copies the live values
+ * into the one of the area's two copies that readers are not using, then
+ * advances the area's count, which selects the copy to read (seq & 1).
+ * A reader loads the count, copies the selected copy and keeps the result
+ * if the count has not moved: while the count stands at n, the writer
+ * writes only copy (n + 1) & 1.  That is the kernel's seqcount latch
+ * (raw_write_seqcount_latch(), as the timekeeping fast path and
+ * sched_clock use it), with one copy per window rather than two: the copy
+ * not selected is always rewritten whole before it is selected.  The count
+ * is kept by hand, as a u64 at a fixed place of a page user space maps,
+ * because seqcount_latch_t's count is 32 bits (it would wrap the
+ * generation) and carries lockdep's map (kernel pointers, never to be
+ * mapped to user space); the barriers are the latch's.
  *
- * A writer never waits for a reader.  A reader of a source whose windows
- * follow each other so closely that no copy gets through (a vCPU that
- * does nothing but exit) asks the writer instead: it leaves a request in
- * the source, and one of the writer's next STATSFD_SERVE_WINDOWS
- * statsfd_update_end() calls copies the values into the reader's buffer,
- * between two windows, and marks the request done.  Checking for a
- * request costs the writer a test of the count it just stored, and one
- * load every STATSFD_SERVE_WINDOWS windows; serving one costs a copy of
- * the values, once per such read.
+ * What that buys: a reader never waits for the writer.  A writer
+ * preempted or stopped (SIGSTOP, ptrace, SCHED_IDLE behind a CPU hog)
+ * inside a window leaves the last published copy selected and untouched,
+ * and a reader copies it at once.  A copy is retried only when the writer
+ * published a window meanwhile, i.e. when it is running; each window
+ * costs it a copy of the values, so a reader, which copies at most as
+ * much, gets through between two windows.  The price is that copy per
+ * window and twice the values' memory (plus the live values).
  */
 #include <linux/atomic.h>
 #include <linux/compiler.h>
 #include <linux/errno.h>
 #include <linux/export.h>
 #include <linux/gfp.h>
+#include <linux/kcsan-checks.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
-#include <linux/mutex.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -38,27 +44,25 @@
 
 #include "internal.h"
 
-/*
- * How long the window count may stand still, even, while a request is
- * pending, before the reader takes the request back and copies the values
- * itself: a writer that has stopped writing will not serve it.
- */
-#define STATSFD_SNAPSHOT_IDLE_NS	(20 * NSEC_PER_USEC)
-/*
- * A reader that itself did not run for this long (its CPU, or the whole
- * machine, stood still) does not count that time against the writer.
- */
-#define STATSFD_SNAPSHOT_STALL_NS	(10 * NSEC_PER_MSEC)
+/* Copy @n of the area, for a source with update windows. */
+static u64 *statsfd_area_copy(const struct statsfd_source *src, u64 n)
+{
+	const struct statsfd_mmap_header *area = src->area;
+
+	return (void *)area + area->data_offset + (n & 1) * area->copy_stride;
+}
 
 /**
- * statsfd_area_alloc() - allocate the values area of a snapshot source
+ * statsfd_area_alloc() - allocate the values of a snapshot source
  * @src: a source whose schema has STATSFD_SCHEMA_SNAPSHOT; @src->schema set
  *
- * The area is the struct statsfd_mmap_header followed by the values, zero.
- * With STATSFD_SCHEMA_MMAP it is whole pages, each with its own reference
- * count, so that a mapping can take references on them (vm_insert_page()
- * refuses slab memory).  Charged to the memory cgroup of the task that
- * creates the source, like the object the source describes.
+ * The area is the struct statsfd_mmap_header followed by the two published
+ * copies of the values, all zero.  With STATSFD_SCHEMA_MMAP it is whole
+ * pages, each with its own reference count, so that a mapping can take
+ * references on them (vm_insert_page() refuses slab memory).  The live
+ * values, which only the writer touches, are a separate allocation that
+ * is never mapped.  Both are charged to the memory cgroup of the task
+ * that creates the source, like the object the source describes.
  *
  * Context: process context; may sleep.
  * Return: 0 (also for a schema without an area) or -ENOMEM.
@@ -67,24 +71,32 @@ int statsfd_area_alloc(struct statsfd_source *src)
 {
 	const struct statsfd_schema *schema = src->schema;
 	struct statsfd_mmap_header *area;
+	void *live;
 
 	src->area = NULL;
 	if (!schema->area_size)
 		return 0;
+	live = kzalloc(schema->def->stats_size, GFP_KERNEL_ACCOUNT);
+	if (!live)
+		return -ENOMEM;
 	if (schema->def->flags & STATSFD_SCHEMA_MMAP)
 		area = alloc_pages_exact(schema->area_size,
 					 GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	else
 		area = kzalloc(schema->area_size, GFP_KERNEL_ACCOUNT);
-	if (!area)
+	if (!area) {
+		kfree(live);
 		return -ENOMEM;
+	}
 
 	area->version = STATSFD_MMAP_VERSION;
 	area->header_size = sizeof(*area);
 	area->data_offset = sizeof(*area);
 	area->data_size = schema->def->stats_size;
+	area->flags = STATSFD_MMAP_LATCH;
+	area->copy_stride = statsfd_copy_stride(schema);
 	src->area = area;
-	src->stats = (void *)area + area->data_offset;
+	src->stats = live;
 	return 0;
 }
 
@@ -107,145 +119,81 @@ void statsfd_area_free(struct statsfd_source *src)
 		free_pages_exact(src->area, schema->area_size);
 	else
 		kfree(src->area);
+	kfree(src->stats);
 	src->area = NULL;
 	src->stats = NULL;
 }
 
+/**
+ * statsfd_update_end() - close the update window opened on @src
+ * @src: a source of a schema with STATSFD_SCHEMA_SNAPSHOT, whose writer
+ *	the caller is
+ *
+ * Publishes the window's writes as one: copies the live values into the
+ * copy readers are not using and then switches readers to it.  Costs a
+ * copy of the values (stats_size bytes), two write barriers and a store of
+ * the count; no lock, no atomic, no wait.  Readers that started on the
+ * other copy before the switch find the count moved and copy again.
+ *
+ * Context: any but NMI; the caller is the source's only writer.
+ */
+void statsfd_update_end(struct statsfd_source *src)
+{
+	struct statsfd_mmap_header *area = src->area;
+	u32 i, n = src->schema->def->stats_size / sizeof(u64);
+	const u64 *live = src->stats;
+	u64 seq = area->seq;
+	u64 *next = statsfd_area_copy(src, seq + 1);
+
+	/* A second writer publishing at the same time is a provider bug. */
+	ASSERT_EXCLUSIVE_WRITER(area->seq);
+	/*
+	 * The count a reader may have loaded before this copy's stores:
+	 * raw_write_seqcount_latch()'s second barrier, for the previous
+	 * window.
+	 */
+	smp_wmb();
+	/* Readers may be copying this copy still; they will retry. */
+	for (i = 0; i < n; i++)
+		WRITE_ONCE(next[i], live[i]);
+	/* The copy before the count; pairs with the reader's smp_rmb(). */
+	smp_wmb();
+	WRITE_ONCE(area->seq, seq + 1);
+}
+EXPORT_SYMBOL_NS_GPL(statsfd_update_end, STATSFD_NS);
+
 /*
- * One optimistic copy of the values in @ranges of @src into the same
- * places of @dst.  Each value is loaded with READ_ONCE(): the writer may
- * be storing it right now, and the check below only tells afterwards
- * whether it did.
+ * One copy of the values in @ranges of @src into the same places of
+ * @dst.  False when the writer published a window during the copy.
  */
 static bool statsfd_snapshot_try(const struct statsfd_source *src, u64 *dst,
 				 const struct statsfd_range *ranges, u32 nr,
 				 struct statsfd_snap_meta *meta)
 {
 	const struct statsfd_mmap_header *area = src->area;
-	const u64 *vals = src->stats;
+	const u64 *vals;
 	u64 seq, ns = 0;
 	u32 r, i;
 
 	seq = READ_ONCE(area->seq);
-	if (seq & 1)
-		return false;
-	/* The count before the values; pairs with update_begin's smp_wmb(). */
+	/* The count before the values; pairs with update_end's second smp_wmb(). */
 	smp_rmb();
+	vals = statsfd_area_copy(src, seq);
 	for (r = 0; r < nr; r++)
 		for (i = ranges[r].first; i < ranges[r].first + ranges[r].nr; i++)
 			dst[i] = READ_ONCE(vals[i]);
-	/* Between the two loads of the count: the values were current then. */
+	/* While the count stood still, these were the published values. */
 	if (meta)
 		ns = ktime_get_boottime_ns();
-	/* The values before the count again; pairs with update_end's smp_wmb(). */
+	/* The values before the count again; pairs with update_end's first smp_wmb(). */
 	smp_rmb();
 	if (READ_ONCE(area->seq) != seq)
 		return false;
 	if (meta) {
 		meta->sample_ns = ns;
-		meta->generation = seq >> 1;
+		meta->generation = seq;
 	}
 	return true;
-}
-
-/*
- * Take a request back from the writer.  True if it had not taken it yet;
- * false if it has served it, waiting for that if it is serving it now (a
- * copy of the values: the writer does not sleep doing it).
- */
-static bool statsfd_snapshot_cancel(struct statsfd_source *src,
-				    struct statsfd_snap_req *req)
-{
-	if (cmpxchg(&src->snap_req, req, NULL) == req)
-		return true;
-	/* Pairs with the release in statsfd_update_serve(): the copy is there. */
-	while (!smp_load_acquire(&req->done))
-		cond_resched();
-	return false;
-}
-
-/*
- * The slow path of statsfd_snapshot_copy(): ask the writer for a copy and
- * wait for it, taking the request back and copying directly whenever the
- * writer stops writing.  One request at a time per source (@snap_lock).
- */
-static int statsfd_snapshot_slow(struct statsfd_source *src, u64 *dst,
-				 const struct statsfd_range *ranges, u32 nr,
-				 struct statsfd_snap_meta *meta)
-{
-	struct statsfd_snap_req req = { .dst = dst };
-	u64 now, prev, changed, seq, last;
-	int ret;
-
-	if (mutex_lock_killable(&src->snap_lock))
-		return -EINTR;
-
-	changed = ktime_get_ns();
-	prev = changed;
-	last = READ_ONCE(src->area->seq);
-	/* Publishes req.dst; the writer takes it with xchg(). */
-	smp_store_release(&src->snap_req, &req);
-	for (;;) {
-		/* Pairs with the release in statsfd_update_serve(). */
-		if (smp_load_acquire(&req.done))
-			goto served;
-
-		now = ktime_get_ns();
-		seq = READ_ONCE(src->area->seq);
-		/*
-		 * A gap in this loop is time the reader did not watch: the
-		 * whole machine (a guest's vCPU, say) may have stood still,
-		 * writer included.  It is not the writer's to account for.
-		 */
-		if (now - prev > STATSFD_SNAPSHOT_STALL_NS)
-			changed = now;
-		prev = now;
-		if (seq != last) {
-			last = seq;
-			changed = now;
-		} else if (!(seq & 1) &&
-			   now - changed > STATSFD_SNAPSHOT_IDLE_NS) {
-			/* The writer went quiet: copy without its help. */
-			if (!statsfd_snapshot_cancel(src, &req))
-				goto served;
-			if (statsfd_snapshot_try(src, dst, ranges, nr, meta)) {
-				ret = 0;
-				goto out;
-			}
-			changed = now;
-			/* Ask again; publishes req.dst as the first time. */
-			smp_store_release(&src->snap_req, &req);
-			continue;
-		}
-
-		if (fatal_signal_pending(current)) {
-			ret = -EINTR;
-			break;
-		}
-		/*
-		 * A writer that keeps closing windows serves the request
-		 * within STATSFD_SERVE_WINDOWS of them, however long they
-		 * are: give up only on one that stopped inside a window.
-		 */
-		if (now - changed > STATSFD_SNAPSHOT_WAIT_NS) {
-			ret = -EAGAIN;
-			break;
-		}
-		cond_resched();
-		cpu_relax();
-	}
-	/* Giving up, unless the writer served the request meanwhile. */
-	if (statsfd_snapshot_cancel(src, &req))
-		goto out;
-served:
-	if (meta) {
-		meta->sample_ns = req.sample_ns;
-		meta->generation = req.generation;
-	}
-	ret = 0;
-out:
-	mutex_unlock(&src->snap_lock);
-	return ret;
 }
 
 /*
@@ -278,21 +226,20 @@ static int statsfd_snapshot_fill(struct statsfd_source *src, u64 *dst,
  * @nr: number of @ranges; 0 is valid (then only @meta is filled)
  * @meta: where to store when the copy was current, or NULL
  *
- * For a source with update windows the values copied were all current at
- * one moment, @meta->sample_ns, after @meta->generation windows.  A few
- * optimistic copies come first; if the writer keeps opening windows, it is
- * asked to make the copy at the end of one of its next windows.  The
- * writer never waits.  A source without windows is copied value by value,
- * each u64 untorn (@meta is then left alone).  A computed source's values
- * are computed into @dst, all of them, by one call of its fill callback:
- * @meta then gets the time that call returned and how many computations
- * of the source succeeded so far (this one included).
+ * For a source with update windows the values copied are those the last
+ * window published: all current at @meta->sample_ns, after
+ * @meta->generation windows.  The copy never waits for the writer; it is
+ * made again only if the writer published a window during it (so only
+ * while the writer runs), rescheduling in between.  A source without
+ * windows is copied value by value, each u64 untorn (@meta is then left
+ * alone).  A computed source's values are computed into @dst, all of
+ * them, by one call of its fill callback: @meta then gets the time that
+ * call returned and how many computations of the source succeeded so far
+ * (this one included).
  *
- * Context: process context; may sleep (only on the slow path).
- * Return: 0; -EINTR if a fatal signal ended the wait; -EAGAIN if the
- * writer kept one window open for STATSFD_SNAPSHOT_WAIT_NS (it stopped
- * inside it: a writer that keeps closing windows serves the reader); or
- * the error of a computed source's fill callback.
+ * Context: process context; may sleep.
+ * Return: 0; -EINTR if a fatal signal came while the copy was being made
+ * again; or the error of a computed source's fill callback.
  */
 int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
 				 const struct statsfd_range *ranges, u32 nr,
@@ -310,12 +257,17 @@ int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
 				dst[i] = READ_ONCE(vals[i]);
 		return 0;
 	}
-	for (i = 0; i < STATSFD_SNAPSHOT_TRIES; i++) {
-		if (statsfd_snapshot_try(src, dst, ranges, nr, meta))
-			return 0;
-		cpu_relax();
+	/*
+	 * Each failed try means a window was published during it: the
+	 * writer is running.  Reschedule rather than spin, so a writer on
+	 * this CPU gets on, and let a dying task go.
+	 */
+	while (!statsfd_snapshot_try(src, dst, ranges, nr, meta)) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
 	}
-	return statsfd_snapshot_slow(src, dst, ranges, nr, meta);
+	return 0;
 }
 
 /**
@@ -328,7 +280,7 @@ int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
  *
  * statsfd_snapshot_copy_ranges() of one range.
  *
- * Context: process context; may sleep (only on the slow path).
+ * Context: process context; may sleep.
  * Return: as statsfd_snapshot_copy_ranges().
  */
 int statsfd_snapshot_copy(struct statsfd_source *src, u64 *dst, u32 first,
@@ -339,35 +291,6 @@ int statsfd_snapshot_copy(struct statsfd_source *src, u64 *dst, u32 first,
 	return statsfd_snapshot_copy_ranges(src, dst, &range, 1, meta);
 }
 EXPORT_SYMBOL_IF_KUNIT(statsfd_snapshot_copy);
-
-/**
- * statsfd_update_serve() - hand a waiting reader a copy of the values
- * @src: a source with update windows, whose writer just closed a window
- *
- * Called by statsfd_update_end() when a reader left a request: copies
- * every value into the reader's buffer, with the generation and the time,
- * and marks the request done.  The caller is the source's writer, outside
- * any window, so the values cannot change under the copy.  Never sleeps.
- *
- * Context: any; the caller is the source's only writer.
- */
-void statsfd_update_serve(struct statsfd_source *src)
-{
-	struct statsfd_snap_req *req = xchg(&src->snap_req, NULL);
-	const u64 *vals = src->stats;
-	u32 i, n = src->schema->def->stats_size / sizeof(u64);
-
-	/* The reader took the request back first. */
-	if (!req)
-		return;
-	for (i = 0; i < n; i++)
-		req->dst[i] = vals[i];
-	req->generation = src->area->seq >> 1;
-	req->sample_ns = ktime_get_boottime_ns();
-	/* The copy before done; pairs with the reader's smp_load_acquire(). */
-	smp_store_release(&req->done, true);
-}
-EXPORT_SYMBOL_NS_GPL(statsfd_update_serve, STATSFD_NS);
 
 /* Page @pgoff of @src's values area, as mmap() and faults insert it. */
 static struct page *statsfd_area_page(const struct statsfd_source *src,

@@ -125,9 +125,13 @@ int statsfd_source_init(struct statsfd_source *src,
 		src->agg_rems = src->agg_child + child;
 	}
 
-	/* A computed source's debugfs view needs somewhere to compute into. */
+	/*
+	 * The debugfs view of a computed source needs somewhere to compute
+	 * into, and that of a source with update windows somewhere to copy
+	 * the published values to.
+	 */
 	src->fill_buf = NULL;
-	if (ops->fill && schema->def->stats_size) {
+	if ((ops->fill || snapshot) && schema->def->stats_size) {
 		src->fill_buf = kzalloc(schema->def->stats_size, GFP_KERNEL_ACCOUNT);
 		if (!src->fill_buf) {
 			ret = -ENOMEM;
@@ -145,8 +149,6 @@ int statsfd_source_init(struct statsfd_source *src,
 	ret = ops->fill ? 0 : statsfd_area_alloc(src);
 	if (ret)
 		goto err_fill;
-	src->snap_req = NULL;
-	mutex_init(&src->snap_lock);
 	mutex_init(&src->children_lock);
 	INIT_LIST_HEAD(&src->children);
 	src->num_children = 0;
@@ -156,6 +158,8 @@ int statsfd_source_init(struct statsfd_source *src,
 	init_waitqueue_head(&src->wq);
 	src->children_gen = 0;
 	src->hung_up = false;
+	atomic_set(&src->nr_files, 0);
+	src->destroyed = false;
 	return 0;
 
 err_fill:
@@ -218,6 +222,51 @@ static void statsfd_source_detach_children(struct statsfd_source *parent)
 	}
 }
 
+/* What statsfd_source_init() allocated, once no file uses it any more. */
+static void statsfd_source_free(struct statsfd_source *src)
+{
+	statsfd_area_free(src);
+	kfree(src->fill_buf);
+	src->fill_buf = NULL;
+	mutex_destroy(&src->fill_lock);
+	kfree(src->agg_buf);
+	src->agg_buf = NULL;
+	src->agg_child = NULL;
+	src->agg_rems = NULL;
+	src->retired = NULL;
+	mutex_destroy(&src->children_lock);
+	kfree(src->id);
+	src->id = NULL;
+}
+
+/**
+ * statsfd_source_file_opened() - count a stats file made on @src
+ * @src: the source
+ *
+ * Called by the core for every stats file (and view file) it makes, so
+ * that statsfd_source_destroy() can tell an owner that destroys a source
+ * too early.
+ */
+void statsfd_source_file_opened(struct statsfd_source *src)
+{
+	atomic_inc(&src->nr_files);
+}
+
+/**
+ * statsfd_source_file_closed() - a stats file on @src is being released
+ * @src: the source
+ *
+ * The last file of a source its owner already destroyed (a provider bug,
+ * reported by statsfd_source_destroy()) frees what the destroy left.
+ * Called before the file drops its reference on the owner.
+ */
+void statsfd_source_file_closed(struct statsfd_source *src)
+{
+	/* Fully ordered: sees @destroyed as the destroy that set it left it. */
+	if (atomic_dec_and_test(&src->nr_files) && READ_ONCE(src->destroyed))
+		statsfd_source_free(src);
+}
+
 /**
  * statsfd_source_destroy() - release what statsfd_source_init() allocated
  * @src: the source; no stats fd may be open on it any more
@@ -231,6 +280,15 @@ static void statsfd_source_detach_children(struct statsfd_source *parent)
  * leaves first.  Calling it again, or after a failed statsfd_source_init(),
  * does nothing.
  *
+ * Stats files hold a reference on the owner, so an owner that calls this
+ * only from its final put never finds one open.  One that does (a bug:
+ * it will free the object the files point into) is told so in the kernel
+ * log, once per source, and the core does what it can: it hangs the
+ * source up (pollers get EPOLLHUP), and keeps the values, buffers and id
+ * until the last file is closed, so the files still read the last
+ * published values and never the core's freed memory.  The source struct
+ * itself is the owner's and must stay allocated until then.
+ *
  * Context: process context; may sleep.  Must not race with
  * statsfd_source_del_child() or statsfd_source_destroy() on one of
  * @src's children: those read the child's parent pointer before they take
@@ -238,24 +296,24 @@ static void statsfd_source_detach_children(struct statsfd_source *parent)
  */
 void statsfd_source_destroy(struct statsfd_source *src)
 {
-	if (!src->id)
+	int files;
+
+	if (!src->id || src->destroyed)
 		return;
 	statsfd_source_detach_children(src);
 	statsfd_source_debugfs_remove(src);
 	statsfd_source_del_child(src);
-	statsfd_area_free(src);
-	kfree(src->fill_buf);
-	src->fill_buf = NULL;
-	mutex_destroy(&src->fill_lock);
-	kfree(src->agg_buf);
-	src->agg_buf = NULL;
-	src->agg_child = NULL;
-	src->agg_rems = NULL;
-	src->retired = NULL;
-	mutex_destroy(&src->snap_lock);
-	mutex_destroy(&src->children_lock);
-	kfree(src->id);
-	src->id = NULL;
+
+	/* Our own count holds off a concurrent last close until decided. */
+	files = atomic_inc_return(&src->nr_files) - 1;
+	if (files) {
+		pr_err("source %s destroyed with %d stats files open: its owner must destroy it only from its last put; its values stay until they are closed\n",
+		       src->id, files);
+		WRITE_ONCE(src->destroyed, true);
+		statsfd_source_hangup(src);
+	}
+	if (atomic_dec_and_test(&src->nr_files))
+		statsfd_source_free(src);
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_destroy, STATSFD_NS);
 

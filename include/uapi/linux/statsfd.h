@@ -134,7 +134,7 @@ struct statsfd_desc {
  *   exponent -9);
  * - STATSFD_STAT_GENERATION: update windows completed on the source so far
  *   (STATSFD_TYPE_CUMULATIVE, STATSFD_UNIT_NONE); equal to
- *   statsfd_mmap_header.seq / 2 at that moment.
+ *   statsfd_mmap_header.seq at that moment.
  */
 #define STATSFD_STAT_SAMPLE_NS		"sample_ns"
 #define STATSFD_STAT_GENERATION		"generation"
@@ -142,31 +142,42 @@ struct statsfd_desc {
 /*
  * mmap() of a stats fd: PROT_READ and MAP_SHARED (or MAP_PRIVATE without
  * write), offset 0 (or any page inside the area), at most the area's size.
- * The area starts with struct statsfd_mmap_header; the live values follow
- * at data_offset, laid out exactly as the first data_size bytes of the
- * file's data block (a stat's values are at data_offset + desc.offset).
- * Aggregates, sample_ns and generation are not in the area: read them
- * with pread().  The area is rounded up to whole pages; mapping its first
- * page is always valid.  See "Mapping the values" in
- * Documentation/statsfd-abi.rst for the reader protocol.
+ * The area starts with struct statsfd_mmap_header; two copies of the
+ * values follow, the first at data_offset, the second copy_stride bytes
+ * later, each laid out exactly as the first data_size bytes of the file's
+ * data block (a stat's values are at data_offset + desc.offset in the
+ * first copy).  The writer publishes each update window by filling the
+ * copy readers are not using and then advancing seq, which selects the
+ * copy to read (seq & 1): a seqcount latch, so a reader never waits for
+ * the writer, running or not.  Aggregates, sample_ns and generation are
+ * not in the area: read them with pread().  The area is rounded up to
+ * whole pages; mapping its first page is always valid.  See "Mapping the
+ * values" in Documentation/statsfd-abi.rst, and statsfd_mmap_copy() below
+ * for the reader protocol.
  */
-#define STATSFD_MMAP_VERSION		1
+#define STATSFD_MMAP_VERSION		2
+
+/* statsfd_mmap_header.flags: the two-copy protocol of version 2. */
+#define STATSFD_MMAP_LATCH		(1U << 0)
+#define STATSFD_MMAP_FLAGS		STATSFD_MMAP_LATCH
 
 /**
  * struct statsfd_mmap_header - start of the mapped values area
- * @version: STATSFD_MMAP_VERSION; a later version only appends fields
+ * @version: STATSFD_MMAP_VERSION (2); a later version only appends fields
  *	before data_offset and keeps the meaning of these
- * @header_size: bytes of this header as the kernel fills it: 64 for
- *	version 1, never less, and never more than data_offset
- * @seq: sequence count of the source's update windows: odd while a
- *	window is open, incremented by 2 per window; load it with one
- *	64-bit atomic load
- * @data_offset: offset of the first value from the start of the area; a
- *	multiple of 8
- * @data_size: bytes of values in the area, a multiple of 8
- * @flags: 0 in version 1; a reader that finds a flag it does not know
- *	set must not use the mapping (pread() still works)
- * @reserved0: 0; readers ignore it
+ * @header_size: bytes of this header as the kernel fills it: 64, never
+ *	less, and never more than data_offset
+ * @seq: update windows published so far; the current values are copy
+ *	(seq & 1).  Load it with one 64-bit atomic load
+ * @data_offset: offset of copy 0 from the start of the area; a multiple
+ *	of 8
+ * @data_size: bytes of values in each copy, a multiple of 8
+ * @flags: STATSFD_MMAP_LATCH.  A reader that finds a flag it does not
+ *	know set, or STATSFD_MMAP_LATCH clear, must not use the mapping
+ *	(pread() still works).  Version 1 had no copies and no flag: its
+ *	readers, which refuse unknown flags, fall back to pread()
+ * @copy_stride: bytes from copy 0 to copy 1, at least data_size and a
+ *	multiple of 8 (reserved and 0 in version 1)
  * @reserved: 0; readers ignore them
  */
 struct statsfd_mmap_header {
@@ -176,9 +187,61 @@ struct statsfd_mmap_header {
 	__u32 data_offset;
 	__u32 data_size;
 	__u32 flags;
-	__u32 reserved0;
+	__u32 copy_stride;
 	__u64 reserved[4];
 };
+
+#ifndef __KERNEL__
+/**
+ * statsfd_mmap_copy() - copy published values out of a mapped stats area
+ * @h: the mapping of the area's first page (and of the pages after it
+ *	that the copies cover)
+ * @dst: where to copy @len bytes; 8-byte aligned
+ * @off: byte offset in the values (a descriptor's offset), a multiple of 8
+ * @len: bytes to copy, a multiple of 8; @off + @len at most data_size
+ * @generation: where to store the windows published when the copy was
+ *	current (the "generation" stat of a pread() at that moment), or NULL
+ *
+ * The reader protocol of the area, as the kernel's latch readers follow
+ * it: load seq, copy from copy (seq & 1), and keep the result if seq has
+ * not moved meanwhile.  The writer only ever fills the copy that seq does
+ * not select, so a retry happens only when the writer published a window
+ * during the copy: it never waits for a writer that is not running.
+ *
+ * Return: 0, or -1 if the area is not one this header describes (an
+ * unknown version or flag, or @off/@len outside the values): then use
+ * pread().
+ */
+static __inline__ int statsfd_mmap_copy(const struct statsfd_mmap_header *h,
+					void *dst, __u32 off, __u32 len,
+					__u64 *generation)
+{
+	const __u64 *copy;
+	__u64 *out = (__u64 *)dst;
+	__u64 seq;
+	__u32 i;
+
+	if (h->version < 2 || !(h->flags & STATSFD_MMAP_LATCH) ||
+	    (h->flags & ~STATSFD_MMAP_FLAGS) || off % 8 || len % 8 ||
+	    off > h->data_size || len > h->data_size - off)
+		return -1;
+	for (;;) {
+		/* Pairs with the writer's barrier before it advances seq. */
+		seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+		copy = (const __u64 *)((const char *)h + h->data_offset +
+				       (seq & 1) * h->copy_stride + off);
+		for (i = 0; i < len / 8; i++)
+			out[i] = __atomic_load_n(&copy[i], __ATOMIC_RELAXED);
+		/* The values before seq again. */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) == seq)
+			break;
+	}
+	if (generation)
+		*generation = seq;
+	return 0;
+}
+#endif
 
 /*
  * ioctls of every stats fd (and of every view fd made from one), magic

@@ -277,9 +277,8 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 		s->set = set;
 		/*
 		 * A snapshot schema's values are the core's: NULL here, then
-		 * filled through statsfd_source_stats().  No stats fd exists
-		 * yet, so no reader can see them half filled and no window
-		 * is needed; the values never change after this.
+		 * filled through statsfd_source_stats() and published by one
+		 * window; the values never change after this.
 		 */
 		ret = statsfd_source_init(&s->src, &set->schema,
 					  snapshot ? NULL : s->values,
@@ -290,8 +289,12 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 			goto out_free;
 		}
 		values = statsfd_source_stats(&s->src);
+		if (snapshot)
+			statsfd_update_begin(&s->src);
 		for (j = 0; j < a->num_values; j++)
 			values[j] = j + 1;
+		if (snapshot)
+			statsfd_update_end(&s->src);
 		set->sources[i] = s;
 	}
 	return set;
