@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd KUnit suite statsfd_debugfs: the one-file-per-stat text view,
- * its content for scalars, histograms and aggregates, and its removal.
+ * its content for scalars, histograms, aggregates and sources with update
+ * windows (their last window), and its removal.
  */
 #include <kunit/test.h>
 #include <linux/dcache.h>
@@ -165,6 +166,37 @@ static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
 			   "0 0 0 0 0 3\n");
 }
 
+/*
+ * A source with update windows shows what its last window published, not
+ * the live values its writer is changing inside a window still open.
+ */
+static void statsfd_debugfs_show_of_a_snapshot_source_is_its_last_window(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_schema *cs =
+		statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
+	struct statsfd_kunit_src *s =
+		statsfd_kunit_source(test, cs, NULL, "vcpu");
+	struct statsfd_kunit_child *v = statsfd_source_stats(&s->src);
+	struct dentry *dir;
+
+	statsfd_update_begin(&s->src);
+	statsfd_stat_set(&v->exits, 4);
+	statsfd_stat_set(&v->lin[1], 2);
+	statsfd_update_end(&s->src);
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(&s->src, "vcpu-2",
+							    ctx->dir), 0);
+	dir = statsfd_source_debugfs_dir(&s->src);
+	statsfd_update_begin(&s->src);
+	statsfd_stat_set(&v->exits, 5);
+	statsfd_stat_set(&v->lin[1], 3);
+	KUNIT_EXPECT_STREQ(test, show(test, dir, "exits"), "4\n");
+	KUNIT_EXPECT_STREQ(test, show(test, dir, "lin"), "0 2 0 0\n");
+	statsfd_update_end(&s->src);
+	KUNIT_EXPECT_STREQ(test, show(test, dir, "exits"), "5\n");
+	KUNIT_EXPECT_STREQ(test, show(test, dir, "lin"), "0 3 0 0\n");
+}
+
 static void statsfd_source_debugfs_create_twice_is_ebusy(struct kunit *test)
 {
 	struct dfs_ctx *ctx = test->priv;
@@ -299,6 +331,7 @@ static struct kunit_case statsfd_debugfs_cases[] = {
 	KUNIT_CASE(statsfd_debugfs_show_prints_scalar_with_newline),
 	KUNIT_CASE(statsfd_debugfs_show_prints_histogram_on_one_line),
 	KUNIT_CASE(statsfd_debugfs_show_computes_aggregates),
+	KUNIT_CASE(statsfd_debugfs_show_of_a_snapshot_source_is_its_last_window),
 	KUNIT_CASE(statsfd_source_debugfs_create_twice_is_ebusy),
 	KUNIT_CASE(statsfd_source_debugfs_create_existing_name_fails_cleanly),
 	KUNIT_CASE(statsfd_source_debugfs_create_replaces_slash),

@@ -2,27 +2,28 @@
 /*
  * statsfd KUnit suite statsfd_snapshot: update windows.  The schema flags
  * and the two stats they add (sample_ns, generation), the values area of
- * a source, the window protocol (sequence count, generation, sample_ns),
- * readers served by the writer at the end of its window and readers that
- * give up, the per-file read buffer, faulting user buffers, and aggregates
- * over one snapshot of each child.  Each concurrent check comes with a
- * control case that shows the same check catches a mix when the writer
- * skips its windows.
+ * a source (a header and the two published copies of a seqcount latch)
+ * and its private live values, the latch itself (one count per window,
+ * the copy it selects, writes published only by the end of a window),
+ * readers that never wait for a writer, stopped or running, the per-file
+ * read buffer, faulting user buffers, aggregates over one snapshot of
+ * each child, and a source destroyed while its files are open.  Each
+ * concurrent check comes with a control case that shows the same check
+ * catches a mix when it reads without the protocol.
  */
 #include <kunit/test.h>
 #include <linux/atomic.h>
+#include <linux/cache.h>
 #include <linux/completion.h>
 #include <linux/cpumask.h>
-#include <linux/delay.h>
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
-#include <linux/log2.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
-#include <linux/preempt.h>
+#include <linux/poll.h>
 #include <linux/sched.h>
 #include <linux/smp.h>
 #include <linux/sched/signal.h>
@@ -47,6 +48,8 @@
 #define AGG_WORDS	(AGG_LEN / 8)
 /* How long a helper thread waits for the test before it gives up. */
 #define WAIT_LIMIT_NS	(5 * NSEC_PER_SEC)
+/* The mapped header, before the first copy of the values. */
+#define HEADER_SIZE	64
 
 struct snap_ctx {
 	struct statsfd_schema *cs;	/* child: SNAPSHOT | MMAP */
@@ -104,6 +107,17 @@ static ssize_t read_data(struct kunit *test, struct snap_ctx *ctx,
 				  SFK_DATA_OFFSET + off);
 }
 
+/* Are the @n values at @w all @v? */
+static bool all_words(const u64 *w, u32 n, u64 v)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (w[i] != v)
+			return false;
+	return true;
+}
+
 static void expect_words(struct kunit *test, const u64 *w, u32 n, u64 v)
 {
 	u32 i;
@@ -154,15 +168,37 @@ static u8 *child_image(struct kunit *test, const u64 *vals, u64 sample_ns,
 				   data);
 }
 
-/* Wait (polling, at most WAIT_LIMIT_NS) for a reader's request on @src. */
-static bool wait_for_request(struct statsfd_source *src)
+/*
+ * Copy @n of @src's values area, found as a mapping reader finds it: from
+ * the header's data_offset and copy_stride.  The current values are copy
+ * (seq & 1).
+ */
+static const u64 *area_copy(const struct statsfd_source *src, u64 n)
 {
-	u64 deadline = ktime_get_ns() + WAIT_LIMIT_NS;
+	const struct statsfd_mmap_header *a = src->area;
 
-	while (!READ_ONCE(src->snap_req) && ktime_get_ns() < deadline &&
-	       !kthread_should_stop())
-		cond_resched();
-	return READ_ONCE(src->snap_req);
+	return (const void *)a + a->data_offset + (n & 1) * a->copy_stride;
+}
+
+/* The first (@first) or second half of the plain values of @src become @v. */
+static void set_half(struct statsfd_source *src, bool first, u64 v)
+{
+	u64 *w = statsfd_source_stats(src);
+	u32 i;
+
+	for (i = first ? 0 : CHILD_WORDS / 2;
+	     i < (first ? CHILD_WORDS / 2 : CHILD_WORDS); i++)
+		statsfd_stat_set(&w[i], v);
+}
+
+/* Some CPU online other than @cpu, for a thread that runs alongside. */
+static int other_cpu(struct kunit *test, int cpu)
+{
+	unsigned int other = cpumask_any_but(cpu_online_mask, cpu);
+
+	KUNIT_ASSERT_LT_MSG(test, other, nr_cpu_ids,
+			    "the test needs two online CPUs");
+	return other;
 }
 
 /* A helper thread, stopped when the test ends if the test did not. */
@@ -211,12 +247,9 @@ static struct sfk_thread *sfk_thread_start(struct kunit *test,
 }
 
 /*
- * Keep the test thread on the CPU it is on, where the helper thread of a
- * serving test runs too: then neither runs while the other goes on
- * without yielding, and a reader cannot copy by itself in the instant
- * between two back-to-back windows (as it may when the writer's vCPU is
- * descheduled there for longer than the reader's idle threshold).
- * KUnit runs each case in a thread of its own, which ends with the case.
+ * Keep the test thread on the CPU it is on, so that a helper thread bound
+ * to another CPU (other_cpu()) really runs alongside it.  KUnit runs each
+ * case in a thread of its own, which ends with the case.
  */
 static int pin_test_thread(struct kunit *test)
 {
@@ -237,6 +270,29 @@ static void sfk_wait_for_stop(void)
 		schedule();
 	}
 	__set_current_state(TASK_RUNNING);
+}
+
+/*
+ * Park a helper, not running, until the test sets *@go and wakes it (or
+ * stops it): a writer "preempted" inside its window, for as long as the
+ * test likes.
+ */
+static void sfk_park_until(const bool *go)
+{
+	for (;;) {
+		set_current_state(TASK_IDLE);
+		if (READ_ONCE(*go) || kthread_should_stop())
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+}
+
+/* Let a helper parked in sfk_park_until(@go) go on. */
+static void sfk_unpark(struct sfk_thread *t, bool *go)
+{
+	WRITE_ONCE(*go, true);
+	wake_up_process(t->task);
 }
 
 /* ---- schema ----------------------------------------------------------- */
@@ -343,21 +399,31 @@ static const struct statsfd_schema_def big_tmpl = {
 	.stats_size = 4096,
 };
 
-static void statsfd_schema_init_area_is_header_and_values_in_pages_with_mmap(struct kunit *test)
+/*
+ * The area: the 64-byte header, the first copy of the values, padded to
+ * whole cache lines, and the second copy; whole pages with MMAP.
+ */
+static void statsfd_schema_init_area_is_header_and_two_copies_paged_with_mmap(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
-	struct statsfd_schema *big, *big_plain;
+	struct statsfd_schema *big, *big_unmapped, *big_plain;
 
-	/* 64-byte header + 128 bytes of values, rounded up to a page. */
+	/* 64 + 128 + 128 bytes, rounded up to a page. */
 	KUNIT_EXPECT_EQ(test, ctx->cs->area_size, PAGE_SIZE);
-	/* Without MMAP: just the header and the 16 bytes of values. */
-	KUNIT_EXPECT_EQ(test, ctx->ps->area_size, 64 + 16);
+	/* Without MMAP: the header, 16 bytes padded to a line, 16 bytes. */
+	KUNIT_EXPECT_EQ(test, ctx->ps->area_size,
+			HEADER_SIZE + round_up(16, SMP_CACHE_BYTES) + 16);
 	KUNIT_ASSERT_EQ(test, init_with_flags(test, &big_tmpl,
 					      STATSFD_SCHEMA_SNAPSHOT |
 					      STATSFD_SCHEMA_MMAP, &big), 0);
 	KUNIT_EXPECT_EQ(test, big->area_size,
-			round_up(64 + 4096, PAGE_SIZE));
-	KUNIT_EXPECT_EQ(test, big->area_size % PAGE_SIZE, 0);
+			round_up(HEADER_SIZE + 4096 + 4096, PAGE_SIZE));
+	KUNIT_EXPECT_EQ(test, big->area_size, 3 * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, init_with_flags(test, &big_tmpl,
+					      STATSFD_SCHEMA_SNAPSHOT,
+					      &big_unmapped), 0);
+	KUNIT_EXPECT_EQ(test, big_unmapped->area_size,
+			HEADER_SIZE + 4096 + 4096);
 	/* No windows, no area. */
 	KUNIT_ASSERT_EQ(test, init_with_flags(test, &big_tmpl, 0, &big_plain),
 			0);
@@ -491,35 +557,67 @@ static void statsfd_source_init_rejects_a_stats_pointer_for_a_snapshot_schema(st
 	KUNIT_EXPECT_NULL(test, src.stats);
 }
 
-static void statsfd_source_init_snapshot_values_start_zero_after_the_header(struct kunit *test)
+static void statsfd_source_init_snapshot_area_header_describes_two_copies(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
-	struct statsfd_source *src = &ctx->src->src;
-	const struct statsfd_mmap_header *a = src->area;
+	const struct statsfd_mmap_header *a = ctx->src->src.area;
 	u64 zero[4] = {};
 
 	KUNIT_ASSERT_NOT_NULL(test, a);
-	KUNIT_EXPECT_EQ(test, sizeof(*a), 64);
-	KUNIT_EXPECT_EQ(test, a->version, 1);
-	KUNIT_EXPECT_EQ(test, a->header_size, 64);
+	KUNIT_EXPECT_EQ(test, sizeof(*a), HEADER_SIZE);
+	KUNIT_EXPECT_EQ(test, STATSFD_MMAP_VERSION, 2);
+	KUNIT_EXPECT_EQ(test, a->version, 2);
+	KUNIT_EXPECT_EQ(test, a->header_size, HEADER_SIZE);
 	KUNIT_EXPECT_EQ(test, a->seq, 0);
-	KUNIT_EXPECT_EQ(test, a->data_offset, 64);
+	KUNIT_EXPECT_EQ(test, a->data_offset, HEADER_SIZE);
 	KUNIT_EXPECT_EQ(test, a->data_size, SFK_CHILD_DATA_SIZE);
-	KUNIT_EXPECT_EQ(test, a->flags, 0);
-	KUNIT_EXPECT_EQ(test, a->reserved0, 0);
+	KUNIT_EXPECT_EQ(test, STATSFD_MMAP_LATCH, 1);
+	KUNIT_EXPECT_EQ(test, a->flags, STATSFD_MMAP_LATCH);
+	/* 128 bytes of values: exactly two cache lines, no padding. */
+	KUNIT_EXPECT_EQ(test, a->copy_stride,
+			round_up(SFK_CHILD_DATA_SIZE, SMP_CACHE_BYTES));
+	KUNIT_EXPECT_EQ(test, a->copy_stride, SFK_CHILD_DATA_SIZE);
 	KUNIT_EXPECT_MEMEQ(test, a->reserved, zero, sizeof(zero));
-	/* The values live in the area, at data_offset, and start zero. */
-	KUNIT_EXPECT_PTR_EQ(test, statsfd_source_stats(src),
-			    (void *)a + a->data_offset);
-	KUNIT_EXPECT_LE(test, a->data_offset + a->data_size,
-			src->schema->area_size);
-	KUNIT_EXPECT_NULL(test, memchr_inv(statsfd_source_stats(src), 0,
+	/* Both copies lie inside the area. */
+	KUNIT_EXPECT_LE(test, a->data_offset + a->copy_stride + a->data_size,
+			ctx->cs->area_size);
+}
+
+static void statsfd_source_init_snapshot_both_copies_start_zero(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	const struct statsfd_mmap_header *a = ctx->src->src.area;
+
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_EXPECT_PTR_EQ(test, area_copy(&ctx->src->src, 0),
+			    (const void *)a + HEADER_SIZE);
+	KUNIT_EXPECT_PTR_EQ(test, area_copy(&ctx->src->src, 1),
+			    (const void *)a + HEADER_SIZE + SFK_CHILD_DATA_SIZE);
+	KUNIT_EXPECT_NULL(test, memchr_inv(area_copy(&ctx->src->src, 0), 0,
+					   SFK_CHILD_DATA_SIZE));
+	KUNIT_EXPECT_NULL(test, memchr_inv(area_copy(&ctx->src->src, 1), 0,
 					   SFK_CHILD_DATA_SIZE));
 	/* The rest of the page a mapping shows is zero: nothing stale. */
-	KUNIT_EXPECT_NULL(test, memchr_inv((void *)a + 64 + SFK_CHILD_DATA_SIZE,
-					   0, PAGE_SIZE - 64 -
-					   SFK_CHILD_DATA_SIZE));
-	KUNIT_EXPECT_NULL(test, src->snap_req);
+	KUNIT_EXPECT_NULL(test, memchr_inv((void *)a + HEADER_SIZE, 0,
+					   PAGE_SIZE - HEADER_SIZE));
+}
+
+/*
+ * The writer's live values are an allocation of their own: no reader and
+ * no mapping sees them before a window ends.
+ */
+static void statsfd_source_init_snapshot_live_values_are_outside_the_area(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct statsfd_source *src = &ctx->src->src;
+	const void *live = statsfd_source_stats(src);
+	const void *a = src->area;
+
+	KUNIT_ASSERT_NOT_NULL(test, live);
+	KUNIT_EXPECT_PTR_EQ(test, live, src->stats);
+	KUNIT_EXPECT_TRUE(test, live + SFK_CHILD_DATA_SIZE <= a ||
+			  live >= a + ctx->cs->area_size);
+	KUNIT_EXPECT_NULL(test, memchr_inv(live, 0, SFK_CHILD_DATA_SIZE));
 }
 
 static void statsfd_source_init_mmap_area_is_whole_pages(struct kunit *test)
@@ -533,45 +631,106 @@ static void statsfd_source_init_mmap_area_is_whole_pages(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ctx->cs->area_size % PAGE_SIZE, 0);
 	KUNIT_EXPECT_LE(test, ctx->cs->area_size, PAGE_SIZE);
 
-	/* 64 + 4096 bytes: two pages, all zero. */
+	/* 64 + 4096 + 4096 bytes: three pages, all zero. */
 	KUNIT_ASSERT_EQ(test, init_with_flags(test, &big_tmpl,
 					      STATSFD_SCHEMA_SNAPSHOT |
 					      STATSFD_SCHEMA_MMAP, &big), 0);
 	b = statsfd_kunit_source(test, big, NULL, "big");
 	KUNIT_EXPECT_TRUE(test, PAGE_ALIGNED(b->src.area));
 	KUNIT_EXPECT_EQ(test, b->src.area->data_size, 4096);
-	KUNIT_EXPECT_NULL(test, memchr_inv((void *)b->src.area + 64, 0,
-					   big->area_size - 64));
+	KUNIT_EXPECT_EQ(test, b->src.area->copy_stride, 4096);
+	KUNIT_EXPECT_NULL(test, memchr_inv((void *)b->src.area + HEADER_SIZE,
+					   0, big->area_size - HEADER_SIZE));
 
-	/* Without MMAP the values still follow a header in the area. */
+	/* Without MMAP the copies still follow a header in the area. */
 	p = statsfd_kunit_source(test, ctx->ps, NULL, "vm-7-0");
 	KUNIT_ASSERT_NOT_NULL(test, p->src.area);
-	KUNIT_EXPECT_EQ(test, p->src.area->data_offset, 64);
+	KUNIT_EXPECT_EQ(test, p->src.area->data_offset, HEADER_SIZE);
 	KUNIT_EXPECT_EQ(test, p->src.area->data_size, SFK_PARENT_STATS_SIZE);
-	KUNIT_EXPECT_PTR_EQ(test, statsfd_source_stats(&p->src),
-			    (void *)p->src.area + 64);
+	KUNIT_EXPECT_EQ(test, p->src.area->copy_stride,
+			round_up(SFK_PARENT_STATS_SIZE, SMP_CACHE_BYTES));
+	KUNIT_EXPECT_EQ(test, p->src.area->flags, STATSFD_MMAP_LATCH);
 }
 
 /* ---- the window protocol ---------------------------------------------- */
 
-static void statsfd_update_begin_makes_seq_odd_until_update_end(struct kunit *test)
+static void statsfd_update_end_advances_seq_by_one_per_window(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
 	struct statsfd_source *src = &ctx->src->src;
 	u64 w;
 
 	for (w = 0; w < 6; w++) {
-		KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), 2 * w);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), w);
+		/* Opening a window and writing in it publish nothing. */
 		statsfd_update_begin(src);
-		KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), 2 * w + 1);
-		set_words(src, w);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), w);
+		set_words(src, w + 1);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), w);
 		statsfd_update_end(src);
-		KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), 2 * w + 2);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), w + 1);
 	}
 	/* A window with no write is still a window. */
 	statsfd_update_begin(src);
 	statsfd_update_end(src);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), 14);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), 7);
+}
+
+/*
+ * Window k writes 10 * k everywhere: afterwards copy (seq & 1) holds its
+ * values and the other copy those of window k - 1, as the latch needs
+ * (the writer fills only the copy that seq does not select).
+ */
+static void statsfd_update_end_publishes_into_the_copy_seq_selects(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct statsfd_source *src = &ctx->src->src;
+	u64 k, seq;
+
+	for (k = 1; k <= 5; k++) {
+		window_set_words(src, 10 * k);
+		seq = READ_ONCE(src->area->seq);
+		KUNIT_EXPECT_EQ(test, seq, k);
+		expect_words(test, area_copy(src, seq), CHILD_WORDS, 10 * k);
+		expect_words(test, area_copy(src, seq + 1), CHILD_WORDS,
+			     10 * (k - 1));
+	}
+	/* Only the values are copied: the padding of each copy stays 0. */
+	KUNIT_EXPECT_NULL(test, memchr_inv((void *)area_copy(src, 1) +
+					   SFK_CHILD_DATA_SIZE, 0,
+					   PAGE_SIZE - HEADER_SIZE -
+					   2 * SFK_CHILD_DATA_SIZE));
+}
+
+/*
+ * Values written outside any window (a provider bug) stay in the live
+ * values: readers go on seeing the last window until the next one ends,
+ * which publishes them with its own writes.
+ */
+static void statsfd_snapshot_writes_outside_a_window_wait_for_the_next_window(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct statsfd_source *src = &ctx->src->src;
+	u64 *got = ctx->kbuf;
+
+	window_set_words(src, 1);
+	set_words(src, 2);
+	KUNIT_ASSERT_EQ(test, read_data(test, ctx, ctx->file, got, 0,
+					SFK_SNAP_CHILD_DATA_SIZE),
+			SFK_SNAP_CHILD_DATA_SIZE);
+	expect_words(test, got, CHILD_WORDS, 1);
+	KUNIT_EXPECT_EQ(test, got[GENERATION], 1);
+	expect_words(test, area_copy(src, READ_ONCE(src->area->seq)),
+		     CHILD_WORDS, 1);
+
+	/* An empty window publishes them. */
+	statsfd_update_begin(src);
+	statsfd_update_end(src);
+	KUNIT_ASSERT_EQ(test, read_data(test, ctx, ctx->file, got, 0,
+					SFK_SNAP_CHILD_DATA_SIZE),
+			SFK_SNAP_CHILD_DATA_SIZE);
+	expect_words(test, got, CHILD_WORDS, 2);
+	KUNIT_EXPECT_EQ(test, got[GENERATION], 2);
 }
 
 static void statsfd_snapshot_generation_counts_the_windows_closed(struct kunit *test)
@@ -594,8 +753,8 @@ static void statsfd_snapshot_generation_counts_the_windows_closed(struct kunit *
 				SFK_SNAP_CHILD_DATA_SIZE);
 		expect_words(test, got, CHILD_WORDS, windows[i]);
 		KUNIT_EXPECT_EQ(test, got[GENERATION], windows[i]);
-		/* What a mapping reader computes: seq / 2. */
-		KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq) / 2,
+		/* What a mapping reader finds: seq itself. */
+		KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq),
 				got[GENERATION]);
 	}
 }
@@ -667,348 +826,351 @@ static void statsfd_snapshot_sample_ns_is_taken_during_the_read(struct kunit *te
 	KUNIT_EXPECT_EQ(test, meta.generation, 32);
 }
 
-/* ---- readers served by the writer, readers that give up --------------- */
+/* ---- readers never wait for the writer -------------------------------- */
 
 /*
- * A reader thread: one statsfd_snapshot_copy() of the whole child into
- * @dst, then it parks.  It has no user address space, so it calls the
- * core directly.
+ * The test thread is the writer, inside a window it has not closed: a
+ * reader that waited for the window to close would never return.  The
+ * copy returns the previous window's values and generation, at a time
+ * taken during the copy, however much of the window is written.
  */
-struct copy_reader {
-	struct statsfd_source *src;
-	u64 *dst;
-	struct statsfd_snap_meta meta;
-	struct completion done;
-	bool allow_kill;
-	int ret;
-};
-
-static int copy_reader_fn(void *data)
-{
-	struct copy_reader *r = data;
-
-	if (r->allow_kill)
-		allow_signal(SIGKILL);
-	r->ret = statsfd_snapshot_copy(r->src, r->dst, 0, CHILD_WORDS,
-				       &r->meta);
-	complete(&r->done);
-	sfk_wait_for_stop();
-	return 0;
-}
-
-static struct copy_reader *new_reader(struct kunit *test,
-				      struct statsfd_source *src)
-{
-	struct copy_reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, r);
-	r->src = src;
-	r->dst = kunit_kmalloc(test, SFK_CHILD_DATA_SIZE, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, r->dst);
-	memset(r->dst, 0xa5, SFK_CHILD_DATA_SIZE);
-	init_completion(&r->done);
-	return r;
-}
-
-/* Close windows (all values k in window k) until the count is @seq. */
-static void windows_until(struct statsfd_source *src, u64 seq)
-{
-	while (READ_ONCE(src->area->seq) < seq)
-		window_set_words(src, src->area->seq / 2 + 1);
-}
-
-/*
- * The test thread is the writer and a reader thread asks it for a copy.
- * statsfd_update_end() looks for a waiting reader only when it brings
- * the count to a multiple of 2 * STATSFD_SERVE_WINDOWS: the window before
- * that one leaves the request pending (the next window opens at once, so
- * the reader cannot copy by itself in between), and that one serves it.
- * The copy is in the reader's buffer by the time statsfd_update_end()
- * returns, before the reader thread runs again, with the values of the
- * window just closed, its generation and a time between the two ends of
- * the call.
- */
-static void statsfd_update_end_serves_a_waiting_reader_every_serve_windows(struct kunit *test)
-{
-	struct snap_ctx *ctx = test->priv;
-	struct statsfd_source *src = &ctx->src->src;
-	struct copy_reader *r = new_reader(test, src);
-	u64 sw = STATSFD_SERVE_WINDOWS, before, after;
-	bool pending, done_early;
-	int cpu;
-
-	KUNIT_ASSERT_TRUE(test, is_power_of_2(sw));
-	windows_until(src, 2 * sw - 4);
-	statsfd_update_begin(src);
-	set_words(src, 7);
-	cpu = pin_test_thread(test);
-	sfk_thread_start_on(test, copy_reader_fn, r, "sfk_reader", cpu);
-	KUNIT_ASSERT_TRUE_MSG(test, wait_for_request(src),
-			      "the reader never asked the writer");
-	/* Asked, and still waiting: the window is open. */
-	KUNIT_EXPECT_FALSE(test, completion_done(&r->done));
-
-	preempt_disable();
-	/* Window sw - 1 closes (count 2 * sw - 2): not looked at. */
-	statsfd_update_end(src);
-	statsfd_update_begin(src);
-	pending = READ_ONCE(src->snap_req);
-	done_early = completion_done(&r->done);
-	set_words(src, 8);
-	/* Window sw closes (count 2 * sw): served, inside the call. */
-	before = ktime_get_boottime_ns();
-	statsfd_update_end(src);
-	after = ktime_get_boottime_ns();
-	preempt_enable();
-
-	KUNIT_EXPECT_TRUE(test, pending);
-	KUNIT_EXPECT_FALSE(test, done_early);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), 2 * sw);
-	KUNIT_EXPECT_NULL(test, READ_ONCE(src->snap_req));
-	/* The reader has not run since: the copy is the writer's. */
-	KUNIT_EXPECT_FALSE(test, completion_done(&r->done));
-	expect_words(test, r->dst, CHILD_WORDS, 8);
-
-	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&r->done, 10 * HZ));
-	KUNIT_EXPECT_EQ(test, r->ret, 0);
-	KUNIT_EXPECT_EQ(test, r->meta.generation, sw);
-	KUNIT_EXPECT_GE(test, r->meta.sample_ns, before);
-	KUNIT_EXPECT_LE(test, r->meta.sample_ns, after);
-}
-
-/*
- * A writer thread that, once a reader has asked for a copy, closes and
- * reopens windows back to back (all values k in window k) until the
- * request is gone, then keeps the next window open until the test
- * releases it: the reader never sees an even count for long, so the
- * writer serves it, within STATSFD_SERVE_WINDOWS windows.
- */
-struct serve_writer {
-	struct statsfd_source *src;
-	struct completion opened;
-	bool release;		/* set by the test: the last window may close */
-	bool saw_request;	/* a reader asked while the first window was open */
-	bool served;		/* ... and its request was gone after a window */
-	bool held;		/* the last window stayed open until released */
-	u64 windows;		/* windows closed until the request was gone */
-	u64 served_gen;		/* the generation of the window that served it */
-	u64 end_ns[2];		/* boottime around that window's end */
-};
-
-static int serve_writer_fn(void *data)
-{
-	struct serve_writer *w = data;
-	struct statsfd_source *src = w->src;
-	u64 deadline;
-
-	statsfd_update_begin(src);
-	set_words(src, src->area->seq / 2 + 1);
-	complete(&w->opened);
-	w->saw_request = wait_for_request(src);
-	/* Back to back, without yielding to the reader (on this CPU). */
-	preempt_disable();
-	for (;;) {
-		w->windows++;
-		w->end_ns[0] = ktime_get_boottime_ns();
-		statsfd_update_end(src);
-		w->end_ns[1] = ktime_get_boottime_ns();
-		if (!READ_ONCE(src->snap_req) || !w->saw_request ||
-		    w->windows >= 4 * STATSFD_SERVE_WINDOWS)
-			break;
-		statsfd_update_begin(src);
-		set_words(src, src->area->seq / 2 + 1);
-	}
-	w->served = !READ_ONCE(src->snap_req);
-	w->served_gen = src->area->seq / 2;
-	statsfd_update_begin(src);
-	preempt_enable();
-
-	set_words(src, w->served_gen + 1);
-	deadline = ktime_get_ns() + WAIT_LIMIT_NS;
-	while (!READ_ONCE(w->release) && ktime_get_ns() < deadline &&
-	       !kthread_should_stop())
-		cond_resched();
-	w->held = READ_ONCE(w->release);
-	statsfd_update_end(src);
-	sfk_wait_for_stop();
-	return 0;
-}
-
-/* The writer thread, on the test thread's CPU (see pin_test_thread()). */
-static struct serve_writer *start_serve_writer(struct kunit *test,
-					       struct statsfd_source *src,
-					       struct sfk_thread **t)
-{
-	struct serve_writer *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
-	int cpu;
-
-	KUNIT_ASSERT_NOT_NULL(test, w);
-	w->src = src;
-	init_completion(&w->opened);
-	cpu = pin_test_thread(test);
-	*t = sfk_thread_start_on(test, serve_writer_fn, w, "sfk_writer", cpu);
-	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&w->opened,
-							    10 * HZ));
-	return w;
-}
-
-static void expect_served(struct kunit *test, const struct serve_writer *w,
-			  u64 seq_after_read)
-{
-	KUNIT_EXPECT_TRUE(test, w->saw_request);
-	KUNIT_EXPECT_TRUE(test, w->served);
-	KUNIT_EXPECT_TRUE(test, w->held);
-	KUNIT_EXPECT_GE(test, w->windows, 1);
-	KUNIT_EXPECT_LE(test, w->windows, STATSFD_SERVE_WINDOWS);
-	/* The read returned while the window after it was open. */
-	KUNIT_EXPECT_EQ(test, seq_after_read, 2 * w->served_gen + 1);
-}
-
-static void statsfd_snapshot_read_behind_back_to_back_windows_is_served(struct kunit *test)
-{
-	struct snap_ctx *ctx = test->priv;
-	struct statsfd_source *src = &ctx->src->src;
-	struct serve_writer *w;
-	struct sfk_thread *t;
-	u64 *got = ctx->kbuf, t0, t1, seq;
-	ssize_t ret;
-
-	w = start_serve_writer(test, src, &t);
-	t0 = ktime_get_boottime_ns();
-	ret = read_data(test, ctx, ctx->file, got, 0, SFK_SNAP_CHILD_DATA_SIZE);
-	t1 = ktime_get_boottime_ns();
-	seq = READ_ONCE(src->area->seq);
-	WRITE_ONCE(w->release, true);
-	sfk_thread_stop(t);
-
-	expect_served(test, w, seq);
-	KUNIT_ASSERT_EQ(test, ret, SFK_SNAP_CHILD_DATA_SIZE);
-	/* The serving window's values, generation and a time at its end. */
-	expect_words(test, got, CHILD_WORDS, w->served_gen);
-	KUNIT_EXPECT_EQ(test, got[GENERATION], w->served_gen);
-	KUNIT_EXPECT_GE(test, got[SAMPLE], w->end_ns[0]);
-	KUNIT_EXPECT_LE(test, got[SAMPLE], w->end_ns[1]);
-	KUNIT_EXPECT_GE(test, got[SAMPLE], t0);
-	KUNIT_EXPECT_LE(test, got[SAMPLE], t1);
-
-	/* After the last window: its values. */
-	KUNIT_ASSERT_EQ(test, read_data(test, ctx, ctx->file, got, 0,
-					SFK_SNAP_CHILD_DATA_SIZE),
-			SFK_SNAP_CHILD_DATA_SIZE);
-	expect_words(test, got, CHILD_WORDS, w->served_gen + 1);
-	KUNIT_EXPECT_EQ(test, got[GENERATION], w->served_gen + 1);
-}
-
-static void statsfd_snapshot_copy_gives_up_with_eagain_on_a_window_left_open(struct kunit *test)
+static void statsfd_snapshot_copy_in_a_window_left_open_is_the_last_window(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
 	struct statsfd_source *src = &ctx->src->src;
 	struct statsfd_snap_meta meta;
-	u64 *dst = ctx->kbuf, *seen = ctx->kbuf + CHILD_WORDS;
-	u64 t0, t1;
-	int ret;
+	u64 *dst = ctx->kbuf, t0, t1;
 
 	window_set_words(src, 2);
 	statsfd_update_begin(src);
-	set_words(src, 3);
-	memset(dst, 0xa5, SFK_CHILD_DATA_SIZE);
-	t0 = ktime_get_ns();
-	ret = statsfd_snapshot_copy(src, dst, 0, CHILD_WORDS, &meta);
-	t1 = ktime_get_ns();
-	KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
-	KUNIT_EXPECT_GE(test, t1 - t0, STATSFD_SNAPSHOT_WAIT_NS);
-	/* No request left for the writer to serve into a stale buffer. */
-	KUNIT_EXPECT_NULL(test, READ_ONCE(src->snap_req));
+	set_half(src, true, 3);
+	t0 = ktime_get_boottime_ns();
+	KUNIT_ASSERT_EQ(test, statsfd_snapshot_copy(src, dst, 0, CHILD_WORDS,
+						    &meta), 0);
+	t1 = ktime_get_boottime_ns();
+	expect_words(test, dst, CHILD_WORDS, 2);
+	KUNIT_EXPECT_EQ(test, meta.generation, 1);
+	KUNIT_EXPECT_GE(test, meta.sample_ns, t0);
+	KUNIT_EXPECT_LE(test, meta.sample_ns, t1);
 
-	/* The window closes later: nothing is written into the buffer. */
-	memcpy(seen, dst, SFK_CHILD_DATA_SIZE);
+	/* The whole window written, still open: still the last window. */
+	set_half(src, false, 3);
+	KUNIT_ASSERT_EQ(test, statsfd_snapshot_copy(src, dst, 0, CHILD_WORDS,
+						    &meta), 0);
+	expect_words(test, dst, CHILD_WORDS, 2);
+	KUNIT_EXPECT_EQ(test, meta.generation, 1);
+
+	/* Closed: all of it at once. */
 	statsfd_update_end(src);
-	KUNIT_EXPECT_MEMEQ(test, dst, seen, SFK_CHILD_DATA_SIZE);
-	KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), 4);
-
-	/* And the next copy gets the closed window at once. */
 	KUNIT_ASSERT_EQ(test, statsfd_snapshot_copy(src, dst, 0, CHILD_WORDS,
 						    &meta), 0);
 	expect_words(test, dst, CHILD_WORDS, 3);
 	KUNIT_EXPECT_EQ(test, meta.generation, 2);
 }
 
-static void statsfd_snapshot_read_in_a_window_left_open_is_eagain(struct kunit *test)
+/*
+ * A writer thread that closes one window (all values 4), opens the next,
+ * writes half of it (5) and then stops, not running, as a writer
+ * preempted or stopped inside its window, until the test lets it write
+ * the other half and close the window.
+ */
+struct stopped_writer {
+	struct statsfd_source *src;
+	struct completion in_window;
+	struct completion closed;
+	bool go;
+};
+
+static int stopped_writer_fn(void *data)
+{
+	struct stopped_writer *w = data;
+	struct statsfd_source *src = w->src;
+
+	window_set_words(src, 4);
+	statsfd_update_begin(src);
+	set_half(src, true, 5);
+	complete(&w->in_window);
+	sfk_park_until(&w->go);
+	set_half(src, false, 5);
+	statsfd_update_end(src);
+	complete(&w->closed);
+	sfk_wait_for_stop();
+	return 0;
+}
+
+static void statsfd_snapshot_read_behind_a_stopped_writer_is_its_last_window(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
 	struct statsfd_source *src = &ctx->src->src;
-	u64 vals[CHILD_WORDS] = {};
-	u8 *img = child_image(test, vals, 0, 0);
-	u64 *got = ctx->kbuf;
-	loff_t pos;
+	struct stopped_writer *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	u64 vals[CHILD_WORDS], before, after, sample;
+	u8 *got = (u8 *)ctx->kbuf;
+	struct sfk_thread *t;
 	ssize_t ret;
 
-	window_set_words(src, 5);
-	statsfd_update_begin(src);
-	set_words(src, 6);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->src = src;
+	init_completion(&w->in_window);
+	init_completion(&w->closed);
+	t = sfk_thread_start(test, stopped_writer_fn, w, "sfk_stopped");
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&w->in_window,
+							    10 * HZ));
 
-	pos = SFK_DATA_OFFSET;
-	ret = ctx->file->f_op->read(ctx->file, ctx->ubuf,
-				    SFK_SNAP_CHILD_DATA_SIZE, &pos);
-	KUNIT_EXPECT_EQ(test, ret, -EAGAIN);
-	KUNIT_EXPECT_EQ(test, pos, SFK_DATA_OFFSET);
-	KUNIT_EXPECT_NULL(test, READ_ONCE(src->snap_req));
+	before = READ_ONCE(src->area->seq);
+	ret = statsfd_kunit_read(test, ctx->file, ctx->ubuf, got,
+				 SFK_SNAP_CHILD_FILE_SIZE, 0);
+	after = READ_ONCE(src->area->seq);
+	/* The whole file, while the writer stood still in its window. */
+	KUNIT_ASSERT_EQ(test, ret, SFK_SNAP_CHILD_FILE_SIZE);
+	KUNIT_EXPECT_EQ(test, before, 1);
+	KUNIT_EXPECT_EQ(test, after, 1);
+	KUNIT_EXPECT_FALSE(test, completion_done(&w->closed));
+	child_all((struct statsfd_kunit_child *)vals, 4);
+	memcpy(&sample, got + SFK_DATA_OFFSET + SFK_SNAP_CHILD_META, 8);
+	KUNIT_EXPECT_MEMEQ(test, got, child_image(test, vals, sample, 1),
+			   SFK_SNAP_CHILD_FILE_SIZE);
 
-	/* From the start: the header and id are kept, the read is short. */
-	pos = 0;
-	ret = ctx->file->f_op->read(ctx->file, ctx->ubuf,
-				    SFK_SNAP_CHILD_FILE_SIZE, &pos);
-	KUNIT_EXPECT_EQ(test, ret, SFK_DATA_OFFSET);
-	KUNIT_EXPECT_EQ(test, pos, SFK_DATA_OFFSET);
-	KUNIT_ASSERT_EQ(test, copy_from_user(got, ctx->ubuf, SFK_DATA_OFFSET),
-			0);
-	KUNIT_EXPECT_MEMEQ(test, got, img, SFK_DATA_OFFSET);
-
-	statsfd_update_end(src);
-	KUNIT_ASSERT_EQ(test, read_data(test, ctx, ctx->file, got, 0,
+	sfk_unpark(t, &w->go);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&w->closed,
+							    10 * HZ));
+	KUNIT_ASSERT_EQ(test, read_data(test, ctx, ctx->file, ctx->kbuf, 0,
 					SFK_SNAP_CHILD_DATA_SIZE),
 			SFK_SNAP_CHILD_DATA_SIZE);
-	expect_words(test, got, CHILD_WORDS, 6);
-	KUNIT_EXPECT_EQ(test, got[GENERATION], 2);
+	expect_words(test, ctx->kbuf, CHILD_WORDS, 5);
+	KUNIT_EXPECT_EQ(test, ctx->kbuf[GENERATION], 2);
 }
 
-static void statsfd_snapshot_copy_ends_with_eintr_on_a_fatal_signal(struct kunit *test)
+/*
+ * A writer thread that closes windows back to back, window k setting
+ * every value to k, until the test stops it; it gives up by itself after
+ * twice WAIT_LIMIT_NS, which a reader starved by its windows would see.
+ */
+struct busy_writer {
+	struct statsfd_source *src;
+	u64 windows;		/* closed so far */
+	bool timed_out;		/* gave up rather than being stopped */
+};
+
+static int busy_writer_fn(void *data)
+{
+	struct busy_writer *w = data;
+	struct statsfd_source *src = w->src;
+	u64 deadline = ktime_get_ns() + 2 * WAIT_LIMIT_NS;
+	u64 n = 0;
+
+	while (!kthread_should_stop()) {
+		statsfd_update_begin(src);
+		set_words(src, src->area->seq + 1);
+		statsfd_update_end(src);
+		WRITE_ONCE(w->windows, ++n);
+		if (n % 1024)
+			continue;
+		if (ktime_get_ns() > deadline) {
+			WRITE_ONCE(w->timed_out, true);
+			break;
+		}
+		cond_resched();
+	}
+	sfk_wait_for_stop();
+	return 0;
+}
+
+/* @w's thread, on a CPU other than @cpu, once it has closed windows. */
+static struct sfk_thread *start_busy_writer(struct kunit *test,
+					    struct busy_writer *w, int cpu)
+{
+	struct sfk_thread *t;
+	u64 deadline;
+
+	t = sfk_thread_start_on(test, busy_writer_fn, w, "sfk_busy",
+				other_cpu(test, cpu));
+	deadline = ktime_get_ns() + WAIT_LIMIT_NS;
+	while (READ_ONCE(w->windows) < 64 && ktime_get_ns() < deadline)
+		schedule_timeout_uninterruptible(1);
+	KUNIT_ASSERT_GE_MSG(test, READ_ONCE(w->windows), 64,
+			    "the writer thread did not run");
+	return t;
+}
+
+/*
+ * Reads of the whole data block while a writer on another CPU closes
+ * windows back to back: each read completes, with the values of one
+ * window and that window's generation, while the writer goes on.  The
+ * reads go on until the writer closed 256 windows during them, so that
+ * they really were behind it.
+ */
+static void statsfd_snapshot_read_behind_back_to_back_windows_completes(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
 	struct statsfd_source *src = &ctx->src->src;
-	struct copy_reader *r = new_reader(test, src);
-	u64 *seen = ctx->kbuf;
+	struct busy_writer *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	u64 *got = ctx->kbuf, before, after, during = 0, deadline;
+	unsigned long reads = 0, bad = 0, failed = 0;
 	struct sfk_thread *t;
+	ssize_t ret;
 
-	statsfd_update_begin(src);
-	set_words(src, 4);
-	r->allow_kill = true;
-	t = sfk_thread_start(test, copy_reader_fn, r, "sfk_killed");
-	KUNIT_ASSERT_TRUE(test, wait_for_request(src));
-	KUNIT_EXPECT_FALSE(test, completion_done(&r->done));
-	KUNIT_ASSERT_EQ(test, send_sig(SIGKILL, t->task, 1), 0);
-	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&r->done, 10 * HZ));
-	KUNIT_EXPECT_EQ(test, r->ret, -EINTR);
-	KUNIT_EXPECT_NULL(test, READ_ONCE(src->snap_req));
-
-	memcpy(seen, r->dst, SFK_CHILD_DATA_SIZE);
-	statsfd_update_end(src);
-	KUNIT_EXPECT_MEMEQ(test, r->dst, seen, SFK_CHILD_DATA_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	w->src = src;
+	t = start_busy_writer(test, w, pin_test_thread(test));
+	deadline = ktime_get_ns() + WAIT_LIMIT_NS;
+	while (during < 256 && ktime_get_ns() < deadline) {
+		before = READ_ONCE(src->area->seq);
+		ret = read_data(test, ctx, ctx->file, got, 0,
+				SFK_SNAP_CHILD_DATA_SIZE);
+		after = READ_ONCE(src->area->seq);
+		reads++;
+		during += after - before;
+		if (ret != SFK_SNAP_CHILD_DATA_SIZE) {
+			failed++;
+			continue;
+		}
+		/* One window's values, and its generation. */
+		if (!all_words(got, CHILD_WORDS, got[GENERATION]) ||
+		    got[GENERATION] < before || got[GENERATION] > after)
+			bad++;
+	}
+	sfk_thread_stop(t);
+	kunit_info(test, "%lu reads behind %llu windows, %llu in all\n",
+		   reads, during, READ_ONCE(w->windows));
+	KUNIT_EXPECT_EQ(test, failed, 0);
+	KUNIT_EXPECT_EQ(test, bad, 0);
+	KUNIT_EXPECT_GE(test, during, 256);
+	/* Every read returned while the writer was still closing windows. */
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(w->timed_out));
 }
 
-/* ---- never a mix, and the control ------------------------------------- */
+/*
+ * A reader thread: copies of the first @words values of @src into @dst,
+ * once, or again while they succeed until @deadline.  SIGKILL is allowed
+ * and may be sent before the test lets it go.  It has no user address
+ * space, so it calls the core directly.
+ */
+struct copy_reader {
+	struct statsfd_source *src;
+	u64 *dst;
+	u32 words;
+	bool again;		/* copy again while copies succeed */
+	u64 deadline;		/* ... until then (ktime_get_ns()) */
+	bool go;		/* set by the test: start copying */
+	struct completion started;
+	struct completion done;
+	bool killed;		/* a fatal signal was pending at the first copy */
+	unsigned long copies;	/* copies that succeeded */
+	struct statsfd_snap_meta meta;
+	int ret;		/* of the last copy */
+};
+
+static int copy_reader_fn(void *data)
+{
+	struct copy_reader *r = data;
+
+	allow_signal(SIGKILL);
+	complete(&r->started);
+	sfk_park_until(&r->go);
+	r->killed = fatal_signal_pending(current);
+	do {
+		r->ret = statsfd_snapshot_copy(r->src, r->dst, 0, r->words,
+					       &r->meta);
+		if (!r->ret)
+			r->copies++;
+	} while (!r->ret && r->again && ktime_get_ns() < r->deadline &&
+		 !kthread_should_stop());
+	complete(&r->done);
+	sfk_wait_for_stop();
+	return 0;
+}
+
+/* A reader thread of @words values of @src, killed before its first copy. */
+static struct copy_reader *start_killed_reader(struct kunit *test,
+					       struct statsfd_source *src,
+					       u32 words, bool again, int cpu)
+{
+	struct copy_reader *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	struct sfk_thread *t;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	r->src = src;
+	r->words = words;
+	r->again = again;
+	r->deadline = ktime_get_ns() + 2 * WAIT_LIMIT_NS;
+	r->dst = kunit_kmalloc_array(test, words, sizeof(u64), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, r->dst);
+	init_completion(&r->started);
+	init_completion(&r->done);
+	t = sfk_thread_start_on(test, copy_reader_fn, r, "sfk_killed", cpu);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&r->started,
+							    10 * HZ));
+	KUNIT_ASSERT_EQ(test, send_sig(SIGKILL, t->task, 1), 0);
+	sfk_unpark(t, &r->go);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&r->done,
+							    30 * HZ));
+	return r;
+}
+
+/*
+ * A fatal signal ends only a copy the writer keeps invalidating: one
+ * that gets through at the first try returns the values, even behind a
+ * window left open.
+ */
+static void statsfd_snapshot_copy_without_a_retry_ignores_a_fatal_signal(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct statsfd_source *src = &ctx->src->src;
+	struct copy_reader *r;
+
+	window_set_words(src, 3);
+	statsfd_update_begin(src);
+	set_words(src, 4);
+	r = start_killed_reader(test, src, CHILD_WORDS, false, -1);
+	statsfd_update_end(src);
+	KUNIT_EXPECT_TRUE(test, r->killed);
+	KUNIT_EXPECT_EQ(test, r->ret, 0);
+	KUNIT_EXPECT_EQ(test, r->copies, 1);
+	expect_words(test, r->dst, CHILD_WORDS, 3);
+	KUNIT_EXPECT_EQ(test, r->meta.generation, 1);
+}
+
+/*
+ * A killed reader copying 4096 bytes while a writer on another CPU
+ * publishes windows of them back to back: as soon as a window ends
+ * during one of its copies, it stops retrying with -EINTR.
+ */
+static void statsfd_snapshot_copy_ends_with_eintr_on_a_fatal_signal(struct kunit *test)
+{
+	struct busy_writer *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
+	struct statsfd_kunit_src *b;
+	struct statsfd_schema *big;
+	struct copy_reader *r;
+	struct sfk_thread *t;
+	int cpu;
+
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	KUNIT_ASSERT_EQ(test, init_with_flags(test, &big_tmpl,
+					      STATSFD_SCHEMA_SNAPSHOT |
+					      STATSFD_SCHEMA_MMAP, &big), 0);
+	b = statsfd_kunit_source(test, big, NULL, "big");
+	w->src = &b->src;
+	cpu = pin_test_thread(test);
+	t = start_busy_writer(test, w, cpu);
+	r = start_killed_reader(test, &b->src, 4096 / 8, true, cpu);
+	sfk_thread_stop(t);
+	kunit_info(test, "%lu copies before the interrupted one\n", r->copies);
+	KUNIT_EXPECT_TRUE(test, r->killed);
+	KUNIT_EXPECT_EQ(test, r->ret, -EINTR);
+	KUNIT_EXPECT_FALSE(test, READ_ONCE(w->timed_out));
+}
+
+/* ---- never a mix, and the controls ------------------------------------ */
 
 /*
  * A writer thread that sets every value of its sources to k in pass k,
  * last value first, with a pause after each store, in one window per
- * source per pass, or with no window at all for the control.  Readers
- * copy the first value first, so a copy that overlaps a pass without a
- * window sees two values.
+ * source per pass.  Readers copy the first value first, so a copy of
+ * values the writer is storing sees two values.
  */
 struct loop_writer {
 	struct statsfd_source *src[2];
 	unsigned int nsrc;
-	bool windows;
 	u64 passes;
 };
 
@@ -1027,20 +1189,67 @@ static int loop_writer_fn(void *data)
 			u64 *v = statsfd_source_stats(src);
 
 			n = src->schema->def->stats_size / sizeof(u64);
-			if (w->windows)
-				statsfd_update_begin(src);
+			statsfd_update_begin(src);
 			for (i = n; i-- > 0;) {
 				statsfd_stat_set(&v[i], k);
 				for (j = 0; j < PAUSE_LOOPS; j++)
 					cpu_relax();
 			}
-			if (w->windows)
-				statsfd_update_end(src);
+			statsfd_update_end(src);
 		}
 		cond_resched();
 	}
-	w->passes = k;
+	WRITE_ONCE(w->passes, k);
 	return 0;
+}
+
+/*
+ * How a check copies a child's values: through ->read (the protocol), or
+ * without it, for the controls: the writer's live values as they are, or
+ * the copy that seq does not select, which the end of each window fills.
+ */
+enum copy_how {
+	THROUGH_READ,
+	LIVE_VALUES,
+	COPY_BEING_FILLED,
+};
+
+static const char *const copy_how_name[] = {
+	[THROUGH_READ] = "through read",
+	[LIVE_VALUES] = "live values",
+	[COPY_BEING_FILLED] = "copy being filled",
+};
+
+/* The @n values at @from into @dst, each loaded once, first value first. */
+static void copy_raw(u64 *dst, const u64 *from, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = READ_ONCE(from[i]);
+}
+
+/* The plain values of child @src into @dst, @how (no KUnit assertion). */
+static bool copy_child(struct snap_ctx *ctx, struct file *file,
+		       struct statsfd_source *src, enum copy_how how, u64 *dst)
+{
+	loff_t pos = SFK_DATA_OFFSET;
+
+	switch (how) {
+	case LIVE_VALUES:
+		copy_raw(dst, statsfd_source_stats(src), CHILD_WORDS);
+		return true;
+	case COPY_BEING_FILLED:
+		copy_raw(dst, area_copy(src, READ_ONCE(src->area->seq) + 1),
+			 CHILD_WORDS);
+		return true;
+	default:
+		return file->f_op->read(file, ctx->ubuf,
+					SFK_SNAP_CHILD_DATA_SIZE, &pos) ==
+		       SFK_SNAP_CHILD_DATA_SIZE &&
+		       !copy_from_user(dst, ctx->ubuf,
+				       SFK_SNAP_CHILD_DATA_SIZE);
+	}
 }
 
 struct mix_count {
@@ -1048,11 +1257,11 @@ struct mix_count {
 };
 
 /*
- * Read the child's whole data block through ->read for @ms (or until
- * @enough mixes): a read mixes if its values differ, or, with windows, if
+ * Copy the child's values @how for @ms (or until @enough mixes) while the
+ * writer runs: a copy mixes if its values differ, or, through ->read, if
  * the generation is not the pass that wrote them.
  */
-static struct mix_count child_reads(struct kunit *test, bool windows,
+static struct mix_count child_reads(struct kunit *test, enum copy_how how,
 				    unsigned int ms, unsigned long enough)
 {
 	struct snap_ctx *ctx = test->priv;
@@ -1061,26 +1270,19 @@ static struct mix_count child_reads(struct kunit *test, bool windows,
 	struct mix_count c = {};
 	u64 *got = ctx->kbuf, last = 0;
 	struct sfk_thread *t;
-	ssize_t ret;
-	u32 i;
 
 	KUNIT_ASSERT_NOT_NULL(test, w);
 	w->src[0] = &ctx->src->src;
 	w->nsrc = 1;
-	w->windows = windows;
 	t = sfk_thread_start(test, loop_writer_fn, w, "sfk_loop");
 	while (time_before(jiffies, end) && c.mixed < enough) {
-		ret = read_data(test, ctx, ctx->file, got, 0,
-				SFK_SNAP_CHILD_DATA_SIZE);
 		c.reads++;
-		if (ret != SFK_SNAP_CHILD_DATA_SIZE) {
+		if (!copy_child(ctx, ctx->file, &ctx->src->src, how, got)) {
 			c.errors++;
 			continue;
 		}
-		for (i = 1; i < CHILD_WORDS; i++)
-			if (got[i] != got[0])
-				break;
-		if (i < CHILD_WORDS || (windows && got[GENERATION] != got[0]))
+		if (!all_words(got, CHILD_WORDS, got[0]) ||
+		    (how == THROUGH_READ && got[GENERATION] != got[0]))
 			c.mixed++;
 		c.changes += got[0] != last;
 		last = got[0];
@@ -1089,14 +1291,14 @@ static struct mix_count child_reads(struct kunit *test, bool windows,
 	}
 	sfk_thread_stop(t);
 	kunit_info(test, "%s: %lu reads, %lu mixed, %lu errors, %lu changes, %llu passes\n",
-		   windows ? "windows" : "no windows", c.reads, c.mixed,
-		   c.errors, c.changes, w->passes);
+		   copy_how_name[how], c.reads, c.mixed, c.errors, c.changes,
+		   READ_ONCE(w->passes));
 	return c;
 }
 
 static void statsfd_snapshot_read_never_mixes_two_windows(struct kunit *test)
 {
-	struct mix_count c = child_reads(test, true, 1000, ULONG_MAX);
+	struct mix_count c = child_reads(test, THROUGH_READ, 1000, ULONG_MAX);
 
 	KUNIT_EXPECT_EQ(test, c.mixed, 0);
 	KUNIT_EXPECT_EQ(test, c.errors, 0);
@@ -1105,11 +1307,20 @@ static void statsfd_snapshot_read_never_mixes_two_windows(struct kunit *test)
 	KUNIT_EXPECT_GT(test, c.changes, 5);
 }
 
-static void statsfd_snapshot_read_without_windows_does_see_a_mix(struct kunit *test)
+static void statsfd_snapshot_copy_of_the_live_values_does_see_a_mix(struct kunit *test)
 {
-	struct mix_count c = child_reads(test, false, 5000, 10);
+	struct mix_count c = child_reads(test, LIVE_VALUES, 5000, 10);
 
-	/* Control: the same check, a writer without windows: caught. */
+	/* Control: the same check, the values as the writer stores them. */
+	KUNIT_EXPECT_GT(test, c.mixed, 0);
+	KUNIT_EXPECT_EQ(test, c.errors, 0);
+}
+
+static void statsfd_snapshot_copy_being_filled_does_see_a_mix(struct kunit *test)
+{
+	struct mix_count c = child_reads(test, COPY_BEING_FILLED, 5000, 10);
+
+	/* Control: the copy the latch keeps readers off while it is filled. */
 	KUNIT_EXPECT_GT(test, c.mixed, 0);
 	KUNIT_EXPECT_EQ(test, c.errors, 0);
 }
@@ -1279,26 +1490,26 @@ static void statsfd_snapshot_two_files_on_one_source_have_their_own_buffers(stru
 	KUNIT_EXPECT_EQ(test, b->buf[GENERATION], 2);
 }
 
-static void statsfd_snapshot_read_of_header_and_descriptors_ignores_a_window(struct kunit *test)
+/*
+ * Reads of the header, the id and the descriptors copy no value: the
+ * file's snapshot buffer is left alone.
+ */
+static void statsfd_snapshot_read_of_header_and_descriptors_takes_no_snapshot(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
-	struct statsfd_source *src = &ctx->src->src;
 	struct statsfd_file *sf = ctx->file->private_data;
 	u64 vals[CHILD_WORDS] = {};
 	u8 *img = child_image(test, vals, 0, 0);
 	u8 *got = (u8 *)ctx->kbuf;
 	ssize_t head, descs;
-	u64 t0, t1;
 
+	window_set_words(&ctx->src->src, 7);
 	memset(sf->buf, 0x5a, SFK_SNAP_CHILD_DATA_SIZE);
-	statsfd_update_begin(src);
-	t0 = ktime_get_ns();
 	head = statsfd_kunit_read(test, ctx->file, ctx->ubuf, got,
 				  SFK_DATA_OFFSET, 0);
 	descs = statsfd_kunit_read(test, ctx->file, ctx->ubuf + PAGE_SIZE,
 				   got + PAGE_SIZE, PAGE_SIZE,
 				   SFK_SNAP_CHILD_DESC_OFFSET);
-	t1 = ktime_get_ns();
 	KUNIT_EXPECT_EQ(test, head, SFK_DATA_OFFSET);
 	KUNIT_EXPECT_MEMEQ(test, got, img, SFK_DATA_OFFSET);
 	KUNIT_EXPECT_EQ(test, descs,
@@ -1306,14 +1517,8 @@ static void statsfd_snapshot_read_of_header_and_descriptors_ignores_a_window(str
 	KUNIT_EXPECT_MEMEQ(test, got + PAGE_SIZE,
 			   img + SFK_SNAP_CHILD_DESC_OFFSET,
 			   SFK_SNAP_CHILD_FILE_SIZE - SFK_SNAP_CHILD_DESC_OFFSET);
-	/* Returned at once: no wait for the window, no request left. */
-	KUNIT_EXPECT_LT(test, t1 - t0, STATSFD_SNAPSHOT_WAIT_NS);
-	KUNIT_EXPECT_NULL(test, READ_ONCE(src->snap_req));
-	/* The file's snapshot buffer was not touched either. */
 	KUNIT_EXPECT_NULL(test, memchr_inv(sf->buf, 0x5a,
 					   SFK_SNAP_CHILD_DATA_SIZE));
-	KUNIT_EXPECT_EQ(test, READ_ONCE(src->area->seq), 1);
-	statsfd_update_end(src);
 }
 
 /* ---- faulting user buffers -------------------------------------------- */
@@ -1429,35 +1634,32 @@ static struct family *new_family(struct kunit *test)
 	return f;
 }
 
-static void statsfd_snapshot_aggregates_wait_for_a_childs_open_window(struct kunit *test)
+/*
+ * Child 0's writer is the test thread, inside a window: the parent's read
+ * does not wait for it, and counts the child's last window.
+ */
+static void statsfd_snapshot_aggregates_count_a_childs_last_closed_window(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
 	struct family *f = new_family(test);
 	struct statsfd_source *c0 = &f->child[0]->src;
-	u64 want[AGG_WORDS], v[2];
-	u64 *got = ctx->kbuf, seq;
-	struct serve_writer *w;
-	struct sfk_thread *t;
-	ssize_t ret;
+	u64 want[AGG_WORDS], v[2] = { 3, 5 };
+	u64 *got = ctx->kbuf;
 
+	window_set_words(c0, 3);
 	window_set_words(&f->child[1]->src, 5);
-	w = start_serve_writer(test, c0, &t);
-	ret = read_data(test, ctx, f->file, got, AGG_OFF, AGG_LEN);
-	seq = READ_ONCE(c0->area->seq);
-	WRITE_ONCE(w->release, true);
-	sfk_thread_stop(t);
-
-	/* The parent's read asked the child's writer, which served it. */
-	expect_served(test, w, seq);
-	KUNIT_ASSERT_EQ(test, ret, AGG_LEN);
-	v[0] = w->served_gen;
-	v[1] = 5;
+	statsfd_update_begin(c0);
+	set_half(c0, true, 9);
+	KUNIT_ASSERT_EQ(test, read_data(test, ctx, f->file, got, AGG_OFF,
+					AGG_LEN), AGG_LEN);
 	model_aggs(want, v, 2);
 	KUNIT_EXPECT_MEMEQ(test, got, want, AGG_LEN);
 
+	set_half(c0, false, 9);
+	statsfd_update_end(c0);
 	KUNIT_ASSERT_EQ(test, read_data(test, ctx, f->file, got, AGG_OFF,
 					AGG_LEN), AGG_LEN);
-	v[0] = w->served_gen + 1;
+	v[0] = 9;
 	model_aggs(want, v, 2);
 	KUNIT_EXPECT_MEMEQ(test, got, want, AGG_LEN);
 }
@@ -1472,11 +1674,11 @@ static void statsfd_snapshot_read_of_aggregates_ignores_the_parents_window(struc
 	window_set_words(&f->child[0]->src, 6);
 	window_set_words(&f->child[1]->src, 8);
 	statsfd_update_begin(&f->parent->src);
+	set_words(&f->parent->src, 2);
 	KUNIT_ASSERT_EQ(test, read_data(test, ctx, f->file, got, AGG_OFF,
 					AGG_LEN), AGG_LEN);
 	model_aggs(want, v, 2);
 	KUNIT_EXPECT_MEMEQ(test, got, want, AGG_LEN);
-	KUNIT_EXPECT_NULL(test, READ_ONCE(f->parent->src.snap_req));
 	statsfd_update_end(&f->parent->src);
 }
 
@@ -1498,7 +1700,34 @@ static bool aggs_consistent(const u64 *a)
 	       a[3] == s / 2 && a[4] == (a[1] != 0) + (a[2] != 0);
 }
 
-static struct mix_count agg_reads(struct kunit *test, bool windows,
+/*
+ * The parent's aggregates: through ->read, or, for the control, the same
+ * computation (statsfd_kunit_parent_data()) over the children's live
+ * values as they are (no KUnit assertion).
+ */
+static bool copy_aggs(struct snap_ctx *ctx, struct family *f,
+		      enum copy_how how, u64 *dst)
+{
+	struct statsfd_kunit_child c[2];
+	const struct statsfd_kunit_child *cp[2] = { &c[0], &c[1] };
+	struct statsfd_kunit_parent p = {};
+	u64 data[SFK_PARENT_DATA_SIZE / 8];
+	loff_t pos = SFK_DATA_OFFSET + AGG_OFF;
+	unsigned int i;
+
+	if (how == THROUGH_READ)
+		return f->file->f_op->read(f->file, ctx->ubuf, AGG_LEN,
+					   &pos) == AGG_LEN &&
+		       !copy_from_user(dst, ctx->ubuf, AGG_LEN);
+	for (i = 0; i < 2; i++)
+		copy_raw((u64 *)&c[i], statsfd_source_stats(&f->child[i]->src),
+			 CHILD_WORDS);
+	statsfd_kunit_parent_data(&p, cp, 2, data);
+	memcpy(dst, data + AGG_OFF / 8, AGG_LEN);
+	return true;
+}
+
+static struct mix_count agg_reads(struct kunit *test, enum copy_how how,
 				  unsigned int ms, unsigned long enough)
 {
 	struct snap_ctx *ctx = test->priv;
@@ -1508,18 +1737,15 @@ static struct mix_count agg_reads(struct kunit *test, bool windows,
 	struct mix_count c = {};
 	u64 *got = ctx->kbuf, last = 0;
 	struct sfk_thread *t;
-	ssize_t ret;
 
 	KUNIT_ASSERT_NOT_NULL(test, w);
 	w->src[0] = &f->child[0]->src;
 	w->src[1] = &f->child[1]->src;
 	w->nsrc = 2;
-	w->windows = windows;
 	t = sfk_thread_start(test, loop_writer_fn, w, "sfk_loop2");
 	while (time_before(jiffies, end) && c.mixed < enough) {
-		ret = read_data(test, ctx, f->file, got, AGG_OFF, AGG_LEN);
 		c.reads++;
-		if (ret != AGG_LEN) {
+		if (!copy_aggs(ctx, f, how, got)) {
 			c.errors++;
 			continue;
 		}
@@ -1531,14 +1757,14 @@ static struct mix_count agg_reads(struct kunit *test, bool windows,
 	}
 	sfk_thread_stop(t);
 	kunit_info(test, "%s: %lu reads, %lu mixed, %lu errors, %lu changes, %llu passes\n",
-		   windows ? "windows" : "no windows", c.reads, c.mixed,
-		   c.errors, c.changes, w->passes);
+		   copy_how_name[how], c.reads, c.mixed, c.errors, c.changes,
+		   READ_ONCE(w->passes));
 	return c;
 }
 
 static void statsfd_snapshot_aggregates_never_mix_a_childs_windows(struct kunit *test)
 {
-	struct mix_count c = agg_reads(test, true, 1000, ULONG_MAX);
+	struct mix_count c = agg_reads(test, THROUGH_READ, 1000, ULONG_MAX);
 
 	KUNIT_EXPECT_EQ(test, c.mixed, 0);
 	KUNIT_EXPECT_EQ(test, c.errors, 0);
@@ -1546,71 +1772,175 @@ static void statsfd_snapshot_aggregates_never_mix_a_childs_windows(struct kunit 
 	KUNIT_EXPECT_GT(test, c.changes, 5);
 }
 
-static void statsfd_snapshot_aggregates_without_windows_do_see_a_mix(struct kunit *test)
+static void statsfd_snapshot_aggregates_of_the_live_values_do_see_a_mix(struct kunit *test)
 {
-	struct mix_count c = agg_reads(test, false, 5000, 10);
+	struct mix_count c = agg_reads(test, LIVE_VALUES, 5000, 10);
 
+	/* Control: the same check over the values as the writer stores them. */
 	KUNIT_EXPECT_GT(test, c.mixed, 0);
 	KUNIT_EXPECT_EQ(test, c.errors, 0);
 }
 
-/* A writer whose windows last about a millisecond, back to back. */
-struct slow_writer {
-	struct statsfd_source *src;
-	u64 windows;
-};
+/* ---- a source destroyed while its files are open ---------------------- */
 
-static int slow_writer_fn(void *data)
+KUNIT_DEFINE_ACTION_WRAPPER(snap_fput, __fput_sync, struct file *);
+
+/* A stats file on @s that close_file() closes before the test ends. */
+static struct file *open_file(struct kunit *test, struct statsfd_kunit_src *s)
 {
-	struct slow_writer *w = data;
-	struct statsfd_source *src = w->src;
+	struct file *file = statsfd_source_getfile(&s->src);
 
-	while (!kthread_should_stop()) {
-		statsfd_update_begin(src);
-		set_words(src, src->area->seq / 2 + 1);
-		mdelay(1);
-		statsfd_update_end(src);
-		w->windows++;
-		if (w->windows % 256 == 0)
-			cond_resched();
-	}
-	return 0;
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, file);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, snap_fput, file),
+			0);
+	return file;
+}
+
+static void close_file(struct kunit *test, struct file *file)
+{
+	kunit_release_action(test, snap_fput, file);
+}
+
+/* Does a poll of @file report EPOLLHUP? */
+static bool polls_hangup(struct file *file)
+{
+	return !!(file->f_op->poll(file, NULL) & EPOLLHUP);
+}
+
+/* Has everything statsfd_source_init() allocated for @src been freed? */
+static void expect_freed(struct kunit *test, const struct statsfd_source *src)
+{
+	KUNIT_EXPECT_NULL(test, src->id);
+	KUNIT_EXPECT_NULL(test, src->area);
+	KUNIT_EXPECT_NULL(test, src->stats);
+	KUNIT_EXPECT_NULL(test, src->fill_buf);
+	KUNIT_EXPECT_NULL(test, src->agg_buf);
+	KUNIT_EXPECT_EQ(test, atomic_read(&src->nr_files), 0);
 }
 
 /*
- * Long windows with no gap a reader could use: the writer serves the
- * reader within STATSFD_SERVE_WINDOWS of them, however long they take;
- * -EAGAIN is only for a writer that stops inside a window.
+ * A provider bug, which the core reports in the kernel log and survives:
+ * the source is hung up for its files, and nothing they use is freed.
  */
-static void statsfd_snapshot_read_behind_long_windows_is_served_not_eagain(struct kunit *test)
+static void statsfd_source_destroy_with_a_file_open_hangs_the_source_up(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
-	struct slow_writer *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
-	struct sfk_thread *t;
-	u64 *got = ctx->kbuf;
-	ssize_t ret;
-	int cpu, i;
+	struct statsfd_kunit_src *s =
+		statsfd_kunit_source(test, ctx->cs, NULL, "vm-7-0/vcpu-9");
+	struct file *file = open_file(test, s);
 
-	KUNIT_ASSERT_NOT_NULL(test, w);
-	w->src = &ctx->src->src;
-	cpu = pin_test_thread(test);
-	t = sfk_thread_start_on(test, slow_writer_fn, w, "sfk_slow",
-				cpu ? 0 : 1);
-	msleep(20);
-	for (i = 0; i < 5; i++) {
-		ret = read_data(test, ctx, ctx->file, got, 0,
-				SFK_SNAP_CHILD_DATA_SIZE);
-		KUNIT_EXPECT_EQ(test, ret, SFK_SNAP_CHILD_DATA_SIZE);
-	}
-	sfk_thread_stop(t);
-	kunit_info(test, "%llu windows of about 1 ms\n", w->windows);
+	KUNIT_EXPECT_FALSE(test, polls_hangup(file));
+	statsfd_source_destroy(&s->src);
+	KUNIT_EXPECT_TRUE(test, s->src.destroyed);
+	KUNIT_EXPECT_TRUE(test, s->src.hung_up);
+	KUNIT_EXPECT_TRUE(test, polls_hangup(file));
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->src.nr_files), 1);
+	KUNIT_EXPECT_STREQ(test, s->src.id, "vm-7-0/vcpu-9");
+	KUNIT_EXPECT_NOT_NULL(test, s->src.area);
+	KUNIT_EXPECT_NOT_NULL(test, s->src.stats);
+	KUNIT_EXPECT_NOT_NULL(test, s->src.fill_buf);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->puts), 0);
+}
+
+static void statsfd_source_destroy_with_a_file_open_keeps_its_values_readable(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct statsfd_source *src = &ctx->src->src;
+	u64 vals[CHILD_WORDS], sample;
+	u8 *got = (u8 *)ctx->kbuf;
+
+	window_set_words(src, 7);
+	window_set_words(src, 8);
+	statsfd_source_destroy(src);
+	KUNIT_ASSERT_TRUE(test, src->destroyed);
+	/* The whole file, header and id included, as before the destroy. */
+	KUNIT_ASSERT_EQ(test, statsfd_kunit_read(test, ctx->file, ctx->ubuf,
+						 got, SFK_SNAP_CHILD_FILE_SIZE,
+						 0),
+			SFK_SNAP_CHILD_FILE_SIZE);
+	child_all((struct statsfd_kunit_child *)vals, 8);
+	memcpy(&sample, got + SFK_DATA_OFFSET + SFK_SNAP_CHILD_META, 8);
+	KUNIT_EXPECT_MEMEQ(test, got, child_image(test, vals, sample, 2),
+			   SFK_SNAP_CHILD_FILE_SIZE);
+}
+
+/* The last file to close frees what the destroy left, not an earlier one. */
+static void statsfd_source_destroy_with_files_open_frees_at_the_last_close(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct statsfd_kunit_src *s =
+		statsfd_kunit_source(test, ctx->cs, NULL, "vm-7-0/vcpu-0");
+	struct file *a = open_file(test, s), *b = open_file(test, s);
+	u64 *got = ctx->kbuf;
+
+	window_set_words(&s->src, 6);
+	statsfd_source_destroy(&s->src);
+	close_file(test, a);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->src.nr_files), 1);
+	KUNIT_ASSERT_NOT_NULL(test, s->src.id);
+	KUNIT_ASSERT_NOT_NULL(test, s->src.area);
+	KUNIT_ASSERT_EQ(test, read_data(test, ctx, b, got, 0,
+					SFK_SNAP_CHILD_DATA_SIZE),
+			SFK_SNAP_CHILD_DATA_SIZE);
+	expect_words(test, got, CHILD_WORDS, 6);
+	KUNIT_EXPECT_EQ(test, got[GENERATION], 1);
+
+	close_file(test, b);
+	expect_freed(test, &s->src);
+	/* Both files dropped their reference on the owner. */
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->gets), 2);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->puts), 2);
+}
+
+static void statsfd_source_destroy_again_with_a_file_open_does_nothing(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct statsfd_kunit_src *s =
+		statsfd_kunit_source(test, ctx->cs, NULL, "vm-7-0/vcpu-0");
+	struct file *file = open_file(test, s);
+	const struct statsfd_mmap_header *area = s->src.area;
+	const char *id = s->src.id;
+	u64 *got = ctx->kbuf;
+
+	window_set_words(&s->src, 5);
+	statsfd_source_destroy(&s->src);
+	statsfd_source_destroy(&s->src);
+	KUNIT_EXPECT_TRUE(test, s->src.destroyed);
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->src.nr_files), 1);
+	KUNIT_EXPECT_PTR_EQ(test, s->src.id, id);
+	KUNIT_EXPECT_PTR_EQ(test, s->src.area, area);
+	KUNIT_ASSERT_EQ(test, read_data(test, ctx, file, got, 0,
+					SFK_SNAP_CHILD_DATA_SIZE),
+			SFK_SNAP_CHILD_DATA_SIZE);
+	expect_words(test, got, CHILD_WORDS, 5);
+
+	/* Freed once, by the close; a destroy after that does nothing. */
+	close_file(test, file);
+	expect_freed(test, &s->src);
+	statsfd_source_destroy(&s->src);
+	expect_freed(test, &s->src);
+}
+
+/* The supported order: files closed first, then the destroy frees at once. */
+static void statsfd_source_destroy_with_no_file_open_frees_at_once(struct kunit *test)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct statsfd_kunit_src *s =
+		statsfd_kunit_source(test, ctx->cs, NULL, "vm-7-0/vcpu-0");
+
+	close_file(test, open_file(test, s));
+	KUNIT_EXPECT_EQ(test, atomic_read(&s->src.nr_files), 0);
+	statsfd_source_destroy(&s->src);
+	expect_freed(test, &s->src);
+	KUNIT_EXPECT_FALSE(test, s->src.destroyed);
+	KUNIT_EXPECT_FALSE(test, s->src.hung_up);
 }
 
 static struct kunit_case statsfd_snapshot_cases[] = {
 	/* schema */
 	KUNIT_CASE(statsfd_schema_init_snapshot_appends_sample_ns_and_generation),
 	KUNIT_CASE(statsfd_schema_init_snapshot_puts_its_stats_after_the_aggregates),
-	KUNIT_CASE(statsfd_schema_init_area_is_header_and_values_in_pages_with_mmap),
+	KUNIT_CASE(statsfd_schema_init_area_is_header_and_two_copies_paged_with_mmap),
 	KUNIT_CASE(statsfd_schema_init_rejects_mmap_without_snapshot),
 	KUNIT_CASE(statsfd_schema_init_rejects_unknown_flags),
 	KUNIT_CASE(statsfd_schema_init_rejects_a_stat_named_sample_ns_with_snapshot),
@@ -1618,36 +1948,46 @@ static struct kunit_case statsfd_snapshot_cases[] = {
 	KUNIT_CASE(statsfd_schema_init_reserves_both_names_without_snapshot_too),
 	/* source */
 	KUNIT_CASE(statsfd_source_init_rejects_a_stats_pointer_for_a_snapshot_schema),
-	KUNIT_CASE(statsfd_source_init_snapshot_values_start_zero_after_the_header),
+	KUNIT_CASE(statsfd_source_init_snapshot_area_header_describes_two_copies),
+	KUNIT_CASE(statsfd_source_init_snapshot_both_copies_start_zero),
+	KUNIT_CASE(statsfd_source_init_snapshot_live_values_are_outside_the_area),
 	KUNIT_CASE(statsfd_source_init_mmap_area_is_whole_pages),
-	/* the window protocol */
-	KUNIT_CASE(statsfd_update_begin_makes_seq_odd_until_update_end),
+	/* the latch */
+	KUNIT_CASE(statsfd_update_end_advances_seq_by_one_per_window),
+	KUNIT_CASE(statsfd_update_end_publishes_into_the_copy_seq_selects),
+	KUNIT_CASE(statsfd_snapshot_writes_outside_a_window_wait_for_the_next_window),
 	KUNIT_CASE(statsfd_snapshot_generation_counts_the_windows_closed),
 	KUNIT_CASE(statsfd_snapshot_whole_file_matches_reference_after_a_window),
 	KUNIT_CASE(statsfd_snapshot_sample_ns_is_taken_during_the_read),
-	/* served, or giving up */
-	KUNIT_CASE(statsfd_update_end_serves_a_waiting_reader_every_serve_windows),
-	KUNIT_CASE(statsfd_snapshot_read_behind_back_to_back_windows_is_served),
-	KUNIT_CASE(statsfd_snapshot_copy_gives_up_with_eagain_on_a_window_left_open),
-	KUNIT_CASE(statsfd_snapshot_read_in_a_window_left_open_is_eagain),
+	/* readers never wait for the writer */
+	KUNIT_CASE(statsfd_snapshot_copy_in_a_window_left_open_is_the_last_window),
+	KUNIT_CASE(statsfd_snapshot_read_behind_a_stopped_writer_is_its_last_window),
+	KUNIT_CASE(statsfd_snapshot_read_behind_back_to_back_windows_completes),
+	KUNIT_CASE(statsfd_snapshot_copy_without_a_retry_ignores_a_fatal_signal),
 	KUNIT_CASE(statsfd_snapshot_copy_ends_with_eintr_on_a_fatal_signal),
-	KUNIT_CASE(statsfd_snapshot_read_behind_long_windows_is_served_not_eagain),
-	/* never a mix */
+	/* never a mix, and the controls */
 	KUNIT_CASE(statsfd_snapshot_read_never_mixes_two_windows),
-	KUNIT_CASE(statsfd_snapshot_read_without_windows_does_see_a_mix),
+	KUNIT_CASE(statsfd_snapshot_copy_of_the_live_values_does_see_a_mix),
+	KUNIT_CASE(statsfd_snapshot_copy_being_filled_does_see_a_mix),
 	/* the per-file buffer */
 	KUNIT_CASE(statsfd_source_getfile_allocates_the_read_buffer),
 	KUNIT_CASE(statsfd_snapshot_reads_allocate_nothing_and_keep_the_buffer),
 	KUNIT_CASE(statsfd_snapshot_two_files_on_one_source_have_their_own_buffers),
-	KUNIT_CASE(statsfd_snapshot_read_of_header_and_descriptors_ignores_a_window),
+	KUNIT_CASE(statsfd_snapshot_read_of_header_and_descriptors_takes_no_snapshot),
 	/* faulting user buffers */
 	KUNIT_CASE(statsfd_snapshot_read_into_prot_none_memory_is_efault),
 	KUNIT_CASE(statsfd_snapshot_read_into_an_unmapped_tail_is_short),
 	/* aggregates */
-	KUNIT_CASE(statsfd_snapshot_aggregates_wait_for_a_childs_open_window),
+	KUNIT_CASE(statsfd_snapshot_aggregates_count_a_childs_last_closed_window),
 	KUNIT_CASE(statsfd_snapshot_read_of_aggregates_ignores_the_parents_window),
 	KUNIT_CASE(statsfd_snapshot_aggregates_never_mix_a_childs_windows),
-	KUNIT_CASE(statsfd_snapshot_aggregates_without_windows_do_see_a_mix),
+	KUNIT_CASE(statsfd_snapshot_aggregates_of_the_live_values_do_see_a_mix),
+	/* a source destroyed while its files are open */
+	KUNIT_CASE(statsfd_source_destroy_with_a_file_open_hangs_the_source_up),
+	KUNIT_CASE(statsfd_source_destroy_with_a_file_open_keeps_its_values_readable),
+	KUNIT_CASE(statsfd_source_destroy_with_files_open_frees_at_the_last_close),
+	KUNIT_CASE(statsfd_source_destroy_again_with_a_file_open_does_nothing),
+	KUNIT_CASE(statsfd_source_destroy_with_no_file_open_frees_at_once),
 	{}
 };
 
