@@ -573,6 +573,8 @@ int statsfd__attach_map(struct statsfd *sf, int fd, struct statsfd_error *err)
 	need = (size_t)h.data_offset + h.copy_stride + h.data_size;
 	if (need > len) {
 		munmap(p, len);
+		if (sf->map_hook)
+			sf->map_hook(sf->map_hook_arg, STATSFD_MAP_HOOK_ATTACH);
 		len = (need + page - 1) / page * page;
 		if (S_ISREG(stb.st_mode) && (uint64_t)stb.st_size < len) {
 			if ((uint64_t)stb.st_size < (uint64_t)h.data_offset + h.data_size)

@@ -46,12 +46,21 @@
  */
 int statsfd__attach_map(struct statsfd *sf, int fd, struct statsfd_error *err);
 
+/*
+ * The attempt number statsfd__attach_map() passes to the map hook between
+ * its one-page mapping and its whole one (a test changes the header there).
+ */
+#define STATSFD_MAP_HOOK_ATTACH	(~0u)
+
 /**
  * statsfd__set_map_hook() - call @hook inside every copy from the mapping
  * @sf: handle
  * @hook: called after the values are copied and before the sequence count
  *	is loaded again, with @arg and the attempt number (0 first); NULL to
- *	remove.  A test changes the count there to force a retry.
+ *	remove.  A test publishes a window there to force a retry.  Also
+ *	called by statsfd__attach_map(), with STATSFD_MAP_HOOK_ATTACH, after
+ *	it validated the header of the first page and before it maps the
+ *	whole area.
  * @arg: passed to @hook
  */
 void statsfd__set_map_hook(struct statsfd *sf,

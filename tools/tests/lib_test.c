@@ -945,6 +945,84 @@ static void test_map_header_checks(void)
 	free(buf);
 }
 
+/* The hook of test_map_header_changes(): one header field changes. */
+struct change_ctx {
+	struct fake_map *m;
+	int field;
+	unsigned int calls;
+};
+
+static void change_hook(void *arg, unsigned int attempt)
+{
+	struct change_ctx *c = arg;
+	struct statsfd_mmap_header *h = c->m->h;
+
+	if (attempt != STATSFD_MAP_HOOK_ATTACH)
+		return;
+	c->calls++;
+	switch (c->field) {
+	case 0: h->version++; break;
+	case 1: h->header_size += 8; break;
+	case 2: h->data_offset += 8; break;
+	case 3: h->data_size -= 8; break;
+	case 4: h->flags |= 2; break;
+	case 5: h->copy_stride += 8; break;
+	default: fake_publish(c->m); break;	/* seq may move */
+	}
+}
+
+/*
+ * A header that changes between the one-page mapping and the whole one
+ * (each validated field in turn) is refused; one whose count moved is not.
+ */
+static void test_map_header_changes(void)
+{
+	static const struct img_stat big[] = {
+		{ "runs", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+		{ "lin", STATSFD_TYPE_LINEAR_HIST, 0, 1000, 10 },
+		{ "last", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+		{ "sample_ns", S_SAMPLE, -9, 1, 0 },
+		{ "generation", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
+	};
+	static const char *const what[] = { "version", "header_size",
+		"data_offset", "data_size", "flags", "copy_stride", "seq" };
+	uint64_t *buf = calloc(1, 8040);
+	struct statsfd_error err;
+	int field;
+
+	for (field = 0; field < 7; field++) {
+		struct statsfd *sf = open_snap(big, 5, NULL);
+		struct fake_map m = { .fd = -1 };
+		struct change_ctx c = { .m = &m, .field = field };
+		int ret;
+
+		if (!sf || !buf || fake_map_make(&m, 4 * 4096, 64, 8016)) {
+			tap_ok(0, "mmap header change: setup");
+			fake_map_free(&m);
+			statsfd_close(sf);
+			continue;
+		}
+		statsfd__set_map_hook(sf, change_hook, &c);
+		ret = statsfd__attach_map(sf, m.fd, &err);
+		statsfd__set_map_hook(sf, NULL, NULL);
+		if (field < 6)
+			tap_ok(c.calls == 1 && ret == -EINVAL && !strcmp(err.field, "mmap") &&
+			       strstr(err.msg, "changed") && !statsfd_is_mapped(sf) &&
+			       !statsfd_read(sf, buf, &err) && buf[0] == 1,
+			       "mmap header: %s changed between the two mappings -> refused, pread serves: %s",
+			       what[field], ret ? err.msg : "accepted!");
+		else
+			tap_ok(c.calls == 1 && !ret && statsfd_is_mapped(sf) &&
+			       !statsfd_read(sf, buf, &err) && buf[0] == 1001 &&
+			       val(sf, buf, "generation") == 101,
+			       "mmap header: only seq moved between the two mappings -> accepted (%s)",
+			       ret ? err.msg : "ok");
+		fake_map_free(&m);
+		statsfd_close(sf);
+	}
+	free(buf);
+}
+
 /*
  * copy_stride is the header's, not the kernel's choice (ALIGN(data_size,
  * 64)) built in: copy 1 is read where the header puts it, here past the
@@ -1350,6 +1428,7 @@ int main(void)
 	test_map_read();
 	test_map_seq_changes();
 	test_map_header_checks();
+	test_map_header_changes();
 	test_map_stride();
 	test_uapi_mmap_copy();
 	test_map_not_mappable();
