@@ -1367,16 +1367,15 @@ static void test_map_concurrent(void)
 	t0 = boottime_ns();
 	/*
 	 * At least 200000 reads; longer (up to 10 s) until the control has
-	 * seen a mixed raw copy and the protocol a retry: on a loaded machine
-	 * the writer may publish during a copy only a few times in 200000.
+	 * seen a mixed raw copy.  Retries are counted but not required: they
+	 * need the two threads on two CPUs at once, which a loaded machine
+	 * may never give them (test_map_seq_changes() forces them instead),
+	 * while a writer descheduled in the middle of a copy leaves it mixed
+	 * for as long as it waits.
 	 */
-	r = 0;
-	for (i = 0; i < 200000 || ((!mixes || !r) && boottime_ns() - t0 < 10000000000ULL); i++) {
+	for (i = 0; i < 200000 || (!mixes && boottime_ns() - t0 < 10000000000ULL); i++) {
 		const uint64_t *raw = fake_copy(&m, (uint64_t)i);
 		uint64_t x, y;
-
-		if (!(i & 4095))
-			statsfd__map_counters(sf, &r, &f);
 
 		if (i & 1)
 			errs += !!statsfd_read_stats(sf, q, 3, buf, &err);
@@ -1404,9 +1403,9 @@ static void test_map_concurrent(void)
 		tap_skip("mmap concurrent: control",
 			 "the writer never ran during a copy in 10 s (one CPU free?)");
 	else
-		tap_ok(mixes > 0 && r > 0,
-		       "mmap concurrent: control: the same writer does mix a raw copy (%" PRIu64
-		       "), and the protocol retried (%" PRIu64 ")", mixes, r);
+		tap_ok(mixes > 0,
+		       "mmap concurrent: control: the same writer leaves copies mixed for a raw copy that ignores seq (%" PRIu64
+		       " times), never for the protocol (retries: %" PRIu64 ")", mixes, r);
 	fake_map_free(&m);
 out:
 	statsfd_close(sf);
