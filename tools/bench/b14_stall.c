@@ -138,12 +138,12 @@ static void b14_pin(pid_t pid, int cpu)
 		die("sched_setaffinity(%d, CPU %d)", (int)pid, cpu);
 }
 
-static void b14_policy(pid_t pid, int policy)
+/* Set @pid's scheduling policy (priority 0); false on failure. */
+static bool b14_policy(pid_t pid, int policy)
 {
 	struct sched_param sp = { 0 };
 
-	if (sched_setscheduler(pid, policy, &sp))
-		die("sched_setscheduler(%d, %d)", (int)pid, policy);
+	return !sched_setscheduler(pid, policy, &sp);
 }
 
 /* The writer: a child process running vCPU @vcpu on @cpu until killed. */
@@ -316,6 +316,7 @@ void phase_b14(int samples)
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), wcpu, dev, vm, vcpu;
 	int per_turn, turn, st, k, i;
 	struct b14_ctx x = { 0 };
+	const char *error = NULL;
 	char model[64];
 	pid_t writer, hog;
 	size_t len = 0;
@@ -386,22 +387,35 @@ void phase_b14(int samples)
 	usleep(200000);
 	fprintf(stderr, "b14: %d reads per kind and writer state, writer on CPU %d (%s)\n",
 		samples, wcpu, model);
-	for (turn = 0; turn < B14_TURNS; turn++) {
-		for (i = 0; i < B14_STATES; i++) {
+	/*
+	 * A failure past this point is reported in the JSON ("error") rather
+	 * than fatal: the children are killed and the other phases go on.
+	 */
+	for (turn = 0; turn < B14_TURNS && !error; turn++) {
+		for (i = 0; i < B14_STATES && !error; i++) {
 			uint64_t p0;
 			int status;
 
 			/* A new order of the states each turn. */
 			st = (turn + i) % B14_STATES;
 			hog = -1;
+			if (waitpid(writer, &status, WNOHANG)) {
+				error = "the writer exited (STATSFD_VM_RUN failed)";
+				break;
+			}
 			if (st == B14_PREEMPTED) {
-				b14_policy(writer, SCHED_IDLE);
+				if (!b14_policy(writer, SCHED_IDLE)) {
+					error = "SCHED_IDLE refused for the writer";
+					break;
+				}
 				hog = b14_hog(wcpu);
 			} else if (st == B14_STOPPED) {
 				kill(writer, SIGSTOP);
 				if (waitpid(writer, &status, WUNTRACED) != writer ||
-				    !WIFSTOPPED(status))
-					die("b14: the writer did not stop");
+				    !WIFSTOPPED(status)) {
+					error = "the writer did not stop";
+					break;
+				}
 			}
 			/* Let the state settle (the hog take the CPU). */
 			usleep(50000);
@@ -421,15 +435,23 @@ void phase_b14(int samples)
 			preempt[st] += b14_preemptions(writer) - p0;
 			if (st == B14_PREEMPTED) {
 				b14_kill(hog);
-				b14_policy(writer, SCHED_OTHER);
+				if (!b14_policy(writer, SCHED_OTHER))
+					error = "SCHED_OTHER refused for the writer";
 			} else if (st == B14_STOPPED) {
 				kill(writer, SIGCONT);
 				if (waitpid(writer, &status, WCONTINUED) != writer)
-					die("b14: the writer did not continue");
+					error = "the writer did not continue";
 			}
 		}
 	}
 	b14_kill(writer);
+	/* Without a running writer the comparison means nothing. */
+	if (!error && !windows[B14_RUNNING])
+		error = "the writer published no window while running";
+	if (error) {
+		fprintf(stderr, "b14: %s\n", error);
+		jstr("error", error);
+	}
 
 	jopen("states", '{');
 	for (st = 0; st < B14_STATES; st++) {
