@@ -4,22 +4,25 @@
  * mapping of its stats fd (issue 11) against one pread of the same bytes.
  *
  * The judged pair: a consistent copy of all of one vCPU's plain values out
- * of the mapping with the documented sequence protocol
- * (Documentation/statsfd-abi.rst, "Reading the mapping consistently": an
- * acquire load of seq, one relaxed 8-byte load per value, an acquire
- * fence, seq again, bounded retries, pread as the fallback) against one
+ * of the mapping with the documented latch protocol of version 2 of the
+ * area (Documentation/statsfd-abi.rst, "Mapping the values", and
+ * statsfd_mmap_copy() in the uapi header: an acquire load of seq, one
+ * relaxed 8-byte load per value from copy seq & 1, an acquire fence, seq
+ * again; here with bounded retries and pread as the fallback) against one
  * pread of the data block's plain-values span, the same bytes (the mapping
  * has neither sample_ns nor generation).  Beside them, for context: the
- * pread of the whole data block (values, sample_ns, generation), the same
- * protocol with memcpy() as the copy, the protocol's own cost (no value
- * copied), and one value through each path.  The vCPUs are idle: nothing
- * writes them while they are measured.
+ * uapi header's statsfd_mmap_copy() itself (which also checks the header
+ * on every call), the pread of the whole data block (values, sample_ns,
+ * generation), the same protocol with memcpy() as the copy, the
+ * protocol's own cost (no value copied), and one value through each path.
+ * The vCPUs are idle: nothing writes them while they are measured.
  *
  * The extra figure: the same mapped read while a thread keeps running a
- * vCPU (a tight loop of exits, one update window each), with the retries,
- * the reads that gave up and fell back to pread, and a check that every
- * consistent copy holds together (exits equals the sum of exits by
- * reason).
+ * vCPU (a tight loop of exits, one update window per stretch of them),
+ * with the retries (a copy is thrown away only when the writer published
+ * a window during it), the reads that gave up and fell back to pread, and
+ * a check that every consistent copy holds together (exits equals the sum
+ * of exits by reason).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -60,7 +63,7 @@ struct b7_map {
  * struct b7_state - what a mapped contender reads and counts
  * @maps: the NFD mappings it reads in turn
  * @value: index of the value that the one-value contenders read
- * @retries: copies thrown away because seq was odd or changed
+ * @retries: copies thrown away because seq changed during them
  * @fallbacks: reads that ran out of tries and used pread()
  */
 struct b7_state {
@@ -69,30 +72,22 @@ struct b7_state {
 	uint64_t retries, fallbacks;
 };
 
-static inline void relax(void)
-{
-	__builtin_ia32_pause();
-}
-
 /*
- * The documented reader protocol: copy the @h->data_size bytes of values
- * into @dst as of one update window.  Return: the tries thrown away, or
- * -1 if all B7_MAP_TRIES were.
+ * The documented reader protocol, statsfd_mmap_copy()'s with bounded
+ * tries: copy the @h->data_size bytes of values into @dst as of one
+ * update window.  Return: the tries thrown away, or -1 if all
+ * B7_MAP_TRIES were.
  */
 static int map_copy(const struct statsfd_mmap_header *h, uint64_t *dst)
 {
-	const uint64_t *vals = (const uint64_t *)((const char *)h +
-						  h->data_offset);
 	size_t n = h->data_size / sizeof(uint64_t), i;
+	const uint64_t *vals;
 	uint64_t s1;
 	int t;
 
 	for (t = 0; t < B7_MAP_TRIES; t++) {
 		s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
-		if (s1 & 1) {
-			relax();
-			continue;
-		}
+		vals = stats_map_values(h, s1);
 		for (i = 0; i < n; i++)
 			dst[i] = __atomic_load_n(&vals[i], __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -105,17 +100,12 @@ static int map_copy(const struct statsfd_mmap_header *h, uint64_t *dst)
 /* The same with memcpy() as the copy: not the documented 8-byte loads. */
 static int map_copy_memcpy(const struct statsfd_mmap_header *h, void *dst)
 {
-	const char *vals = (const char *)h + h->data_offset;
 	uint64_t s1;
 	int t;
 
 	for (t = 0; t < B7_MAP_TRIES; t++) {
 		s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
-		if (s1 & 1) {
-			relax();
-			continue;
-		}
-		memcpy(dst, vals, h->data_size);
+		memcpy(dst, stats_map_values(h, s1), h->data_size);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) == s1)
 			return t;
@@ -157,6 +147,16 @@ static void op_map_seq(struct cont *c)
 	count(c, m, map_copy(m->h, (uint64_t *)dst), dst);
 }
 
+/* The uapi header's reader, unbounded, checking the header each call. */
+static void op_map_uapi(struct cont *c)
+{
+	unsigned char *dst;
+	const struct b7_map *m = next_map(c, &dst);
+
+	if (statsfd_mmap_copy(m->h, dst, 0, m->h->data_size, NULL))
+		die("statsfd_mmap_copy refused the area");
+}
+
 static void op_map_memcpy(struct cont *c)
 {
 	unsigned char *dst;
@@ -175,20 +175,24 @@ static void op_map_seq_only(struct cont *c)
 	do {
 		s1 = __atomic_load_n(&m->h->seq, __ATOMIC_ACQUIRE);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while ((s1 & 1) ||
-		 __atomic_load_n(&m->h->seq, __ATOMIC_RELAXED) != s1);
+	} while (__atomic_load_n(&m->h->seq, __ATOMIC_RELAXED) != s1);
 	*(uint64_t *)dst = s1;
 }
 
-/* One value: a single aligned 8-byte load needs no protocol. */
+/*
+ * One value: seq (acquire) picks the copy, then a single aligned 8-byte
+ * load, untorn; no second load of seq, since one value cannot be mixed
+ * with another (at worst it is already the next window's).
+ */
 static void op_map_one(struct cont *c)
 {
 	struct b7_state *st = c->arg;
 	unsigned char *dst;
 	const struct b7_map *m = next_map(c, &dst);
-	const uint64_t *vals = (const uint64_t *)((const char *)m->h +
-						  m->h->data_offset);
+	const uint64_t *vals;
 
+	vals = stats_map_values(m->h, __atomic_load_n(&m->h->seq,
+						      __ATOMIC_ACQUIRE));
 	*(uint64_t *)dst = __atomic_load_n(&vals[st->value], __ATOMIC_RELAXED);
 }
 
@@ -311,7 +315,7 @@ static void b7_busy(int vcpu, const struct b7_map *m, const struct sfile *s,
 
 	jnum("seconds", (t2 - t0) / 1e9);
 	jnum("writer_runs", w.runs);
-	jnum("writer_windows", (seq1 - seq0) / 2);
+	jnum("writer_windows", seq1 - seq0);
 	jnum("mapped_reads", reads);
 	jnum("mapped_ns_per_read", (t1 - t0) / reads);
 	jnum("reads_retried", retried);
@@ -368,6 +372,8 @@ void phase_b7(int busy_seconds)
 	jnum("header_size", st.maps[0].h->header_size);
 	jnum("data_offset", st.maps[0].h->data_offset);
 	jnum("data_size", st.maps[0].h->data_size);
+	jnum("flags", st.maps[0].h->flags);
+	jnum("copy_stride", st.maps[0].h->copy_stride);
 	jnum("mapped_bytes", st.maps[0].len);
 	jclose('}');
 	jnum("plain_values_bytes", plain);
@@ -375,7 +381,7 @@ void phase_b7(int busy_seconds)
 
 	/*
 	 * Check first: on an idle vCPU a mapped copy is byte for byte what
-	 * pread returns, and pread's generation is seq / 2.
+	 * pread returns, and pread's generation is seq.
 	 */
 	for (i = 0; i < NFD; i++) {
 		if (map_copy(st.maps[i].h, a) < 0 ||
@@ -385,7 +391,7 @@ void phase_b7(int busy_seconds)
 		gen = sfile_find(&s[i], STATSFD_STAT_GENERATION);
 		same &= st.maps[i].h->data_size == plain &&
 			!memcmp(a, b, plain) && gen &&
-			b[gen->offset / 8] == st.maps[i].h->seq / 2;
+			b[gen->offset / 8] == st.maps[i].h->seq;
 	}
 	jbool("mapped_equals_pread", same);
 
@@ -400,6 +406,8 @@ void phase_b7(int busy_seconds)
 			  s[0].h.data_offset, 5), fds, NFD);
 	cont_fds(cont_add(c, &n, "pread_data_block", op_pread, -1,
 			  s[0].data_size, s[0].h.data_offset, 5), fds, NFD);
+	cont_add(c, &n, "mmap_uapi_copy", op_map_uapi, -1, plain, 0,
+		 40)->arg = &st;
 	cont_add(c, &n, "mmap_seq_memcpy", op_map_memcpy, -1, plain, 0,
 		 40)->arg = &st;
 	cont_add(c, &n, "mmap_seq_only", op_map_seq_only, -1, 0, 0,

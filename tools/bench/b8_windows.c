@@ -6,14 +6,17 @@
  * measurements (the run loop reads it once per RUN): the marginal cost of
  * one exit, measured as B4 does, as the slope between runs of two lengths.
  * With windows, every stretch of up to 256 exits between two "guest
- * entries" (the loop's signal checks) is one window: two stores of the
- * sequence count, write barriers and a test for a waiting reader per
- * stretch, not per exit; without, the same stats updates and nothing else.
+ * entries" (the loop's signal checks) is one window, and its end
+ * publishes the vCPU's live values (statsfd_update_end(): two write
+ * barriers, a copy of the values into the copy readers are not using and
+ * a store of the count) per stretch, not per exit; without, the same
+ * stats updates into the live values and nothing else: nothing is
+ * published, and readers see no change.
  *
- * The sequence count in the vCPU's mapping tells that the parameter took
- * effect: a run with windows advances it by 2 per window (one per
- * stretch, plus one at the start of the run), a run without leaves it
- * alone.
+ * The vCPU's mapping tells that the parameter took effect: a run with
+ * windows advances its count by 1 per window (one per stretch, plus one
+ * at the start of the run) and publishes the exits run so far; a run
+ * without leaves both the count and the published values alone.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,12 +47,31 @@ static uint64_t b8_windows_per_run(uint64_t exits)
 	return exits ? 1 + (exits + B8_STRETCH - 1) / B8_STRETCH : 2;
 }
 
+/* The published "exits" of the vCPU, as a mapped reader sees it. */
+static uint64_t b8_published_exits(const struct statsfd_mmap_header *h,
+				   uint32_t idx)
+{
+	uint64_t seq, v;
+
+	do {
+		seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+		v = __atomic_load_n(&stats_map_values(h, seq)[idx],
+				    __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != seq);
+	return v;
+}
+
 void phase_b8(uint64_t exits)
 {
 	double sample[2][MAX_ROUNDS], whole[2][MAX_ROUNDS];
 	uint64_t shorter = exits / 5, seq_bad[2] = { 0, 0 };
+	uint64_t values_bad[2] = { 0, 0 }, total = 0;
 	const struct statsfd_mmap_header *h;
+	const struct statsfd_desc *d;
 	int dev, vm, vcpu, sfd, r, k, nr = rounds;
+	struct sfile sf;
+	uint32_t exits_idx;
 	size_t len;
 
 	jbegin("b8");
@@ -68,12 +90,21 @@ void phase_b8(uint64_t exits)
 	h = stats_map(sfd, &len);
 	if (!h)
 		die("mmap of the vCPU stats fd");
+	sfile_open(&sf, dup(sfd));
+	d = sfile_find(&sf, "exits");
+	if (!d || d->offset + 8 > h->data_size)
+		die("b8: no mapped \"exits\" stat");
+	exits_idx = d->offset / 8;
+	sfile_close(&sf);
+	/* Ends with windows on: the warm-up's exits all published. */
 	for (k = 0; k < 2; k++) {
 		if (!write_param(b8_param, k ? "Y" : "N"))
 			die("write %s", b8_param);
-		for (r = 0; r < 3; r++)
+		for (r = 0; r < 3; r++) {
 			if (vcpu_run_exits(vcpu, exits))
 				die("STATSFD_VM_RUN");
+			total += exits;
+		}
 	}
 
 	/*
@@ -85,12 +116,13 @@ void phase_b8(uint64_t exits)
 
 		for (i = 0; i < 2; i++) {
 			double t0, t1, t2;
-			uint64_t s0, s1, want;
+			uint64_t s0, s1, want, e0, e1;
 
 			k = (r & 1) ^ i;
 			if (!write_param(b8_param, k ? "Y" : "N"))
 				die("write %s", b8_param);
 			s0 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+			e0 = b8_published_exits(h, exits_idx);
 			t0 = now_ns();
 			if (vcpu_run_exits(vcpu, exits))
 				die("STATSFD_VM_RUN");
@@ -98,13 +130,21 @@ void phase_b8(uint64_t exits)
 			if (vcpu_run_exits(vcpu, shorter))
 				die("STATSFD_VM_RUN");
 			t2 = now_ns();
+			total += exits + shorter;
 			s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+			e1 = b8_published_exits(h, exits_idx);
 			sample[k][r] = ((t1 - t0) - (t2 - t1)) /
 				       (exits - shorter);
 			whole[k][r] = (t1 - t0) / exits;
-			want = k ? 2 * (b8_windows_per_run(exits) +
-					b8_windows_per_run(shorter)) : 0;
+			want = k ? b8_windows_per_run(exits) +
+				   b8_windows_per_run(shorter) : 0;
 			seq_bad[k] += s1 - s0 != want;
+			/*
+			 * Off: nothing published, the exits readers see stand
+			 * still.  On: every exit run so far is published,
+			 * those of the runs without windows included.
+			 */
+			values_bad[k] += k ? e1 != total : e1 != e0;
 		}
 	}
 	/* Leave the default behind for the phases that follow. */
@@ -119,6 +159,7 @@ void phase_b8(uint64_t exits)
 		jnum("p75_ns_per_exit", quantile_of(sample[k], nr, 0.75));
 		jnum("ns_per_exit_with_run_overhead", median_of(whole[k], nr));
 		jnum("rounds_with_unexpected_seq", seq_bad[k]);
+		jnum("rounds_with_unexpected_published_exits", values_bad[k]);
 		jopen("samples", '[');
 		for (r = 0; r < nr; r++)
 			jnum(NULL, sample[k][r]);

@@ -10,7 +10,7 @@
  *
  * This file only parses the command line and dispatches the phase.  Each
  * benchmark family is a file of its own (info.c, check.c, b1_read.c, ...,
- * b10_events.c), on top of the shared part in bench_common.c; bench.h
+ * b14_stall.c), on top of the shared part in bench_common.c; bench.h
  * says how to add one.
  */
 #define _GNU_SOURCE
@@ -28,7 +28,8 @@ static void usage(void)
 		"  info | check | b1 | b2 | b3 | b4 LABEL [EXITS] | b4kvm [EXITS] |\n"
 		"  b5 [VMS VCPUS COLLECTOR_SECONDS] | b6 [MAX_VCPUS] |\n"
 		"  b7 [BUSY_SECONDS] | b8 [EXITS] | b9 | b10 [EVENTS] |\n"
-		"  b11 | b12 [SCRAPES] | b13 [VMS VCPUS SECONDS SCRAPES]\n");
+		"  b11 | b12 [SCRAPES] | b13 [VMS VCPUS SECONDS SCRAPES] |\n"
+		"  b14 [SAMPLES]\n");
 	exit(2);
 }
 
@@ -102,6 +103,8 @@ int main(int argc, char **argv)
 			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
 			  optind + 2 < argc ? atoi(argv[optind + 2]) : 10,
 			  optind + 3 < argc ? atoi(argv[optind + 3]) : 7);
+	else if (!strcmp(phase, "b14"))
+		phase_b14(optind < argc ? atoi(argv[optind]) : 5000);
 	else
 		usage();
 	return 0;

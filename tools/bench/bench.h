@@ -188,12 +188,20 @@ bool write_param(const char *path, const char *val);
 
 /*
  * mmap() of the values area of stats fd @fd, PROT_READ and MAP_SHARED: the
- * first page, then all of the area if the values go on past it.  NULL
- * with errno set (ENODEV: the source is not mappable; EPROTO: a header
- * this reader must not use, e.g. an unknown flag); *@len is the mapping's
+ * first page, then all of the area if its two copies of the values go on
+ * past it.  NULL with errno set (ENODEV: the source is not mappable;
+ * EPROTO: a header this reader must not use: not version 2 with exactly
+ * STATSFD_MMAP_LATCH, e.g. an unknown flag); *@len is the mapping's
  * length.
  */
 const struct statsfd_mmap_header *stats_map(int fd, size_t *len);
+/*
+ * The copy of the values that count @seq selects (seq & 1): the published
+ * values while h->seq == @seq (the latch reader protocol of
+ * statsfd_mmap_copy() in the uapi header).
+ */
+const uint64_t *stats_map_values(const struct statsfd_mmap_header *h,
+				 uint64_t seq);
 
 /**
  * struct kvm_vcpu_stats - an upstream KVM VM with NFD vCPUs and their stats
@@ -319,5 +327,11 @@ void phase_b11(void);
 void phase_b12(int scrapes);
 /* b13_collector.c: the collector's CPU vs the bare reads; scrape cost. */
 void phase_b13(int nvm, int nvcpu, int seconds, int scrapes);
+/*
+ * b14_stall.c: snapshot reader latency (vCPU pread, VM aggregates pread,
+ * mmap copy) with the writer running, preempted and stopped; @samples
+ * reads per kind and state.  Needs 2 CPUs.
+ */
+void phase_b14(int samples);
 
 #endif /* BENCH_H */

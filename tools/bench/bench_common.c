@@ -421,26 +421,50 @@ const struct statsfd_mmap_header *stats_map(int fd, size_t *len)
 {
 	size_t page = sysconf(_SC_PAGESIZE), need;
 	const struct statsfd_mmap_header *h;
+	struct statsfd_mmap_header first;
 
 	h = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED)
 		return NULL;
 	*len = page;
-	/* A header this reader does not know how to use (uapi statsfd.h). */
-	if (h->version < 1 || h->header_size < sizeof(*h) || h->flags ||
-	    h->data_offset < h->header_size || h->data_offset % 8 ||
-	    h->data_size % 8) {
+	/*
+	 * A header this reader does not know how to use (uapi statsfd.h):
+	 * version 2's two copies and latch, nothing else.
+	 */
+	first = *h;
+	if (first.version < 2 || first.flags != STATSFD_MMAP_LATCH ||
+	    first.header_size < sizeof(first) ||
+	    first.data_offset < first.header_size || first.data_offset % 8 ||
+	    first.data_size % 8 || first.copy_stride < first.data_size ||
+	    first.copy_stride % 8) {
 		munmap((void *)h, page);
 		errno = EPROTO;
 		return NULL;
 	}
-	need = (size_t)h->data_offset + h->data_size;
+	/* Both copies. */
+	need = (size_t)first.data_offset + first.copy_stride + first.data_size;
 	if (need <= page)
 		return h;
 	munmap((void *)h, page);
 	*len = (need + page - 1) / page * page;
 	h = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
-	return h == MAP_FAILED ? NULL : h;
+	if (h == MAP_FAILED)
+		return NULL;
+	if (h->data_offset != first.data_offset ||
+	    h->data_size != first.data_size ||
+	    h->copy_stride != first.copy_stride || h->flags != first.flags) {
+		munmap((void *)h, *len);
+		errno = EPROTO;
+		return NULL;
+	}
+	return h;
+}
+
+const uint64_t *stats_map_values(const struct statsfd_mmap_header *h,
+				 uint64_t seq)
+{
+	return (const uint64_t *)((const char *)h + h->data_offset +
+				  (seq & 1) * (size_t)h->copy_stride);
 }
 
 /* A deterministic workload of exits only (no halts), so values are set. */

@@ -5,7 +5,8 @@
  * bad arguments, a stats fd outlives its set, and the file of a synthetic
  * schema has the descriptors and values documented in statsfd_bench.h,
  * with snapshots off and on (then sample_ns and generation follow the
- * values, and only a STATSFD_BENCH_MMAP set maps them).  Each failed check
+ * values, published by one update window, and only a STATSFD_BENCH_MMAP
+ * set maps them).  Each failed check
  * is named in the "failed" array.
  */
 #define _GNU_SOURCE
@@ -49,8 +50,9 @@ static bool create_fails(int dev, struct statsfd_bench_set_args a, int err)
 /*
  * The file of a snapshot set (@flags has STATSFD_BENCH_SNAPSHOT): the
  * values of @a as documented, then sample_ns and generation as the uapi
- * header describes them; mappable only with STATSFD_BENCH_MMAP, and then
- * the mapping holds the same values.
+ * header describes them, generation 1 (the module publishes the values
+ * with one window); mappable only with STATSFD_BENCH_MMAP, and then the
+ * mapping is version 2, seq 1, and its copy 1 holds the same values.
  */
 static void check_snapshot_set(int dev, struct statsfd_bench_set_args a,
 			       const char *what)
@@ -97,9 +99,9 @@ static void check_snapshot_set(int dev, struct statsfd_bench_set_args a,
 	      (ssize_t)sf.data_size, "snapshot data block readable");
 	for (i = 0; i < a.num_values; i++)
 		values_ok &= v[i] == i + 1;
-	snprintf(msg, sizeof(msg), "%s: value j reads j + 1, generation 0, sample_ns set",
+	snprintf(msg, sizeof(msg), "%s: value j reads j + 1, generation 1, sample_ns set",
 		 what);
-	check(values_ok && v[a.num_values] > 0 && v[a.num_values + 1] == 0,
+	check(values_ok && v[a.num_values] > 0 && v[a.num_values + 1] == 1,
 	      msg);
 
 	mh = stats_map(fd, &len);
@@ -111,11 +113,12 @@ static void check_snapshot_set(int dev, struct statsfd_bench_set_args a,
 		check(mh, msg);
 		mmap_ok = mh && mh->version == STATSFD_MMAP_VERSION &&
 			  mh->header_size == sizeof(*mh) &&
+			  mh->flags == STATSFD_MMAP_LATCH &&
 			  mh->data_offset >= mh->header_size &&
-			  mh->data_size == a.num_values * 8 && mh->seq == 0;
+			  mh->data_size == a.num_values * 8 &&
+			  mh->copy_stride >= mh->data_size && mh->seq == 1;
 		for (i = 0; mmap_ok && i < a.num_values; i++)
-			mmap_ok = ((const uint64_t *)((const char *)mh +
-				   mh->data_offset))[i] == i + 1;
+			mmap_ok = stats_map_values(mh, mh->seq)[i] == i + 1;
 		snprintf(msg, sizeof(msg), "%s: mapped header and values as documented",
 			 what);
 		check(mmap_ok, msg);

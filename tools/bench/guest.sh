@@ -9,10 +9,12 @@
 # variant; B8 runs once per load too), BENCH_COLLECTOR_SECONDS and
 # BENCH_B7_BUSY_SECONDS (B7's reads of a running vCPU, 0 to skip),
 # BENCH_B10_EVENTS (events per B10 series, 1000), BENCH_B13_SCRAPES (B13's
-# scrape iterations, 7), and BENCH_PHASES (the phases to run, e.g. "b7
-# b8"; default all of info check b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b13, with
-# b4kvm going with b4), passed in through /etc/bench.env.  BENCH_HOST_BOOT=1
-# (run-bench's second boot) runs B11 only.
+# scrape iterations, 7), BENCH_B14_SAMPLES (reads per kind and writer
+# state in B14, 10000) and BENCH_PHASES (the phases to run, e.g. "b7 b8";
+# default all of info check b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b13, with b4kvm
+# going with b4), passed in through /etc/bench.env.  BENCH_HOST_BOOT=1
+# (run-bench's second boot) runs B11 and B12 only; BENCH_B14_BOOT=1 (its
+# third, with 2 CPUs and preempt=full) B14 only.
 
 [ -r /etc/bench.env ] && . /etc/bench.env
 rounds=${BENCH_ROUNDS:-101}
@@ -23,6 +25,7 @@ collector_seconds=${BENCH_COLLECTOR_SECONDS:-10}
 b7_busy=${BENCH_B7_BUSY_SECONDS:-4}
 b10_events=${BENCH_B10_EVENTS:-1000}
 b13_scrapes=${BENCH_B13_SCRAPES:-7}
+b14_samples=${BENCH_B14_SAMPLES:-10000}
 phases=${BENCH_PHASES:-}
 bench="statsfd-bench -r $rounds"
 mods=/lib/statsfd
@@ -73,6 +76,18 @@ if [ "${BENCH_HOST_BOOT:-0}" = 1 ]; then
 	step insmod /lib/kmods/dummy.ko numdummies=4
 	want b11 && step $bench b11
 	want b12 && step $bench b12 "${BENCH_B12_SCRAPES:-30}"
+	dmesg | grep -E 'WARNING|BUG|Oops|statsfd' | tail -n 20 | sed 's/^/# dmesg: /'
+	echo "# bench: done failed=$failed"
+	exit $failed
+fi
+
+# The third boot of run-bench (2 CPUs, preempt=full): B14, a vCPU's writer
+# on one CPU, running, preempted or stopped, and its readers on another.
+if [ "${BENCH_B14_BOOT:-0}" = 1 ]; then
+	step insmod $mods/statsfd.ko
+	step load_vm statsfd_vm 0
+	want b14 && step $bench b14 "$b14_samples"
+	step rmmod statsfd_vm
 	dmesg | grep -E 'WARNING|BUG|Oops|statsfd' | tail -n 20 | sed 's/^/# dmesg: /'
 	echo "# bench: done failed=$failed"
 	exit $failed

@@ -4,8 +4,9 @@
 
 Reads the results channel of the `make bench` guest (one "BENCH-JSON {...}"
 line per phase), computes every ratio, judges each against the targets of
-issues 4 and 11 and writes, under --out: results.json (every figure),
-results.md (the table `make bench` prints) and the plots b3.png and b6.png.
+issues 4 and 11 (and B14's: readers under a stalled writer) and writes,
+under --out: results.json (every figure), results.md (the table `make
+bench` prints) and the plots b3.png, b6.png and b10.png.
 
 Nothing here fails on a missed target: the table says so instead.
 """
@@ -465,11 +466,12 @@ def b7(p, j, res):
         "mmap_vs_pread_data_block": ratio(ns.get("mmap_seq"), ns.get("pread_data_block")),
         "mmap_vs_pread_one_value": ratio(ns.get("mmap_seq"), ns.get("pread_one_value")),
         "mmap_memcpy_vs_pread": ratio(ns.get("mmap_seq_memcpy"), ns.get("pread_values")),
+        "mmap_uapi_vs_pread": ratio(ns.get("mmap_uapi_copy"), ns.get("pread_values")),
         "one_value_mmap_vs_pread": ratio(ns.get("mmap_one_value"), ns.get("pread_one_value")),
     }
     valid = x.get("mapped_equals_pread")
-    j.add("B7", f"idle vCPU, all its values ({plain} B): mapped copy with the sequence "
-          "protocol / one pread of the same bytes",
+    j.add("B7", f"idle vCPU, all its values ({plain} B): mapped copy with the latch "
+          "protocol (version 2: the copy seq selects) / one pread of the same bytes",
           r["mmap_vs_pread"], "<= 0.1x",
           None if r["mmap_vs_pread"] is None else r["mmap_vs_pread"] <= 0.1,
           f'{fmt(ns.get("mmap_seq"))} ns vs {fmt(ns.get("pread_values"))} ns; '
@@ -481,14 +483,17 @@ def b7(p, j, res):
     j.add("B7", "the protocol with memcpy() as the copy / the same pread",
           r["mmap_memcpy_vs_pread"], "(context)", None,
           f'{fmt(ns.get("mmap_seq_memcpy"))} ns; the protocol alone (two loads of seq, '
-          f'a fence): {fmt(ns.get("mmap_seq_only"))} ns')
-    j.add("B7", "one value: mapped 8-byte load / pread of 8 B",
+          f'a fence): {fmt(ns.get("mmap_seq_only"))} ns; the uapi header\'s '
+          f'statsfd_mmap_copy() (checks the header each call): '
+          f'{fmt(ns.get("mmap_uapi_copy"))} ns')
+    j.add("B7", "one value: seq (to pick the copy) and one mapped 8-byte load / pread of 8 B",
           r["one_value_mmap_vs_pread"], "(context)", None,
           f'{fmt(ns.get("mmap_one_value"))} ns vs {fmt(ns.get("pread_one_value"))} ns')
     busy = x.get("busy", {})
     out["busy"] = busy
     if "mapped_reads" in busy:
-        j.add("B7", "vCPU running in another thread: retries per mapped read",
+        j.add("B7", "vCPU running in another thread: retries per mapped read (a copy is "
+              "retried only when a window was published during it)",
               busy["retries_per_read"], "(report)", None,
               f'{busy["reads_retried"]:,} of {busy["mapped_reads"]:,} reads retried '
               f'(at most {busy["max_retries_of_a_consistent_read"]} times), '
@@ -520,13 +525,15 @@ def b8(p, j, res):
             "per_load_ns_per_exit_with_run_overhead":
                 [r[k]["ns_per_exit_with_run_overhead"] for r in runs],
             "rounds_with_unexpected_seq": sum(r[k]["rounds_with_unexpected_seq"] for r in runs),
+            "rounds_with_unexpected_published_exits":
+                sum(r[k].get("rounds_with_unexpected_published_exits", 0) for r in runs),
         }
     on, off = out["on"]["ns_per_exit"], out["off"]["ns_per_exit"]
     out["ratio"] = on / off
     out["per_load_ratio"] = [r["ratio"] for r in runs]
     out["window_ns_per_exit"] = on - off
-    valid = out["on"]["rounds_with_unexpected_seq"] == 0 and \
-        out["off"]["rounds_with_unexpected_seq"] == 0
+    valid = all(out[k]["rounds_with_unexpected_seq"] == 0 and
+                out[k]["rounds_with_unexpected_published_exits"] == 0 for k in ("on", "off"))
     out["windows_valid"] = valid
     j.add("B8", f'run loop, marginal cost of an exit (runs of {runs[0]["exits_per_run"]} minus '
           f'runs of {runs[0]["exits_per_short_run"]} exits): update windows on / off, '
@@ -534,7 +541,8 @@ def b8(p, j, res):
           out["ratio"], "<= 1.10x", out["ratio"] <= 1.10,
           f'{fmt(on)} vs {fmt(off)} ns/exit (per load: '
           f'{fmt(min(out["per_load_ratio"]))}..{fmt(max(out["per_load_ratio"]))}x); '
-          'seq advanced exactly as expected: ' + ("yes" if valid else "NO"))
+          'seq advanced by one per window with windows on and not at all off, and the '
+          'published exits followed: ' + ("yes" if valid else "NO"))
     kx = p.get("b4kvm", [{}])[0]
     if "ns_per_exit" in kx:
         rel = out["window_ns_per_exit"] / kx["ns_per_exit"]
@@ -720,6 +728,60 @@ def b13(p, j, res):
         j.add("B13", "scrape with the per-tick cache / a scrape that renders", None,
               "<= 0.2x", None, sc.get("error", "no scrape"))
     res["b13"] = out
+
+
+# B14: a reader's p99 latency with the writer stalled may be at most this
+# many times its p99 with the writer running, and no read may fail.
+B14_TARGET = 2.0
+B14_KINDS = (("vcpu_pread", "pread of the vCPU's data block"),
+             ("vm_aggregates_pread", "pread of the VM's aggregates"),
+             ("mmap_copy", "statsfd_mmap_copy() of the vCPU's mapping"))
+B14_STALLED = (("preempted", "writer preempted inside its windows (a CPU hog on its "
+                "CPU, the writer SCHED_IDLE)"),
+               ("stopped", "writer stopped (SIGSTOP)"))
+
+
+def b14(p, j, res):
+    """B14: snapshot reader latency, writer running vs preempted vs stopped."""
+    x = p["b14"][0]
+    out = {"raw": x, "ratios": {}}
+    res["b14"] = out
+    if "error" in x:
+        j.add("B14", "reader p99 under a stalled writer / with the writer running", None,
+              f"<= {fmt(B14_TARGET)}x", None, x["error"])
+        return
+    st = x["states"]
+    run = st["running"]
+    us = lambda v: fmt(v / 1000)  # noqa: E731
+    for state, label in B14_STALLED:
+        for kind, what in B14_KINDS:
+            a, b = st[state]["reads"][kind], run["reads"][kind]
+            r = ratio(a["p99_ns"], b["p99_ns"])
+            out["ratios"][f"{state}_{kind}_p99"] = r
+            out["ratios"][f"{state}_{kind}_p50"] = ratio(a["p50_ns"], b["p50_ns"])
+            j.add("B14", f"{what}: p99 latency, {label} / writer running", r,
+                  f"<= {fmt(B14_TARGET)}x", None if r is None else r <= B14_TARGET,
+                  f'p99 {us(a["p99_ns"])} vs {us(b["p99_ns"])} µs, p50 {us(a["p50_ns"])} vs '
+                  f'{us(b["p50_ns"])} µs, max {us(a["max_ns"])} vs {us(b["max_ns"])} µs; '
+                  f'{a["reads"]:,} reads each; the writer published '
+                  f'{st[state]["writer_windows_published"]:,} windows meanwhile '
+                  f'({run["writer_windows_published"]:,} running) and was preempted '
+                  f'{st[state]["writer_preemptions"]:,} times')
+    reads = eagain = errors = torn = 0
+    for state in st.values():
+        for k in state["reads"].values():
+            reads += k["reads"]
+            eagain += k["eagain"]
+            errors += k["errors"]
+            torn += k["inconsistent"]
+    out.update(reads=reads, eagain=eagain, errors=errors, inconsistent=torn)
+    bad = eagain + errors + torn
+    j.add("B14", "failed (EAGAIN or other) or inconsistent reads, all kinds and writer states",
+          bad, "0", bad == 0,
+          f'{reads:,} reads: EAGAIN {eagain}, other errors {errors}, copies where exits != '
+          f'the sum of exits by reason {torn} (checked: vCPU {x.get("vcpu_sum_checked")}, '
+          f'VM sums {x.get("vm_sum_checked")}); {x["cpus"]} CPUs, preemption {x["preempt"]}',
+          unit="")
 
 
 def hot_path(p, j, res):
@@ -958,15 +1020,17 @@ def reading_notes(res, host=None):
             "`struct statsfd_source`, the id string and the values, measured on "
             "sources of the bench module (a slab cache of exactly one source, so no "
             "kmalloc rounding), of three kinds: plain (values in the owner's object), "
-            "with snapshots (the core allocates the 64-byte header and the values with "
-            "`kzalloc()`: a vCPU's 1240 B land in a 2 KiB kmalloc object) and mappable "
-            "(the header and values in whole pages). Pages are in no /proc/meminfo field "
-            "of their own: B5 runs in a cgroup v2 memory cgroup and takes them as the "
-            "kernel memory charged to it beyond slab objects (everything statsfd "
-            "allocates per instance is charged). A mappable instance costs one page "
-            "for its values instead of their bytes in the owner's object, so its slab "
-            "shrinks by about the values' size and it stays within one page of the "
-            "plain instance. Its stats fd adds a `struct file` and a dentry, the same "
+            "with snapshots (the core allocates, with `kzalloc()`, the writer's live "
+            "values and the published area: the 64-byte header and two copies of the "
+            "values, the seqcount latch's, each copy's start cache-line aligned; for a "
+            "vCPU's 1240 B, a 2 KiB and a 4 KiB kmalloc object) and mappable (the live "
+            "values kmalloc()ed, the header and the two copies in whole pages). Pages are "
+            "in no /proc/meminfo field of their own: B5 runs in a cgroup v2 memory cgroup "
+            "and takes them as the kernel memory charged to it beyond slab objects "
+            "(everything statsfd allocates per instance is charged). A mappable instance "
+            "costs a page for its published copies plus its live values in slab, "
+            "instead of the values' bytes in the owner's object. Its stats fd adds a "
+            "`struct file` and a dentry, the same "
             "as every KVM stats fd, and since issue 11 the file's read buffer "
             "(`kzalloc(data_size)` in src/core/fd.c `statsfd_source_getfile()`; for a "
             "vCPU's 1192 B data block a 2 KiB kmalloc object): that is why a stats fd "
@@ -997,20 +1061,24 @@ def reading_notes(res, host=None):
             bz = "not measured in this run"
         pv7 = PREVIOUS_B7
         out.append(
-            "- **B7.** The mapped copy is the ABI document's reader: an acquire load of "
-            "`seq`, one relaxed 8-byte load and one store per value (147 for a vCPU), an "
-            "acquire fence and `seq` again; the protocol around the copy costs "
+            "- **B7.** The mapped copy is the ABI document's reader of version 2 of the "
+            "area (`statsfd_mmap_copy()` in the uapi header, here with bounded tries): an "
+            "acquire load of `seq`, one relaxed 8-byte load and one store per value (147 "
+            "for a vCPU) from the copy `seq` selects (`seq & 1`), an acquire fence and "
+            "`seq` again; the protocol around the copy costs "
             f"{fmt(n.get('mmap_seq_only'))} ns, so the copy is nearly all of the "
             f"{fmt(n.get('mmap_seq'))} ns (`memcpy()` instead: "
             f"{fmt(n.get('mmap_seq_memcpy'))} ns). The pread it is compared with pays "
             f"the syscall ({fmt(n.get('pread_one_value'))} ns for 8 B) and its "
             f"copy-out (see B1), so {met}: "
             f"{fmt(b7['ratios'].get('mmap_vs_pread_one_value'))}x a pread of one value. "
-            "A single value through the mapping needs no protocol: "
-            f"{fmt(n.get('mmap_one_value'))} ns vs {fmt(n.get('pread_one_value'))} ns. "
-            "With the vCPU running in another thread (the guest has one CPU, so the "
-            "two alternate), a copy retries only when the reader was preempted by the "
-            f"writer mid-copy: {bz}. At {pv7['results_commit']} B7 measured "
+            "A single value through the mapping needs only the load of `seq` that picks "
+            f"the copy: {fmt(n.get('mmap_one_value'))} ns vs "
+            f"{fmt(n.get('pread_one_value'))} ns. With the vCPU running in another thread "
+            "(the guest has one CPU, so the two alternate), a copy retries only when the "
+            "writer published a window while the reader was preempted mid-copy; the "
+            "writer never makes it wait otherwise (B14 measures a stalled writer): "
+            f"{bz}. At {pv7['results_commit']} B7 measured "
             f"{fmt(pv7['mmap_seq'])} vs {fmt(pv7['pread_values'])} ns "
             f"({fmt(pv7['mmap_seq'] / pv7['pread_values'])}x); the mapped copy is "
             "unchanged, the pread it is judged against is cheaper since its copy-out "
@@ -1019,32 +1087,40 @@ def reading_notes(res, host=None):
     b8 = res.get("b8")
     if b8 and "ratio" in b8:
         pl = b8.get("per_load_ratio") or [b8["ratio"]]
-        bad = b8["on"]["rounds_with_unexpected_seq"] + b8["off"]["rounds_with_unexpected_seq"]
+        bad = sum(b8[k]["rounds_with_unexpected_seq"] +
+                  b8[k].get("rounds_with_unexpected_published_exits", 0) for k in ("on", "off"))
         met = "met" if b8["ratio"] <= 1.10 else "missed"
         out.append(
             "- **B8.** Same module, same vCPU, `update_windows` toggled between "
             "measurements; `seq` in the vCPU's mapping confirms each setting: with "
-            "windows a run advances it by 2 per window, one window at the start of the "
-            "run and one per stretch of up to 256 exits, the last of which also closes "
-            f"the run; without, not at all (rounds where it did otherwise: {bad}). The "
+            "windows a run advances it by 1 per window published, one window at the start "
+            "of the run and one per stretch of up to 256 exits, the last of which also "
+            "closes the run, and the mapped `exits` then count every exit run so far; "
+            "without, neither moves: the run loop opens no window, so nothing is "
+            "published and readers see no change (rounds where either did otherwise: "
+            f"{bad}). The "
             "run loop (src/vm/run.c `statsfd_vm_vcpu_run()`) opens a window at the first "
             "exit of a stretch and closes it at the next \"guest entry\" (its "
             "reschedule and signal check every 256 exits, STATSFD_VM_SIGNAL_CHECK_EXITS) "
             "or before a halt sleeps. Its per-exit code is the same with windows on and "
             "off (the test of the stretch's `open` flag runs in both); what differs is "
-            "`statsfd_update_begin()` and `statsfd_update_end()` (include/linux/statsfd.h: "
-            "a load and a store of the count each, write barriers, and every "
-            "STATSFD_SERVE_WINDOWS = 2nd window a test for a waiting reader), once per "
-            "256 exits instead of once per exit. At 57c4020, with one window per exit, "
-            "they cost 6.89 ns an exit (1.40x); a 256th of that is ~0.03 ns. B8 now "
+            "`statsfd_update_end()` (src/core/snapshot.c: two write barriers, a copy of "
+            "the vCPU's live values into the copy readers are not using, and a store of "
+            "the count that selects it; `statsfd_update_begin()` costs nothing), once per "
+            "256 exits instead of once per exit. At 57c4020, with one window per exit "
+            "(then two stores of the count and barriers, no copy), they cost 6.89 ns an "
+            "exit (1.40x); a copy of a vCPU's 155 values per 256 exits is under one "
+            "store per exit. "
+            "B8 now "
             f"measures {fmt(b8['ratio'])}x ({fmt(b8['on']['ns_per_exit'])} vs "
             f"{fmt(b8['off']['ns_per_exit'])} ns; per module load "
             f"{fmt(min(pl))}..{fmt(max(pl))}x): the target of 1.10x is {met}"
             + (", and the two settings are within the per-load spread of each other. "
                if min(pl) <= 1.0 <= max(pl) else ". ")
             + "A reader's snapshot, consistent across all of a "
-            "vCPU's values, now waits at most for the end of a stretch (256 synthetic "
-            "exits) instead of one exit. "
+            "vCPU's values, is the copy the last window published: it never waits for "
+            "the writer (B14), and is at most one stretch (256 synthetic exits) old "
+            "while the vCPU runs. "
             + (f"The windows' cost per exit, {fmt(b8['window_ns_per_exit'])} ns, is "
                f"{fmt((b8.get('window_vs_kvm_exit') or 0) * 100)}% of one upstream KVM "
                "exit in this guest." if b8["window_ns_per_exit"] > 0 else
@@ -1059,8 +1135,10 @@ def reading_notes(res, host=None):
             "`wake_up_poll()` calls); no stats update wakes anyone or looks at a wait "
             "queue. The run loop (src/vm/run.c) is the same file as on main before "
             "poll() support (186507e), the window helpers in include/linux/statsfd.h "
-            "differ from it only in STATSFD_SERVE_WINDOWS (16 -> 2, part of the "
-            "per-stretch windows' change), and `struct statsfd_source` gains `wq`, "
+            "differ from it in what closing a window does (since the seqcount latch, "
+            "a copy of the values into the copy readers are not using; the "
+            "reader-serving slow path and STATSFD_SERVE_WINDOWS are gone), and "
+            "`struct statsfd_source` gains `wq`, "
             "`children_gen` and `hung_up` at its end, which the run loop never reads. "
             "Measured, against the last committed results (" + pv["results_commit"] + ", "
             "modules from " + pv["commit"] + ", one window per exit, no poll()): an exit "
@@ -1144,6 +1222,33 @@ def reading_notes(res, host=None):
                 f"creation, POLLHUP for a close): {wrong} did not. The tails (p99, max) are "
                 "emulated thread switches on a shared host and vary from run to run.")
         out.append(txt)
+    b14r = res.get("b14")
+    if b14r and "reads" in b14r:
+        x = b14r["raw"]
+        worst = max((v for k, v in b14r["ratios"].items() if k.endswith("_p99") and v),
+                    default=None)
+        out.append(
+            "- **B14.** Its own boot: the stock 6.1 kernel with "
+            f"{x['cpus']} CPUs and `preempt=full` (preemption: {x['preempt']}; the kernel "
+            "is PREEMPT_DYNAMIC). The writer is vCPU 0 of a statsfd_vm VM, run by a child "
+            f"process pinned to CPU {x['writer_cpu']} in long RUNs of I/O exits (one update "
+            "window per stretch of up to 256 exits, almost all of its time inside one); "
+            f"the readers are the bench on CPU {x['reader_cpu']}, timing single reads of "
+            "the three kinds in turn. Each writer state is measured in "
+            f"{x['turns_per_state']} turns alternating with the others'. Preempted: the "
+            "writer is made SCHED_IDLE and a busy-loop process pinned to its CPU, so it "
+            "runs in rare slices and is preempted wherever the tick finds it (the "
+            "preemptions column counts its involuntary switches), inside a window most of "
+            "the time. Stopped: SIGSTOP, which the run loop takes at its next \"guest "
+            "entry\", after the stretch's window closed: a writer that publishes "
+            "nothing. Since the seqcount latch a reader copies the values the last window "
+            "published and never waits for the writer (before it, a writer preempted "
+            "inside a window made readers spin, ask it for a copy, and give up with "
+            "EAGAIN after 100 ms). The worst p99 ratio to the running writer's is "
+            f"{fmt(worst)}x; reads with the writer running may retry a copy when a window "
+            "is published during it, which the stalled states never do. Under TCG both "
+            "guest CPUs are host threads on a shared host: tails are host noise as much "
+            "as guest behaviour.")
     b13r = res.get("b13")
     if b13r and "overhead" in b13r:
         x = b13r["raw"]
@@ -1307,6 +1412,28 @@ def markdown(res, j, info, command, notes):
         lines.append("")
         lines.append("![B10](b10.png)")
         lines.append("")
+    b14r = res.get("b14")
+    if b14r and "states" in b14r["raw"]:
+        x = b14r["raw"]
+        lines.append(f"## B14: snapshot reader latency by writer state (µs per read, "
+                     f"{x['reads_per_kind_and_state']:,} reads per kind and state, "
+                     f"{x['cpus']} CPUs, preemption {x['preempt']})")
+        lines.append("")
+        lines.append("| read | writer | p50 | p90 | p99 | max | p99 / running | EAGAIN | "
+                     "errors | inconsistent | windows published | writer preempted |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        for kind, _ in B14_KINDS:
+            base = x["states"]["running"]["reads"][kind]["p99_ns"]
+            for state in ("running", "preempted", "stopped"):
+                sx = x["states"][state]
+                r = sx["reads"][kind]
+                lines.append(f"| {kind} | {state} | {fmt(r['p50_ns'] / 1000)} | "
+                             f"{fmt(r['p90_ns'] / 1000)} | {fmt(r['p99_ns'] / 1000)} | "
+                             f"{fmt(r['max_ns'] / 1000)} | {fmt(ratio(r['p99_ns'], base))} | "
+                             f"{r['eagain']} | {r['errors']} | {r['inconsistent']} | "
+                             f"{sx['writer_windows_published']:,} | "
+                             f"{sx['writer_preemptions']:,} |")
+        lines.append("")
     hp = res.get("hot_path")
     if hp:
         pv = hp["previous"]
@@ -1366,7 +1493,7 @@ def main():
     for name, fn in (("b1", b1), ("b2", b2), ("b3", b3), ("b4", b4),
                      ("b5", b5), ("b6", b6), ("b7", b7), ("b8", b8),
                      ("b9", b9), ("b10", b10), ("b11", b11), ("b12", b12),
-                     ("b13", b13)):
+                     ("b13", b13), ("b14", b14)):
         if name in phases:
             try:
                 fn(phases, j, res)

@@ -31,8 +31,10 @@
  * statsfd_source_stats()) and the data block ends with the "sample_ns" and
  * "generation" stats, after the num_values values.  STATSFD_BENCH_MMAP
  * adds STATSFD_SCHEMA_MMAP (values in whole pages, mmap() of a stats fd
- * allowed) and requires STATSFD_BENCH_SNAPSHOT.  The module never opens an
- * update window: generation stays 0.
+ * allowed) and requires STATSFD_BENCH_SNAPSHOT.  The module publishes the
+ * values with one update window when it creates a source, and opens none
+ * after: generation stays 1 (seq 1 in the mapping, whose copy 1 holds
+ * them).
  */
 #define STATSFD_BENCH_SNAPSHOT		(1u << 0)
 #define STATSFD_BENCH_MMAP		(1u << 1)

@@ -8,10 +8,11 @@
  * error.  Nothing is dereferenced through a value taken from the file.
  *
  * A stats fd whose values can be mapped (statsfd's, with update windows)
- * is also mapped read-only at open; its mmap header is validated against
- * the descriptors like the file itself, and the values are then copied
- * out of the mapping with the sequence protocol of the uapi header, with
- * a bounded number of tries before pread() takes over.
+ * is also mapped read-only at open; its mmap header (version 2: two
+ * published copies selected by a seqcount latch) is validated against the
+ * descriptors like the file itself, and the values are then copied out of
+ * the mapping with the latch reader protocol of the uapi header, with a
+ * bounded number of tries before pread() takes over.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -427,13 +428,16 @@ static void map_detach(struct statsfd *sf)
 	sf->map_len = 0;
 	sf->map_data_off = 0;
 	sf->map_data_size = 0;
+	sf->map_stride = 0;
 	sf->map_full = false;
 }
 
 /*
  * Whether the mmap header @h fits the descriptors: the mapped values must
  * be exactly the plain stats (every stat that is neither an aggregate nor
- * sample_ns/generation), which start the data block, and nothing else.
+ * sample_ns/generation), which start the data block, and nothing else;
+ * and they must come as the two copies of the latch protocol, the second
+ * @copy_stride bytes after the first and not overlapping it.
  */
 static int map_check(const struct statsfd *sf,
 		     const struct statsfd_mmap_header *h,
@@ -442,18 +446,25 @@ static int map_check(const struct statsfd *sf,
 	uint64_t span = 0;
 	unsigned int i;
 
-	if (h->version < 1) {
-		set_err(err, EINVAL, "mmap.version: %u (must be at least 1)",
+	/* Version 1 had one copy guarded by an odd/even count: not readable here. */
+	if (h->version < 2) {
+		set_err(err, EINVAL, "mmap.version: %u (must be at least 2)",
 			h->version);
 		return -EINVAL;
 	}
-	/* No flag is defined: one this library does not know changes the rules. */
-	if (h->flags) {
+	/* A flag this library does not know changes the rules. */
+	if (h->flags & ~STATSFD_MMAP_FLAGS) {
 		set_err(err, EINVAL, "mmap.flags: %#x unknown", h->flags);
 		return -EINVAL;
 	}
+	/* Without the latch there is no copy a reader may take without waiting. */
+	if (!(h->flags & STATSFD_MMAP_LATCH)) {
+		set_err(err, EINVAL, "mmap.flags: %#x without STATSFD_MMAP_LATCH",
+			h->flags);
+		return -EINVAL;
+	}
 	if (h->header_size < sizeof(*h)) {
-		set_err(err, EINVAL, "mmap.header_size: %u smaller than the %zu bytes of version 1",
+		set_err(err, EINVAL, "mmap.header_size: %u smaller than the %zu bytes of version 2",
 			h->header_size, sizeof(*h));
 		return -EINVAL;
 	}
@@ -492,7 +503,28 @@ static int map_check(const struct statsfd *sf,
 			return -EINVAL;
 		}
 	}
+	/* The copies must not overlap, and a copy's values stay 8-aligned. */
+	if (h->copy_stride < h->data_size || h->copy_stride % 8) {
+		set_err(err, EINVAL, "mmap.copy_stride: %u (must be a multiple of 8, at least data_size %u)",
+			h->copy_stride, h->data_size);
+		return -EINVAL;
+	}
+	if (h->copy_stride > STATSFD_LIB_DATA_SIZE_MAX) {
+		set_err(err, EINVAL, "mmap.copy_stride: %u above the limit %u",
+			h->copy_stride, STATSFD_LIB_DATA_SIZE_MAX);
+		return -EINVAL;
+	}
 	return 0;
+}
+
+/* The fields map_check() validated, which must read the same in every mapping. */
+static bool map_same_header(const struct statsfd_mmap_header *a,
+			    const struct statsfd_mmap_header *b)
+{
+	return a->version == b->version && a->header_size == b->header_size &&
+	       a->data_offset == b->data_offset &&
+	       a->data_size == b->data_size && a->flags == b->flags &&
+	       a->copy_stride == b->copy_stride;
 }
 
 /* At least the header and one page; the area is whole pages. */
@@ -537,13 +569,21 @@ int statsfd__attach_map(struct statsfd *sf, int fd, struct statsfd_error *err)
 	e = -map_check(sf, &h, err);
 	if (e)
 		goto fail;
-	need = (size_t)h.data_offset + h.data_size;
+	/* Both copies: map_check() bounded each term, so no overflow. */
+	need = (size_t)h.data_offset + h.copy_stride + h.data_size;
 	if (need > len) {
 		munmap(p, len);
+		if (sf->map_hook)
+			sf->map_hook(sf->map_hook_arg, STATSFD_MAP_HOOK_ATTACH);
 		len = (need + page - 1) / page * page;
 		if (S_ISREG(stb.st_mode) && (uint64_t)stb.st_size < len) {
-			set_err(err, EINVAL, "mmap.data_size: values end at %zu, past the file (%lld bytes)",
-				need, (long long)stb.st_size);
+			if ((uint64_t)stb.st_size < (uint64_t)h.data_offset + h.data_size)
+				set_err(err, EINVAL, "mmap.data_size: values end at %zu, past the file (%lld bytes)",
+					(size_t)h.data_offset + h.data_size,
+					(long long)stb.st_size);
+			else
+				set_err(err, EINVAL, "mmap.copy_stride: the second copy ends at %zu, past the file (%lld bytes)",
+					need, (long long)stb.st_size);
 			return -EINVAL;
 		}
 		p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
@@ -554,9 +594,7 @@ int statsfd__attach_map(struct statsfd *sf, int fd, struct statsfd_error *err)
 			return -e;
 		}
 		memcpy(&h2, p, sizeof(h2));
-		if (h2.version != h.version || h2.header_size != h.header_size ||
-		    h2.data_offset != h.data_offset ||
-		    h2.data_size != h.data_size) {
+		if (!map_same_header(&h, &h2)) {
 			e = EINVAL;
 			set_err(err, e, "mmap: header changed between two mappings");
 			goto fail;
@@ -566,6 +604,7 @@ int statsfd__attach_map(struct statsfd *sf, int fd, struct statsfd_error *err)
 	sf->map_len = len;
 	sf->map_data_off = h.data_offset;
 	sf->map_data_size = h.data_size;
+	sf->map_stride = h.copy_stride;
 	sf->map_full = true;
 	for (i = 0; i < sf->num_stats; i++)
 		if (!is_meta(sf, &sf->stats[i]) &&
@@ -816,31 +855,37 @@ static bool in_map(const struct statsfd *sf, const struct statsfd_stat *st)
 /*
  * Copy values out of the mapping, all of them (@stats NULL) or those of
  * the mapped stats among @stats, into @buf at their data block offsets,
- * with the sequence protocol: keep the copy only if the count was even
- * and the same before and after.  Each u64 is one relaxed atomic load
- * (a plain mov; the kernel may be storing it).  With @want_ns the time is
- * taken between the two loads of the count, as the kernel does for a
- * pread.  After STATSFD_MAP_TRIES thrown-away copies the caller falls
- * back to pread, which the kernel guarantees to complete.
+ * with the latch protocol of statsfd_mmap_copy() in the uapi header: load
+ * the count (acquire), copy from the copy it selects (count & 1), and
+ * keep the result only if the count is the same after an acquire fence.
+ * The writer fills only the other copy, so a copy is thrown away only
+ * when the writer published a window meanwhile; a writer that stopped or
+ * was preempted costs the reader nothing.  The library keeps its own loop
+ * rather than calling statsfd_mmap_copy(): it copies scattered stats in
+ * one try, takes sample_ns inside the try, and bounds the tries.  Each
+ * u64 is one relaxed atomic load (a plain mov).  With @want_ns the time
+ * is taken between the two loads of the count, as the kernel does for a
+ * pread.  After STATSFD_MAP_TRIES thrown-away copies (a writer
+ * publishing back to back) the caller falls back to pread, which the
+ * kernel completes without waiting for the writer either.
  */
 static bool map_snapshot(const struct statsfd *sf, uint64_t *buf,
 			 const struct statsfd_stat *const *stats,
 			 unsigned int n, bool want_ns, struct map_meta *meta)
 {
 	const struct statsfd_mmap_header *h = sf->map;
-	const uint64_t *vals = (const uint64_t *)((const char *)sf->map +
-						  sf->map_data_off);
 	struct timespec ts = { 0, 0 };
+	const uint64_t *vals;
 	unsigned int attempt, i;
 	size_t w, first, end;
 	uint64_t s1, s2;
 
 	for (attempt = 0; attempt < STATSFD_MAP_TRIES; attempt++) {
+		/* Pairs with the writer's barrier before it advances seq. */
 		s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
-		if (s1 & 1) {
-			cpu_relax();
-			continue;
-		}
+		vals = (const uint64_t *)((const char *)sf->map +
+					  sf->map_data_off +
+					  (size_t)(s1 & 1) * sf->map_stride);
 		for (i = 0; i < (stats ? n : 1); i++) {
 			if (stats && !in_map(sf, stats[i]))
 				continue;
@@ -855,13 +900,14 @@ static bool map_snapshot(const struct statsfd *sf, uint64_t *buf,
 			break;
 		if (sf->map_hook)
 			sf->map_hook(sf->map_hook_arg, attempt);
+		/* The values before the count again. */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		s2 = __atomic_load_n(&h->seq, __ATOMIC_RELAXED);
 		if (s1 == s2) {
 			if (attempt)
 				__atomic_fetch_add((uint64_t *)&sf->map_retries,
 						   attempt, __ATOMIC_RELAXED);
-			meta->generation = s1 >> 1;
+			meta->generation = s1;
 			meta->sample_ns = (uint64_t)ts.tv_sec * 1000000000u +
 					  (uint64_t)ts.tv_nsec;
 			return true;

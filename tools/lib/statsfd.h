@@ -33,11 +33,15 @@
  *     that gives the whole data block as one snapshot;
  *   - statsfd_read_stats() copies from the mapping when each stat asked
  *     for is in it or is sample_ns/generation; otherwise one pread();
- *   - a copy from the mapping is one snapshot by the sequence protocol:
- *     generation is the count / 2 and sample_ns the CLOCK_BOOTTIME time
- *     taken between its two loads, as the kernel fills them for a pread;
- *     after a bounded number of thrown-away copies (a writer opening
- *     windows back to back) the read falls back to pread().
+ *   - a copy from the mapping is one snapshot by the latch protocol of the
+ *     mmap area, version 2 (statsfd_mmap_copy() in <linux/statsfd.h>):
+ *     the values come from the copy the count selects (count & 1), which
+ *     the writer never touches, so a reader never waits for a writer,
+ *     running, preempted or stopped; generation is the count and sample_ns
+ *     the CLOCK_BOOTTIME time taken between its two loads, as the kernel
+ *     fills them for a pread.  A copy is made again only if the writer
+ *     published a window during it; after a bounded number of those (a
+ *     writer publishing back to back) the read falls back to pread().
  *
  * Either way the values are those a pread would return, with the same
  * consistency.  A mapping costs no fd, but holds the source (the VM) like
@@ -137,11 +141,15 @@ struct statsfd;
  * Then, unless STATSFD_OPEN_NO_MMAP, an anon-inode fd (what every stats
  * fd is; files are never mapped) is mapped read-only, one page first and
  * the whole values area if it is larger.  The mapping is kept only if its
- * header is consistent: version >= 1, header_size at least 64 and at most
- * data_offset, data_offset 8-aligned, and data_size exactly the bytes of
- * the plain stats (all but aggregates, sample_ns and generation), which
- * must be the first ones of the data block.  Any failure of the mapping,
- * ENODEV included, leaves a handle that reads with pread() as before.
+ * header is consistent: version >= 2, flags exactly STATSFD_MMAP_LATCH (an
+ * unknown flag, or a version-1 area without the latch, is refused),
+ * header_size at least 64 and at most data_offset, data_offset 8-aligned,
+ * data_size exactly the bytes of the plain stats (all but aggregates,
+ * sample_ns and generation), which must be the first ones of the data
+ * block, copy_stride a multiple of 8 and at least data_size, and both
+ * copies inside the area; the header must read the same in the one-page
+ * and the whole mapping.  Any failure of the mapping, ENODEV included,
+ * leaves a handle that reads with pread() as before.
  *
  * Return: a handle caching the schema, or NULL with @err filled and errno set.
  */

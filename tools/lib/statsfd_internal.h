@@ -5,9 +5,10 @@
  * A regular file cannot imitate the mmap() of a stats fd (its first page
  * is the stats header, and statsfd_open_fd() maps only anon-inode fds), so
  * the tests open an image and then attach a mapping of their own: a memfd
- * holding a struct statsfd_mmap_header and values, which they change
- * through a writable mapping of the same memfd to play the kernel's
- * writer.
+ * holding a struct statsfd_mmap_header and the two copies of the values,
+ * which they change through a writable mapping of the same memfd to play
+ * the kernel's writer (fill the copy seq does not select, then advance
+ * seq).
  *
  * Nor can a file make a view (STATSFD_IOC_VIEW) or poll EPOLLPRI and
  * EPOLLHUP, so the tests replace the three system calls the library makes
@@ -37,18 +38,29 @@
  *
  * The same mmap() calls and header validation as statsfd_open_fd() makes
  * on a stats fd, but reporting the reason (the field "mmap.version",
- * "mmap.header_size", "mmap.data_offset", "mmap.data_size", or "mmap" for
- * a failed call).  A regular file (a memfd) must hold the whole area.
+ * "mmap.flags", "mmap.header_size", "mmap.data_offset", "mmap.data_size",
+ * "mmap.copy_stride", or "mmap" for a failed call or a header that changed
+ * between the two mappings).  A regular file (a memfd) must hold the whole
+ * area, both copies.
  * Return: 0 with the mapping attached, or a negative errno without one.
  */
 int statsfd__attach_map(struct statsfd *sf, int fd, struct statsfd_error *err);
+
+/*
+ * The attempt number statsfd__attach_map() passes to the map hook between
+ * its one-page mapping and its whole one (a test changes the header there).
+ */
+#define STATSFD_MAP_HOOK_ATTACH	(~0u)
 
 /**
  * statsfd__set_map_hook() - call @hook inside every copy from the mapping
  * @sf: handle
  * @hook: called after the values are copied and before the sequence count
  *	is loaded again, with @arg and the attempt number (0 first); NULL to
- *	remove.  A test changes the count there to force a retry.
+ *	remove.  A test publishes a window there to force a retry.  Also
+ *	called by statsfd__attach_map(), with STATSFD_MAP_HOOK_ATTACH, after
+ *	it validated the header of the first page and before it maps the
+ *	whole area.
  * @arg: passed to @hook
  */
 void statsfd__set_map_hook(struct statsfd *sf,
@@ -58,7 +70,8 @@ void statsfd__set_map_hook(struct statsfd *sf,
 /**
  * statsfd__map_counters() - how often the mapping did not serve a read
  * @sf: handle
- * @retries: set to the copies that were thrown away (odd or changed count)
+ * @retries: set to the copies that were thrown away (the count changed
+ *	during the copy: the writer published a window)
  * @fallbacks: set to the reads that gave up on the mapping and used pread
  */
 void statsfd__map_counters(const struct statsfd *sf, uint64_t *retries,

@@ -34,8 +34,9 @@ struct statsfd {
 	const struct statsfd_stat *sample_st;
 	const struct statsfd_stat *gen_st;
 	/*
-	 * The read-only mapping of the values, or NULL: @map_len bytes, the
-	 * values at @map + @map_data_off, @map_data_size bytes of them (the
+	 * The read-only mapping of the values, or NULL: @map_len bytes, two
+	 * published copies of the values, copy 0 at @map + @map_data_off and
+	 * copy 1 @map_stride bytes after it, @map_data_size bytes each (the
 	 * first bytes of the data block).  @map_full: every stat but
 	 * sample_ns and generation is in it, so statsfd_read() can use it.
 	 */
@@ -43,6 +44,7 @@ struct statsfd {
 	size_t map_len;
 	uint32_t map_data_off;
 	uint32_t map_data_size;
+	uint32_t map_stride;
 	bool map_full;
 	/* Test seam (statsfd_internal.h). */
 	void (*map_hook)(void *arg, unsigned int attempt);

@@ -394,9 +394,10 @@ TEST(system_fd_enodev)
 /* ------------------------------------------------------- header, values */
 
 /*
- * The header of version 1, field by field; data_size is the plain stats
+ * The header of version 2, field by field; data_size is the plain stats
  * of the descriptors (up to the first aggregate, or to sample_ns without
- * aggregates); the rest of the area is zero; seq / 2 is generation.
+ * aggregates); two copies of them, copy_stride apart; the rest of the
+ * area is zero; seq is generation.
  */
 TEST_F(map, header_fields)
 {
@@ -412,7 +413,7 @@ TEST_F(map, header_fields)
 	ASSERT_NE(MAP_FAILED, mh);
 	EXPECT_EQ(self->area, len);
 	EXPECT_EQ(STATSFD_MMAP_VERSION, mh->version);
-	EXPECT_EQ(1, mh->version);
+	EXPECT_EQ(2, mh->version);
 	EXPECT_EQ(64, mh->header_size);
 	EXPECT_EQ(sizeof(*mh), mh->header_size);
 	EXPECT_LE(mh->header_size, mh->data_offset);
@@ -421,8 +422,12 @@ TEST_F(map, header_fields)
 	EXPECT_EQ(64, mh->data_offset);
 	EXPECT_EQ(self->plain, mh->data_size);
 	EXPECT_EQ(0, mh->data_size % 8);
-	EXPECT_EQ(0, mh->flags);
-	EXPECT_EQ(0, mh->reserved0);
+	EXPECT_EQ(STATSFD_MMAP_LATCH, mh->flags);
+	/* the second copy after the first, inside the area */
+	EXPECT_LE(mh->data_size, mh->copy_stride);
+	EXPECT_EQ(0, mh->copy_stride % 8);
+	EXPECT_LE(mh->data_offset + mh->copy_stride + mh->data_size,
+		  self->area);
 	for (i = 0; i < ARRAY_SIZE(mh->reserved); i++)
 		EXPECT_EQ(0, mh->reserved[i]);
 
@@ -445,15 +450,20 @@ TEST_F(map, header_fields)
 		TH_LOG("first stat after the area: %s", d->name);
 	}
 
-	/* idle: no window open, and the generation a read returns */
-	EXPECT_EQ(0, mh->seq % 2);
+	/* idle: the generation a read returns */
 	EXPECT_EQ(self->s.data[(gen_off - self->s.hdr.data_offset) / 8],
-		  mh->seq / 2);
+		  mh->seq);
 	EXPECT_NE(0, mh->seq);
 
-	/* nothing after the values */
+	/* nothing between the copies, nor after the second */
 	p = (const unsigned char *)mh;
-	for (len = mh->data_offset + mh->data_size; len < self->area; len++)
+	for (len = mh->data_offset + mh->data_size;
+	     len < mh->data_offset + mh->copy_stride; len++)
+		if (p[len])
+			break;
+	EXPECT_EQ(mh->data_offset + mh->copy_stride, len);
+	for (len = mh->data_offset + mh->copy_stride + mh->data_size;
+	     len < self->area; len++)
 		if (p[len])
 			break;
 	EXPECT_EQ(self->area, len);
@@ -463,7 +473,7 @@ TEST_F(map, header_fields)
 /*
  * On an idle source every mapped value equals pread()'s, shared or
  * private; after the source moves, the same mappings show the new values
- * (the writer stores into the mapped pages), with seq / 2 the new
+ * (the writer publishes into the mapped pages), with seq the new
  * generation.
  */
 TEST_F(map, values_match_pread_idle)
@@ -487,7 +497,7 @@ TEST_F(map, values_match_pread_idle)
 		ASSERT_EQ(0, sfile_read_data(self->fd, &self->s));
 		EXPECT_EQ(0, map_diff(sh, &self->s));
 		EXPECT_EQ(0, map_diff(ph, &self->s));
-		EXPECT_EQ(self->s.data[gen_i], sh->seq / 2);
+		EXPECT_EQ(self->s.data[gen_i], sh->seq);
 		EXPECT_EQ(sh->seq, ph->seq);
 	}
 	/* and the pokes did move it */
@@ -593,7 +603,7 @@ TEST_F(map, fork_child_reads_mapping)
 #define NOBODY_DROP BIT(0) /* could not become nobody */
 #define NOBODY_RECV BIT(1) /* no fd received */
 #define NOBODY_MAP BIT(2) /* PROT_READ mmap failed */
-#define NOBODY_HEADER BIT(3) /* header not version 1 */
+#define NOBODY_HEADER BIT(3) /* header not version 2 */
 #define NOBODY_VALUES BIT(4) /* values differ from the sender's pread */
 #define NOBODY_WRITE BIT(5) /* PROT_WRITE mmap not EACCES */
 #define NOBODY_MPROTECT BIT(6) /* mprotect(PROT_WRITE) not EACCES */
@@ -693,7 +703,7 @@ TEST_F(map, closed_fds_mapping_frozen)
 	EXPECT_EQ(0, map_diff(mh, &self->s));
 	EXPECT_EQ(seq, mh->seq);
 	EXPECT_EQ(self->s.data[(gen_off - self->s.hdr.data_offset) / 8],
-		  mh->seq / 2);
+		  mh->seq);
 	usleep(100000);
 	EXPECT_EQ(0, map_diff(mh, &self->s));
 	EXPECT_EQ(seq, mh->seq);

@@ -587,7 +587,7 @@ static inline const struct statsfd_mmap_header *stats_map(int fd, size_t *len)
 	if (h == MAP_FAILED)
 		return h;
 	*len = page;
-	need = (size_t)h->data_offset + h->data_size;
+	need = (size_t)h->data_offset + h->copy_stride + h->data_size;
 	if (need <= page)
 		return h;
 	munmap((void *)h, page);
@@ -595,12 +595,24 @@ static inline const struct statsfd_mmap_header *stats_map(int fd, size_t *len)
 	return mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
 }
 
-/* Value @i of the mapping @h (its data block offset is 8 * @i). */
+/* Copy @n (0 or 1) of the values in the mapping @h. */
+static inline const __u64 *map_copy_base(const struct statsfd_mmap_header *h,
+					 __u64 n)
+{
+	return (const void *)((const char *)h + h->data_offset +
+			      (n & 1) * h->copy_stride);
+}
+
+/*
+ * Value @i of the mapping @h (its data block offset is 8 * @i), from the
+ * copy seq selects: what the last published window left.  One value
+ * needs no protocol; several that must agree need map_copy().
+ */
 static inline __u64 map_val(const struct statsfd_mmap_header *h, size_t i)
 {
-	const __u64 *vals = (const void *)((const char *)h + h->data_offset);
+	__u64 seq = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
 
-	return __atomic_load_n(&vals[i], __ATOMIC_RELAXED);
+	return __atomic_load_n(&map_copy_base(h, seq)[i], __ATOMIC_RELAXED);
 }
 
 /**
@@ -611,37 +623,40 @@ static inline __u64 map_val(const struct statsfd_mmap_header *h, size_t i)
  * @n: number of entries of @idx (ignored when @idx is NULL)
  * @out: where value i goes, at @out[i]
  * @tries: how many times to try at most
- * @gen: set to the generation of the copy, seq / 2
+ * @gen: set to the generation of the copy, seq
  *
- * The documented reader protocol: an even seq loaded with acquire, the
- * values with relaxed 8-byte loads, an acquire fence, seq again; the copy
- * holds if seq did not change.
+ * The documented reader protocol (statsfd_mmap_copy() in the uapi
+ * header, here for scattered values): seq loaded with acquire, the values
+ * of copy (seq & 1) with relaxed 8-byte loads, an acquire fence, seq
+ * again; the copy holds if seq did not change.
  *
  * Return: the number of tries the copy took (1 when the first one held),
- * or 0 if all @tries overlapped an update window.
+ * or 0 if the writer published a window during each of the @tries.
  */
 static inline int map_copy(const struct statsfd_mmap_header *h,
 			   const unsigned int *idx, unsigned int n, __u64 *out,
 			   int tries, __u64 *gen)
 {
 	unsigned int i, all = h->data_size / sizeof(__u64);
+	const __u64 *vals;
 	__u64 s1;
 	int t;
 
 	for (t = 1; t <= tries; t++) {
 		s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
-		if (s1 & 1)
-			continue;
+		vals = map_copy_base(h, s1);
 		if (idx) {
 			for (i = 0; i < n; i++)
-				out[idx[i]] = map_val(h, idx[i]);
+				out[idx[i]] = __atomic_load_n(&vals[idx[i]],
+							      __ATOMIC_RELAXED);
 		} else {
 			for (i = 0; i < all; i++)
-				out[i] = map_val(h, i);
+				out[i] = __atomic_load_n(&vals[i],
+							 __ATOMIC_RELAXED);
 		}
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) == s1) {
-			*gen = s1 / 2;
+			*gen = s1;
 			return t;
 		}
 	}

@@ -258,6 +258,11 @@ run_leg() {
 	} >"$d/check.conf"
 	local extra=(--file "$d/check.conf:/etc/statsfd-check.conf")
 	[ "$leg" = kcsan ] && extra+=(--append panic_on_warn=0)
+	# Debian's 6.1 kernel preempts voluntarily by default
+	# (PREEMPT_DYNAMIC): full preemption, as the 6.12 kernels are built
+	# with, so that stats writers are preempted inside update windows on
+	# this leg too.
+	[ "$leg" = 6.1 ] && extra+=(--append preempt=full)
 	if [ -n "$HARNESS_SELFTESTS" ] && [ "$HARNESS" != selftest-missing ]; then
 		extra+=(--file "$BUILD/selftests-harness:/usr/libexec/statsfd-harness")
 	fi

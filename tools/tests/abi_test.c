@@ -57,8 +57,10 @@ SAME(_IOC_DIR(STATSFD_VM_GET_STATS_FD), _IOC_DIR(KVM_GET_STATS_FD));
 
 /*
  * The mmap header has no KVM counterpart: its layout is statsfd's own ABI,
- * pinned here so that it cannot change by accident (version 1, 64 bytes,
- * a 64-bit sequence count 8-byte aligned for one atomic load).
+ * pinned here so that it cannot change by accident (version 2, 64 bytes,
+ * a 64-bit sequence count 8-byte aligned for one atomic load; version 2's
+ * copy_stride took version 1's reserved0, so a version-1 reader finds the
+ * same offsets and, refusing the unknown STATSFD_MMAP_LATCH flag, pread).
  */
 SAME(sizeof(struct statsfd_mmap_header), 64);
 SAME(offsetof(struct statsfd_mmap_header, version), 0);
@@ -68,9 +70,12 @@ SAME(sizeof(((struct statsfd_mmap_header *)0)->seq), 8);
 SAME(offsetof(struct statsfd_mmap_header, data_offset), 16);
 SAME(offsetof(struct statsfd_mmap_header, data_size), 20);
 SAME(offsetof(struct statsfd_mmap_header, flags), 24);
-SAME(offsetof(struct statsfd_mmap_header, reserved0), 28);
+SAME(offsetof(struct statsfd_mmap_header, copy_stride), 28);
+SAME(sizeof(((struct statsfd_mmap_header *)0)->copy_stride), 4);
 SAME(offsetof(struct statsfd_mmap_header, reserved), 32);
-SAME(STATSFD_MMAP_VERSION, 1);
+SAME(STATSFD_MMAP_VERSION, 2);
+SAME(STATSFD_MMAP_LATCH, 1);
+SAME(STATSFD_MMAP_FLAGS, STATSFD_MMAP_LATCH);
 
 #define CHECK(a, b)	tap_ok((long)(a) == (long)(b), "%s == %s (%ld)", #a, #b, (long)(a))
 
@@ -81,7 +86,11 @@ int main(void)
 	CHECK(sizeof(struct statsfd_mmap_header), 64);
 	CHECK(offsetof(struct statsfd_mmap_header, seq), 8);
 	CHECK(offsetof(struct statsfd_mmap_header, data_offset), 16);
+	CHECK(offsetof(struct statsfd_mmap_header, flags), 24);
+	CHECK(offsetof(struct statsfd_mmap_header, copy_stride), 28);
 	CHECK(offsetof(struct statsfd_mmap_header, reserved), 32);
+	CHECK(STATSFD_MMAP_VERSION, 2);
+	CHECK(STATSFD_MMAP_LATCH, 1);
 #define RF(f) do {							\
 		CHECK(offsetof(struct statsfd_header, f), offsetof(struct kvm_stats_header, f)); \
 		CHECK(sizeof(((struct statsfd_header *)0)->f), sizeof(((struct kvm_stats_header *)0)->f)); \

@@ -7,10 +7,10 @@
  * with AddressSanitizer and UBSan by `make -C tools check`, so any
  * out-of-bounds access or undefined behaviour aborts the test.
  *
- * Then mutated mmap headers (struct statsfd_mmap_header in a memfd
- * attached through the test seam of statsfd_internal.h) must be either
- * refused, leaving pread, or accepted as an area whose values read back
- * exactly.
+ * Then mutated mmap headers (struct statsfd_mmap_header, version 2, and
+ * its two copies in a memfd attached through the test seam of
+ * statsfd_internal.h) must be either refused, leaving pread, or accepted
+ * as an area whose current copy's values read back exactly.
  *
  * Usage: fuzz_test [iterations] [seed]
  */
@@ -212,19 +212,31 @@ static const struct img_stat map_vm[] = {
 	{ "generation", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
 };
 
+/* Fill copy @n of @h's values, as far as @flen allows, with @base + w. */
+static void fill_copy(struct statsfd_mmap_header *h, size_t flen, uint64_t n,
+		      uint32_t span, uint64_t base)
+{
+	size_t off = (size_t)h->data_offset + (n & 1) * (size_t)h->copy_stride;
+	unsigned int w;
+
+	for (w = 0; !(off % 8) && w < span / 8 && off + 8 * (w + 1) <= flen; w++)
+		((uint64_t *)((char *)h + off))[w] = base + w;
+}
+
 /*
  * One mutated mmap header on a handle of @stats (plain span @span): either
  * refused with an "mmap..." field and the handle reading the image, or
- * accepted with every field sane and the area's values read back.
+ * accepted with every field sane and the current copy's values read back
+ * (never the other copy's).
  */
 static void try_map(const struct img_stat *stats, unsigned int n,
 		    uint32_t span, bool full, struct counts *c)
 {
-	static const size_t sizes[] = { 2048, 4096, 8192, 3 * 4096 };
+	static const size_t sizes[] = { 2048, 4096, 8192, 3 * 4096, 4 * 4096 };
 	static unsigned char image[1 << 14];
 	size_t ilen = img_build(image, sizeof(image), "fuzz-map", 16, stats, n,
 				NULL, 0);
-	size_t flen = sizes[rnd() % 4], dsize;
+	size_t flen = sizes[rnd() % 5], dsize;
 	struct statsfd_mmap_header *h;
 	struct statsfd_error err;
 	struct statsfd *sf;
@@ -243,20 +255,26 @@ static void try_map(const struct img_stat *stats, unsigned int n,
 		c->bad++;
 		goto out;
 	}
-	*h = (struct statsfd_mmap_header){ .version = 1, .header_size = 64,
-		.data_offset = 64, .data_size = span };
-	h->seq = seq = (rnd() % 1000) * 2;
+	*h = (struct statsfd_mmap_header){ .version = STATSFD_MMAP_VERSION,
+		.header_size = 64, .data_offset = 64, .data_size = span,
+		.flags = STATSFD_MMAP_LATCH,
+		.copy_stride = (span + 63) / 64 * 64 };
+	/* Any count: odd ones select copy 1, and none means a window is open. */
+	h->seq = seq = rnd() % 1000;
 	for (k = 1 + rnd() % 3; k; k--) {
-		switch (rnd() % 4) {
+		switch (rnd() % 7) {
 		case 0: h->version = interesting(flen); break;
 		case 1: h->header_size = interesting(flen); break;
 		case 2: h->data_offset = interesting(flen); break;
-		default: h->data_size = interesting(flen); break;
+		case 3: h->data_size = interesting(flen); break;
+		case 4: h->flags = rnd() % 2 ? interesting(flen) : 1u << (rnd() % 32); break;
+		case 5: h->copy_stride = interesting(flen); break;
+		default: h->copy_stride = span + 8 * (uint32_t)(rnd() % 8) - 24; break;
 		}
 	}
-	for (w = 0; !(h->data_offset % 8) &&
-		    (size_t)h->data_offset + 8 * (w + 1) <= flen; w++)
-		((uint64_t *)((char *)h + h->data_offset))[w] = 7000 + w;
+	/* The copy seq does not select holds what a wrong reader would return. */
+	fill_copy(h, flen, seq + 1, span, 9000);
+	fill_copy(h, flen, seq, span, 7000);
 	dsize = statsfd_data_size(sf);
 	buf = calloc(1, dsize);
 	if (statsfd__attach_map(sf, mfd, &err)) {
@@ -265,16 +283,18 @@ static void try_map(const struct img_stat *stats, unsigned int n,
 		     !statsfd_read(sf, buf, &err) && buf[0] == 1;
 	} else {
 		c->accepted++;
-		ok = h->version >= 1 && h->header_size >= 64 &&
+		ok = h->version >= 2 && h->flags == STATSFD_MMAP_LATCH &&
+		     h->header_size >= 64 &&
 		     h->header_size <= h->data_offset && !(h->data_offset % 8) &&
-		     h->data_size == span &&
-		     (size_t)h->data_offset + h->data_size <= flen &&
+		     h->data_size == span && h->copy_stride >= span &&
+		     !(h->copy_stride % 8) &&
+		     (size_t)h->data_offset + h->copy_stride + h->data_size <= flen &&
 		     !statsfd_read(sf, buf, &err);
 		for (w = 0; ok && full && w < span / 8; w++)
 			ok = buf[w] == 7000 + w;
 		if (ok && full)
 			ok = statsfd_values(statsfd_generation_stat(sf), buf)[0] ==
-			     seq / 2;
+			     seq;
 		if (ok && !full)	/* a VM: pread, the image's values */
 			ok = buf[0] == 1 && buf[2] == 3;
 	}

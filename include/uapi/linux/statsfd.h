@@ -209,8 +209,8 @@ struct statsfd_mmap_header {
  * during the copy: it never waits for a writer that is not running.
  *
  * Return: 0, or -1 if the area is not one this header describes (an
- * unknown version or flag, or @off/@len outside the values): then use
- * pread().
+ * unknown version or flag, a copy_stride that does not separate the
+ * copies, or @off/@len outside the values): then use pread().
  */
 static __inline__ int statsfd_mmap_copy(const struct statsfd_mmap_header *h,
 					void *dst, __u32 off, __u32 len,
@@ -222,7 +222,8 @@ static __inline__ int statsfd_mmap_copy(const struct statsfd_mmap_header *h,
 	__u32 i;
 
 	if (h->version < 2 || !(h->flags & STATSFD_MMAP_LATCH) ||
-	    (h->flags & ~STATSFD_MMAP_FLAGS) || off % 8 || len % 8 ||
+	    (h->flags & ~STATSFD_MMAP_FLAGS) || h->copy_stride % 8 ||
+	    h->copy_stride < h->data_size || off % 8 || len % 8 ||
 	    off > h->data_size || len > h->data_size - off)
 		return -1;
 	for (;;) {
