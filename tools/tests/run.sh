@@ -20,6 +20,17 @@ export STATSFD_BIN=$san/bin
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 n=0 pass=0 fail=0 skip=0
 
+# Prometheus, promtool and node_exporter: the copies tools/testing/servers.sh
+# unpacks into the cache, first in PATH, never the host's (deps.sh installs
+# no server).  Without them the tests that need them fail.
+if srv=$("$here/../testing/servers.sh" "${KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/statsfd}"); then
+	export PATH=$srv:$PATH
+	echo "# servers: $srv"
+else
+	n=$((n + 1)) fail=$((fail + 1))
+	echo "not ok $n - servers: tools/testing/servers.sh could not unpack prometheus and node_exporter"
+fi
+
 run() {
 	local name=$1 rc line
 	shift
