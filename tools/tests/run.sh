@@ -92,6 +92,7 @@ run sd_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/sd_test" \
 # Leak-checked: the library's client (the collector it starts is not).
 run client_test "$san/tests/client_test" "$san/bin/statsfd-collector"
 run cli_test "$here/cli_test.sh" "$out"
+run libso_test "$here/libso_test.sh" "$out"
 run systemd_test "$here/systemd_test.sh" "$out"
 run man_test "$here/man_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
