@@ -111,7 +111,7 @@ tools:
 # clean.  check-deb installs them in a fresh debootstrap chroot, lets DKMS
 # build for the stock 6.1 headers there, boots the stock kernel with those
 # modules, runs the demo with the installed tools, then purges them.
-deb:
+deb: deps
 	@$(ROOT)/tools/deb/build.sh $(BUILD)/deb >/dev/null
 
 check-deb: deb stock
