@@ -38,6 +38,10 @@ has() {
 	done
 }
 
+# One version: the changelog's (the packages') is dkms.conf's (the DKMS
+# module's, --version's, statsfd.pc's).
+check "debian/changelog's version $ver is dkms.conf's PACKAGE_VERSION ($kver)" test "${ver%%-*}" = "$kver"
+
 for p in statsfd-dkms:all statsfd-tools:$arch libstatsfd1:$arch libstatsfd-dev:$arch; do
 	check "${p%%:*}_${ver}_${p##*:}.deb exists and reads" deb "${p%%:*}" "${p##*:}"
 done
