@@ -5,6 +5,8 @@
 #   make check            the full test run (both kernel legs), see README.md
 #   make check-harness    prove that make check can fail, every way it should
 #   make check-kcsan      the data-race leg: KUnit + race selftests under KCSAN
+#   make deb              Debian packages (debian/) in build/deb/, lintian clean
+#   make check-deb        those installed in a fresh chroot, DKMS, boot, purge
 #   make lint             checkpatch --strict, sparse C=2, clang-format
 #
 # Variables: KDIR (kernel build tree; default the running kernel's when it
@@ -104,6 +106,17 @@ tools:
 		$(MAKE) -s -C $(ROOT)/tools O=$(BUILD)/tools; \
 	fi
 
+# Debian packages from debian/ (tools/deb/build.sh): dpkg-buildpackage -us
+# -uc -b on a copy of the tree's files; the .debs in build/deb/, lintian
+# clean.  check-deb installs them in a fresh debootstrap chroot, lets DKMS
+# build for the stock 6.1 headers there, boots the stock kernel with those
+# modules, runs the demo with the installed tools, then purges them.
+deb: deps
+	@$(ROOT)/tools/deb/build.sh $(BUILD)/deb >/dev/null
+
+check-deb: deb stock
+	@$(ROOT)/tools/deb/check-deb.sh $(BUILD)/deb $(KCACHE) $(STOCK_KDIR)
+
 check:
 	@$(T)/check.sh
 
@@ -153,7 +166,7 @@ install: modules tools-install
 	if [ -z "$(DESTDIR)" ]; then depmod -a $$krel; fi
 
 .PHONY: all deps deps-demo stock kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \
-	check check-harness check-kcsan lint format clean distclean install
+	check check-harness check-kcsan lint format clean distclean install deb check-deb
 
 # Hooks for the rest of the project (make demo, make bench, ...).
 -include $(wildcard $(ROOT)/tools/*.mk $(ROOT)/tools/*/*.mk)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # statsfd-collector --host beside Debian's node_exporter (1.5.0, package
-# prometheus-node-exporter, copied into the guest by make check), in the
+# prometheus-node-exporter, unpacked by tools/testing/servers.sh and copied
+# into the guest by make check), in the
 # guest with statsfd_host.ko: every series the collector exports under a
 # node_exporter name must be one node_exporter exports too, with the same
 # labels, and every series node_exporter exports in those families must be

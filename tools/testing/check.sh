@@ -118,6 +118,20 @@ busybox=${stock_root:+$stock_root/bin/busybox}
 [ -n "$busybox" ] || busybox=$(command -v busybox || true)
 stock_rel=${stock_root##*/stock-}
 # Upstream KVM in the 6.1 guest: these stock modules, loaded in this order.
+# The servers the tests run (Prometheus, promtool, node_exporter), unpacked
+# in the cache, never installed (tools/testing/servers.sh); first in PATH
+# for the host tests too.
+say "servers (prometheus, promtool, node_exporter)"
+if servers=$("$T/servers.sh" "$KCACHE"); then
+	export PATH=$servers:$PATH
+else
+	fail servers "tools/testing/servers.sh could not unpack prometheus and node_exporter"
+	servers=/nonexistent
+fi
+# What this run starts carries this mark in its environment, so that
+# host_state_test.sh can tell a listener it left behind from anyone else's.
+STATSFD_CHECK_RUN=$$.$(date +%s%N)
+export STATSFD_CHECK_RUN
 kvm_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86/kvm/kvm-amd)
 # kvm_module_path M: the unpacked stock module M (any compression), or "".
 kvm_module_path() {
@@ -278,17 +292,18 @@ run_leg() {
 			extra+=(--kmods "$(kvm_module_path "$m")")
 		done
 		extra+=(--bin /bin/bash:/bin/bash --bin "$(command -v jq)"
-			--bin "$(command -v promtool)" --bin "$(command -v setpriv)")
+			--bin "$servers/promtool" --bin "$(command -v setpriv)")
 		for t in "$BUILD"/tools/guest-tests/*; do
 			extra+=(--bin "$t:/usr/libexec/statsfd-kvm/$(basename "$t")")
 		done
 	fi
 	# The host tests: host_tools_test.sh checks the collector's --host
 	# exposition with promtool, host_node_exporter_test.sh compares it
-	# with Debian's node_exporter.
+	# with Debian's node_exporter (both the unpacked copies, in the guest's
+	# /usr/bin).
 	if [ -z "$leg_selftests" ] || [[ " ${leg_selftests//,/ } " == *" host_"*"_test"[.\ ]* ]]; then
-		[ "$kvm" = 1 ] || extra+=(--bin "$(command -v promtool)")
-		extra+=(--bin /usr/bin/prometheus-node-exporter)
+		[ "$kvm" = 1 ] || extra+=(--bin "$servers/promtool")
+		extra+=(--bin "$servers/prometheus-node-exporter")
 	fi
 	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
 	# A shared hold on the modules' lock: a concurrent modules.sh (another
@@ -333,9 +348,18 @@ for spec in "${legs[@]}"; do
 done
 [ ${#pids[@]} -eq 0 ] || wait "${pids[@]}"
 
+# Last, once everything this run started has ended: the host as it was.
+# No unit of the server packages enabled, no listener of this run left.
+if [ "$run_host_tests" = 1 ]; then
+	say "host state"
+	"$root/tools/tests/host_state_test.sh" "$STATSFD_CHECK_RUN" >"$LOGDIR/host-state.log" 2>&1
+	echo $? >"$LOGDIR/host-state.rc"
+fi
+
 sumargs+=(--allow "$T/skips.txt")
 if [ "$run_host_tests" = 1 ]; then
 	sumargs+=(--tap host "$LOGDIR/host-tests.log" "$(cat "$LOGDIR/host-tests.rc" 2>/dev/null || echo 1)")
+	sumargs+=(--tap host-state "$LOGDIR/host-state.log" "$(cat "$LOGDIR/host-state.rc")")
 fi
 for spec in "${legs[@]}"; do
 	IFS='|' read -r leg rest <<<"$spec"

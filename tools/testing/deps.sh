@@ -4,6 +4,7 @@
 #
 # Usage: deps.sh [--demo]    install whatever is missing (apt-get), else no-op;
 #                            --demo: only what `make demo` needs
+#        deps.sh --list          print the full list, one a line
 #        deps.sh --missing [PKG...]
 #                            print the missing ones of PKG... (default: the
 #                            full list below), one per line; install nothing
@@ -30,7 +31,13 @@ DEMO_PACKAGES=(
 	# the collector's HTTP side: TLS checks, gzip, --web.config.file, bcrypt
 	libgnutls28-dev zlib1g-dev libyaml-dev libcrypt-dev
 )
-# Everything else make check, make lint and make bench need.
+# Everything else make check, make lint and make bench need.  Servers are
+# never installed: Debian's packages of Prometheus (with promtool) and
+# node_exporter enable and start their services on :9090 and :9100 for
+# good.  tools/testing/servers.sh unpacks them into the cache instead
+# (`apt-get download` + `dpkg-deb -x`, as stock.sh does for the stock
+# kernel), and every test runs those copies; tools/tests/host_state_test.sh
+# proves no unit of theirs is enabled after make check.
 PACKAGES=(
 	"${DEMO_PACKAGES[@]}"
 	# kernel builds
@@ -41,9 +48,10 @@ PACKAGES=(
 	sparse clang-format
 	# tests and packaging (systemd-analyze rates and verifies the units,
 	# man renders the man pages)
-	dkms prometheus jq curl python3-matplotlib systemd man-db
-	# host_node_exporter_test.sh: the node_exporter --host is compared with
-	prometheus-node-exporter
+	dkms jq curl python3-matplotlib systemd man-db
+	# make deb (debian/, dpkg-buildpackage), its lint, and make check-deb's
+	# fresh chroot
+	debhelper dh-dkms lintian debootstrap
 	# http_test.sh: certificates, and ss for the connection counts
 	openssl iproute2
 )
@@ -67,6 +75,10 @@ missing() {
 	done
 }
 
+if [ "${1:-}" = "--list" ]; then
+	printf '%s\n' "${PACKAGES[@]}"
+	exit 0
+fi
 if [ "${1:-}" = "--missing" ]; then
 	shift
 	if [ $# -eq 0 ]; then
@@ -80,7 +92,7 @@ if [ "${1:-}" = "--demo" ]; then
 	PACKAGES=("${DEMO_PACKAGES[@]}")
 fi
 if [ $# -ne 0 ]; then
-	echo "usage: deps.sh [--demo] | deps.sh --missing [PKG...]" >&2
+	echo "usage: deps.sh [--demo] | deps.sh --list | deps.sh --missing [PKG...]" >&2
 	exit 2
 fi
 

@@ -32,6 +32,17 @@ if [ -n "$known" ]; then
 	check "--missing lists '$known', known to dpkg but not installed" test "$out" = "$known"
 fi
 
+# --list: the full list, which --missing checks by default; it names no
+# server the tests run (tools/testing/servers.sh unpacks those instead: their
+# packages enable services on the host).
+list=$("$deps" --list)
+rc=$?
+check "--list prints the package list (exit $rc, $(wc -l <<<"$list") packages)" \
+	bash -c "[ $rc -eq 0 ] && grep -qx build-essential <<<'$list' && grep -qx dkms <<<'$list'"
+servers=$("${deps%/*}/servers.sh" --packages)
+check "--list names none of servers.sh's packages ($(paste -sd' ' <<<"$servers"))" \
+	bash -c "! grep -xF -f <(cat <<<'$servers') <<<'$list'"
+
 "$deps" --bogus >/dev/null 2>&1
 check "an unknown option is a usage error (exit 2)" test $? -eq 2
 

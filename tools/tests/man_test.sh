@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The man pages statsfd(1) and statsfd-collector(8): they render without a
+# The man pages statsfd(1), statsfd-collector(8) and statsfd-vmm(1): they render without a
 # single warning from man/groff, and every long option the programs' own
 # --help lists is documented in them, so that pages and programs cannot
 # drift apart.  Usage: man_test.sh BUILD_DIR   (TAP on stdout)
@@ -10,7 +10,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 n=0
 check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
 
-for page in statsfd.1:statsfd statsfd-collector.8:statsfd-collector; do
+for page in statsfd.1:statsfd statsfd-collector.8:statsfd-collector statsfd-vmm.1:statsfd-vmm; do
 	file=$root/Documentation/man/${page%%:*}
 	bin=$out/bin/${page##*:}
 	warn=$(MANWIDTH=80 man --warnings -l "$file" 2>&1 >/dev/null)

@@ -20,6 +20,17 @@ export STATSFD_BIN=$san/bin
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 n=0 pass=0 fail=0 skip=0
 
+# Prometheus, promtool and node_exporter: the copies tools/testing/servers.sh
+# unpacks into the cache, first in PATH, never the host's (deps.sh installs
+# no server).  Without them the tests that need them fail.
+if srv=$("$here/../testing/servers.sh" "${KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/statsfd}"); then
+	export PATH=$srv:$PATH
+	echo "# servers: $srv"
+else
+	n=$((n + 1)) fail=$((fail + 1))
+	echo "not ok $n - servers: tools/testing/servers.sh could not unpack prometheus and node_exporter"
+fi
+
 run() {
 	local name=$1 rc line
 	shift
@@ -81,6 +92,7 @@ run sd_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/sd_test" \
 # Leak-checked: the library's client (the collector it starts is not).
 run client_test "$san/tests/client_test" "$san/bin/statsfd-collector"
 run cli_test "$here/cli_test.sh" "$out"
+run libso_test "$here/libso_test.sh" "$out"
 run systemd_test "$here/systemd_test.sh" "$out"
 run man_test "$here/man_test.sh" "$out"
 run prometheus_test "$here/prometheus_test.sh" "$out"
