@@ -29,6 +29,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/signal.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
 #include <linux/string.h>
@@ -428,6 +429,66 @@ static void statsfd_schema_init_area_is_header_and_two_copies_paged_with_mmap(st
 	KUNIT_ASSERT_EQ(test, init_with_flags(test, &big_tmpl, 0, &big_plain),
 			0);
 	KUNIT_EXPECT_EQ(test, big_plain->area_size, 0);
+}
+
+/*
+ * A schema of @stats_size bytes of values, all covered by log histograms
+ * of at most U16_MAX buckets (the most one descriptor holds), so that
+ * nothing but the size of the values can be refused.
+ */
+static int init_huge(struct kunit *test, u32 stats_size, u32 flags,
+		     struct statsfd_schema **out)
+{
+	struct statsfd_schema_def tmpl = {
+		.name = "kunit.huge", .stats_size = stats_size,
+	};
+	u32 words = stats_size / 8, n = DIV_ROUND_UP(words, U16_MAX), i;
+	struct statsfd_desc_def *descs;
+	char *names;
+
+	descs = kunit_kcalloc(test, n, sizeof(*descs), GFP_KERNEL);
+	names = kunit_kcalloc(test, n, 8, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, descs);
+	KUNIT_ASSERT_NOT_NULL(test, names);
+	for (i = 0; i < n; i++) {
+		snprintf(names + 8 * i, 8, "h%u", i);
+		descs[i] = (struct statsfd_desc_def){
+			.flags = STATSFD_TYPE_LOG_HIST,
+			.size = min_t(u32, U16_MAX, words - i * U16_MAX),
+			.offset = i * U16_MAX * 8,
+			.name = names + 8 * i,
+		};
+	}
+	tmpl.descs = descs;
+	tmpl.num_descs = n;
+	return init_with_flags(test, &tmpl, flags, out);
+}
+
+/*
+ * The area's offsets and sizes are u32 (struct statsfd_mmap_header): a
+ * stats struct whose header and two copies would not fit is refused, not
+ * wrapped into a small allocation that the copies would overrun.  With
+ * 64-byte cache lines, 2 GiB - 64 bytes of values make 4 GiB - 64 bytes
+ * (accepted: the descriptors are valid); 8 bytes more are padded to
+ * 2 GiB in the first copy: 4 GiB + 8 bytes.  Slow: the schema has 4097
+ * descriptors.
+ */
+static void statsfd_schema_init_rejects_an_area_beyond_u32(struct kunit *test)
+{
+	struct statsfd_schema *s;
+
+	KUNIT_ASSERT_EQ(test, SMP_CACHE_BYTES, 64);
+	KUNIT_EXPECT_EQ(test, init_huge(test, SZ_2G - 64,
+					STATSFD_SCHEMA_SNAPSHOT, &s), 0);
+	KUNIT_EXPECT_EQ(test, s->area_size, U32_MAX - 63);
+	KUNIT_EXPECT_EQ(test, init_huge(test, SZ_2G - 56,
+					STATSFD_SCHEMA_SNAPSHOT, &s), -EINVAL);
+	expect_not_built(test, s);
+	/* Whole pages: 4 GiB - 64 bytes round up to 4 GiB. */
+	KUNIT_EXPECT_EQ(test, init_huge(test, SZ_2G - 64,
+					STATSFD_SCHEMA_SNAPSHOT |
+					STATSFD_SCHEMA_MMAP, &s), -EINVAL);
+	expect_not_built(test, s);
 }
 
 static void statsfd_schema_init_rejects_mmap_without_snapshot(struct kunit *test)
@@ -1943,6 +2004,7 @@ static struct kunit_case statsfd_snapshot_cases[] = {
 	KUNIT_CASE(statsfd_schema_init_snapshot_appends_sample_ns_and_generation),
 	KUNIT_CASE(statsfd_schema_init_snapshot_puts_its_stats_after_the_aggregates),
 	KUNIT_CASE(statsfd_schema_init_area_is_header_and_two_copies_paged_with_mmap),
+	KUNIT_CASE_SLOW(statsfd_schema_init_rejects_an_area_beyond_u32),
 	KUNIT_CASE(statsfd_schema_init_rejects_mmap_without_snapshot),
 	KUNIT_CASE(statsfd_schema_init_rejects_unknown_flags),
 	KUNIT_CASE(statsfd_schema_init_rejects_a_stat_named_sample_ns_with_snapshot),
