@@ -272,7 +272,8 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 	u32 i, j;
 	int ret = 0;
 
-	used = bitmap_zalloc(stats_words, GFP_KERNEL);
+	/* One bit per u64 of the stats: may be more than kmalloc() gives. */
+	used = kvcalloc(BITS_TO_LONGS(stats_words), sizeof(*used), GFP_KERNEL);
 	if (!used && stats_words)
 		return -ENOMEM;
 
@@ -390,7 +391,7 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 		schema->data_size += STATSFD_META_SIZE;
 	}
 out:
-	bitmap_free(used);
+	kvfree(used);
 	return ret;
 }
 

@@ -23,10 +23,12 @@
  * preempted or stopped (SIGSTOP, ptrace, SCHED_IDLE behind a CPU hog)
  * inside a window leaves the last published copy selected and untouched,
  * and a reader copies it at once.  A copy is retried only when the writer
- * published a window meanwhile, i.e. when it is running; each window
- * costs it a copy of the values, so a reader, which copies at most as
- * much, gets through between two windows.  The price is that copy per
- * window and twice the values' memory (plus the live values).
+ * published a window meanwhile, i.e. while it is running: a writer that
+ * does real work between windows (a vCPU's stretch of exits) leaves a
+ * reader ample time, one that does nothing but close windows back to back
+ * can make it retry until it pauses (readers are lock-free, not
+ * wait-free).  The price is a copy of the values per window and twice
+ * their memory (plus the live values).
  */
 #include <linux/atomic.h>
 #include <linux/compiler.h>
