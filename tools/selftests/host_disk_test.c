@@ -242,6 +242,11 @@ static int resident_pages(const void *map, size_t len)
 /*
  * The disk's page cache, filled by reading the whole device, is all
  * still there after a thousand stats fds of it were made and closed.
+ * LOOP_SET_FD reports a media change, which leaves a partition rescan
+ * pending (GD_NEED_PART_SCAN) until the next open of the disk; that
+ * rescan invalidates the disk's clean page cache (invalidate_bdev()), so
+ * a stats fd that opened the disk, as they once did, emptied it here
+ * although the test itself holds the disk open all along.
  */
 TEST(page_cache_untouched_by_1000_fds)
 {
