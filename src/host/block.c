@@ -231,7 +231,6 @@ static void block_read(struct block_device *part, struct host_block_stats *s)
  * of a removed disk frees its gendisk and counters: block-layer code only.
  */
 static void block_release(struct kref *ref)
-	__releases(&block_lock)
 {
 	struct host_block *b = container_of(ref, struct host_block, ref);
 

@@ -160,7 +160,6 @@ static void net_detach(struct host_net *n, struct net_device *dev,
  * source before anyone else can find it, then free it.
  */
 static void net_release(struct kref *ref)
-	__releases(&net_lock)
 {
 	struct host_net *n = container_of(ref, struct host_net, ref);
 

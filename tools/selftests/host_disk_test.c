@@ -224,7 +224,7 @@ TEST_F_TIMEOUT(busy, loop_removed_while_fds_made_never_busy, 300)
 
 #define CACHE_NR	78
 #define CACHE_IMG	"/tmp/sfd-cache.img"
-#define CACHE_SIZE	(1 << 20)
+#define CACHE_SIZE	(1024 * 1024)
 
 static int resident_pages(const void *map, size_t len)
 {
