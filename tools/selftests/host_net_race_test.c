@@ -3,20 +3,22 @@
  * host_net_race_test - a network interface's stats fds against the
  * interface's deletion (Documentation/statsfd-host-api.rst, 2 and 3.3).
  *
- * Each round, in a fresh network namespace: a dummy interface, 32 stats
- * fds of it and one more kept to the end; one thread closes the 32, one
- * reads and polls them all the while, one opens, reads, polls and closes
- * new fds of the interface all the while, and the main thread deletes the
- * interface (RTM_DELLINK) after a random 0-400 us.  The closer starts
- * after a random 0-400 us too and spreads its closes, at random gaps, over
- * about as long as a deletion has taken so far: NETDEV_UNREGISTER comes
- * only after RCU grace periods, which in a TCG guest take milliseconds,
- * and closes must fall before, during and after it.  A last close racing
- * NETDEV_UNREGISTER once let the notifier take a reference on a source
- * whose count had reached 0 (a refcount WARN, so a panic under
- * panic_on_warn) and then use it after it was freed.  After each round the
- * kept fd must poll POLLHUP and read, and the interface's index must be
- * ENODEV.
+ * Each round, in a fresh network namespace: 4 dummy interfaces in one
+ * interface group, 8 stats fds of each and one more of each kept to the
+ * end; one thread closes the 32, one reads and polls them all the while,
+ * one opens, reads, polls and closes new fds of the interfaces all the
+ * while, and the main thread deletes the group (one RTM_DELLINK with
+ * IFLA_GROUP: one NETDEV_UNREGISTER per interface) after a random
+ * 0-400 us.  The closer starts after a random 0-400 us too and spreads its
+ * closes, at random gaps, over about as long as a deletion has taken so
+ * far: NETDEV_UNREGISTER comes only after RCU grace periods, which in a
+ * TCG guest take milliseconds (hundreds on the debug kernel, hence a
+ * group rather than one interface per round), and closes must fall
+ * before, during and after it.  A last close racing NETDEV_UNREGISTER once
+ * let the notifier take a reference on a source whose count had reached 0
+ * (a refcount WARN, so a panic under panic_on_warn) and then use it after
+ * it was freed.  After each round the kept fds must poll POLLHUP and read,
+ * and the interfaces' indexes must be ENODEV.
  *
  * Twice: as root in a new network namespace, and as nobody in a new user
  * and network namespace (an unprivileged user owns both: what a container
@@ -36,11 +38,14 @@
 #include "host_util.h"
 #include "kselftest_harness.h"
 
-#define NFDS		32
-#define IFNAME		"sfdrace0"
+#define NDEVS		4
+#define FDS_PER_DEV	8
+#define NFDS		(NDEVS * FDS_PER_DEV)
+/* An interface group no other test uses. */
+#define GROUP		4717
 
 struct race {
-	int ifindex;
+	int ifindex[NDEVS];
 	int fds[NFDS];
 	unsigned int close_delay_us;
 	unsigned int gap_us;		/* at most, between two closes */
@@ -88,10 +93,11 @@ static void *reader(void *arg)
 static void *opener(void *arg)
 {
 	struct race *r = arg;
+	unsigned int i = 0;
 	int fd;
 
 	while (!atomic_load(&r->stop)) {
-		fd = host_net_fd(r->ifindex);
+		fd = host_net_fd(r->ifindex[i++ % NDEVS]);
 		if (fd < 0) {
 			if (fd != -ENODEV) {
 				atomic_fetch_add(&r->bad_open, 1);
@@ -107,6 +113,33 @@ static void *opener(void *arg)
 		close(fd);
 	}
 	return NULL;
+}
+
+/* A dummy @name in GROUP. */
+static int link_add_grouped(const char *name)
+{
+	struct host_nlreq r;
+	struct rtattr *li;
+	__u32 group = GROUP;
+
+	host_nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0);
+	host_nl_add(&r, IFLA_IFNAME, name, strlen(name) + 1);
+	host_nl_add(&r, IFLA_GROUP, &group, sizeof(group));
+	li = host_nl_add(&r, IFLA_LINKINFO, NULL, 0);
+	host_nl_add(&r, IFLA_INFO_KIND, "dummy", sizeof("dummy"));
+	li->rta_len = (char *)&r + r.n.nlmsg_len - (char *)li;
+	return host_nl_talk(&r.n);
+}
+
+/* Every interface of GROUP, in one RTM_DELLINK. */
+static int group_del(void)
+{
+	struct host_nlreq r;
+	__u32 group = GROUP;
+
+	host_nl_init(&r, RTM_DELLINK, 0, 0);
+	host_nl_add(&r, IFLA_GROUP, &group, sizeof(group));
+	return host_nl_talk(&r.n);
 }
 
 static double now_s(void)
@@ -128,33 +161,39 @@ static int race_rounds(struct __test_metadata *_metadata)
 	unsigned int seed = getpid(), del_us = 0;
 	pthread_t tc, tr, to;
 	struct race r;
-	int n, i, keep, ret, ev;
+	int n, i, d, keep[NDEVS], ret, ev;
+	char name[IF_NAMESIZE];
 	double t;
 
 	for (n = 0; n < rounds && now_s() < deadline; n++) {
 		memset(&r, 0, sizeof(r));
-		ret = host_link_add(IFNAME, "dummy", 0);
-		if (ret) {
-			TH_LOG("round %d: adding %s: %s", n, IFNAME, strerror(-ret));
-			return -(n + 1);
-		}
-		r.ifindex = if_nametoindex(IFNAME);
-		if (!r.ifindex) {
-			TH_LOG("round %d: no index for %s", n, IFNAME);
-			return -(n + 1);
-		}
-		for (i = 0; i < NFDS; i++) {
-			r.fds[i] = host_net_fd(r.ifindex);
-			if (r.fds[i] < 0) {
-				TH_LOG("round %d: stats fd %d: %s", n, i,
-				       strerror(-r.fds[i]));
+		for (d = 0; d < NDEVS; d++) {
+			snprintf(name, sizeof(name), "sfdrace%d", d);
+			ret = link_add_grouped(name);
+			if (ret) {
+				TH_LOG("round %d: adding %s: %s", n, name,
+				       strerror(-ret));
 				return -(n + 1);
 			}
-		}
-		keep = host_net_fd(r.ifindex);
-		if (keep < 0) {
-			TH_LOG("round %d: kept stats fd: %s", n, strerror(-keep));
-			return -(n + 1);
+			r.ifindex[d] = if_nametoindex(name);
+			if (!r.ifindex[d]) {
+				TH_LOG("round %d: no index for %s", n, name);
+				return -(n + 1);
+			}
+			for (i = d * FDS_PER_DEV; i < (d + 1) * FDS_PER_DEV; i++) {
+				r.fds[i] = host_net_fd(r.ifindex[d]);
+				if (r.fds[i] < 0) {
+					TH_LOG("round %d: stats fd %d: %s", n,
+					       i, strerror(-r.fds[i]));
+					return -(n + 1);
+				}
+			}
+			keep[d] = host_net_fd(r.ifindex[d]);
+			if (keep[d] < 0) {
+				TH_LOG("round %d: kept stats fd: %s", n,
+				       strerror(-keep[d]));
+				return -(n + 1);
+			}
 		}
 		r.close_delay_us = rand_r(&seed) % 401;
 		r.gap_us = 2 * del_us / NFDS;
@@ -167,7 +206,7 @@ static int race_rounds(struct __test_metadata *_metadata)
 		}
 		usleep(rand_r(&seed) % 401);
 		t = now_s();
-		ret = host_link_del(r.ifindex);
+		ret = group_del();
 		t = (now_s() - t) * 1e6;
 		/* A running mean, so one slow deletion does not dominate. */
 		del_us = del_us ? (del_us * 7 + (unsigned int)t) / 8 :
@@ -177,7 +216,8 @@ static int race_rounds(struct __test_metadata *_metadata)
 		pthread_join(tr, NULL);
 		pthread_join(to, NULL);
 		if (ret) {
-			TH_LOG("round %d: deleting %s: %s", n, IFNAME, strerror(-ret));
+			TH_LOG("round %d: deleting group %d: %s", n, GROUP,
+			       strerror(-ret));
 			return -(n + 1);
 		}
 		if (r.bad_open) {
@@ -185,20 +225,23 @@ static int race_rounds(struct __test_metadata *_metadata)
 			       r.bad_open, strerror(-r.last_err));
 			return -(n + 1);
 		}
-		/* The kept fd: hung up, and still reading its last values. */
-		ev = host_wait_hup(keep, 30);
-		if (ev < 0 || !(ev & POLLHUP) || host_read_ok(keep)) {
-			TH_LOG("round %d: kept fd polls %#x after the deletion",
-			       n, ev);
-			return -(n + 1);
-		}
-		close(keep);
-		ret = host_net_fd(r.ifindex);
-		if (ret != -ENODEV) {
-			TH_LOG("round %d: a deleted index gives %d", n, ret);
-			if (ret >= 0)
-				close(ret);
-			return -(n + 1);
+		for (d = 0; d < NDEVS; d++) {
+			/* Kept fds: hung up, still reading their last values. */
+			ev = host_wait_hup(keep[d], 30);
+			if (ev < 0 || !(ev & POLLHUP) || host_read_ok(keep[d])) {
+				TH_LOG("round %d: kept fd %d polls %#x after the deletion",
+				       n, d, ev);
+				return -(n + 1);
+			}
+			close(keep[d]);
+			ret = host_net_fd(r.ifindex[d]);
+			if (ret != -ENODEV) {
+				TH_LOG("round %d: a deleted index gives %d", n,
+				       ret);
+				if (ret >= 0)
+					close(ret);
+				return -(n + 1);
+			}
 		}
 	}
 	TH_LOG("%d rounds; a deletion took %u us on average", n, del_us);

@@ -108,16 +108,17 @@ struct host_nlreq {
 	char attrs[512];
 };
 
-static inline struct rtattr *host_nl_add(struct nlmsghdr *n, int type,
+/* Appends attribute @type to @r's message (pointers from @r itself). */
+static inline struct rtattr *host_nl_add(struct host_nlreq *r, int type,
 					 const void *data, int len)
 {
-	struct rtattr *rta = (void *)((char *)n + NLMSG_ALIGN(n->nlmsg_len));
+	struct rtattr *rta = (void *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
 
 	rta->rta_type = type;
 	rta->rta_len = RTA_LENGTH(len);
 	if (len)
 		memcpy(RTA_DATA(rta), data, len);
-	n->nlmsg_len = NLMSG_ALIGN(n->nlmsg_len) + RTA_ALIGN(rta->rta_len);
+	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + RTA_ALIGN(rta->rta_len);
 	return rta;
 }
 
@@ -156,30 +157,6 @@ static inline void host_nl_init(struct host_nlreq *r, int type, int flags,
 	r->n.nlmsg_flags = flags;
 	r->i.ifi_family = AF_UNSPEC;
 	r->i.ifi_index = ifindex;
-}
-
-/* A new interface @name of @kind ("dummy"), at @ifindex (0: any). */
-static inline int host_link_add(const char *name, const char *kind,
-				int ifindex)
-{
-	struct host_nlreq r;
-	struct rtattr *li;
-
-	host_nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, ifindex);
-	host_nl_add(&r.n, IFLA_IFNAME, name, strlen(name) + 1);
-	li = host_nl_add(&r.n, IFLA_LINKINFO, NULL, 0);
-	host_nl_add(&r.n, IFLA_INFO_KIND, kind, strlen(kind) + 1);
-	li->rta_len = (char *)&r.n + r.n.nlmsg_len - (char *)li;
-	return host_nl_talk(&r.n);
-}
-
-/* RTM_DELLINK of @ifindex: 0, or -errno. */
-static inline int host_link_del(int ifindex)
-{
-	struct host_nlreq r;
-
-	host_nl_init(&r, RTM_DELLINK, 0, ifindex);
-	return host_nl_talk(&r.n);
 }
 
 /* ----- block devices ----- */
