@@ -3,8 +3,8 @@
  * host_net_race_test - a network interface's stats fds against the
  * interface's deletion (Documentation/statsfd-host-api.rst, 2 and 3.3).
  *
- * Each round, in a fresh network namespace: 4 dummy interfaces in one
- * interface group, 8 stats fds of each and one more of each kept to the
+ * Each round, in a fresh network namespace: 8 dummy interfaces in one
+ * interface group, 4 stats fds of each and one more of each kept to the
  * end; one thread closes the 32, one reads and polls them all the while,
  * one opens, reads, polls and closes new fds of the interfaces all the
  * while, and the main thread deletes the group (one RTM_DELLINK with
@@ -12,8 +12,8 @@
  * 0-400 us.  The closer starts after a random 0-400 us too and spreads its
  * closes, at random gaps, over about as long as a deletion has taken so
  * far: NETDEV_UNREGISTER comes only after RCU grace periods, which in a
- * TCG guest take milliseconds (hundreds on the debug kernel, hence a
- * group rather than one interface per round), and closes must fall
+ * TCG guest take milliseconds (a second and more on the loaded debug
+ * kernel, hence a group rather than one interface per round), and closes must fall
  * before, during and after it.  A last close racing NETDEV_UNREGISTER once
  * let the notifier take a reference on a source whose count had reached 0
  * (a refcount WARN, so a panic under panic_on_warn) and then use it after
@@ -38,8 +38,8 @@
 #include "host_util.h"
 #include "kselftest_harness.h"
 
-#define NDEVS		4
-#define FDS_PER_DEV	8
+#define NDEVS		8
+#define FDS_PER_DEV	4
 #define NFDS		(NDEVS * FDS_PER_DEV)
 /* An interface group no other test uses. */
 #define GROUP		4717
