@@ -3,22 +3,22 @@
  * host_net_race_test - a network interface's stats fds against the
  * interface's deletion (Documentation/statsfd-host-api.rst, 2 and 3.3).
  *
- * Each round, in a fresh network namespace: 8 dummy interfaces in one
- * interface group, 4 stats fds of each and one more of each kept to the
- * end; one thread closes the 32, one reads and polls them all the while,
- * one opens, reads, polls and closes new fds of the interfaces all the
- * while, and the main thread deletes the group (one RTM_DELLINK with
- * IFLA_GROUP: one NETDEV_UNREGISTER per interface) after a random
- * 0-400 us.  The closer starts after a random 0-400 us too and spreads its
- * closes, at random gaps, over about as long as a deletion has taken so
- * far: NETDEV_UNREGISTER comes only after RCU grace periods, which in a
- * TCG guest take milliseconds (a second and more on the loaded debug
- * kernel, hence a group rather than one interface per round), and closes must fall
- * before, during and after it.  A last close racing NETDEV_UNREGISTER once
- * let the notifier take a reference on a source whose count had reached 0
- * (a refcount WARN, so a panic under panic_on_warn) and then use it after
- * it was freed.  After each round the kept fds must poll POLLHUP and read,
- * and the interfaces' indexes must be ENODEV.
+ * Each round, in a fresh network namespace: a dummy interface, 64 stats
+ * fds of it and one more kept to the end; one thread closes the 64, one
+ * reads and polls them all the while, one opens, reads, polls and closes
+ * new fds of the interface all the while, and the main thread deletes the
+ * interface (RTM_DELLINK, by interface group) after a random 0-400 us.
+ * NETDEV_UNREGISTER comes only after RCU grace periods, milliseconds into
+ * the deletion in a TCG guest (a second and more on the loaded debug
+ * kernel), so the closes are aimed: a fifth thread times when the kept
+ * fd hangs up, and the closer spreads its closes, at random gaps, around
+ * when that happened in the rounds so far.  A last close racing
+ * NETDEV_UNREGISTER once let the notifier take a reference on a source
+ * whose count had reached 0 (a refcount WARN, so a panic under
+ * panic_on_warn) and then use it after it was freed; the more fds of the
+ * device, the longer the notifier held its lock and the wider that
+ * window.  After each round the kept fd must poll POLLHUP and read, and
+ * the interface's index must be ENODEV.
  *
  * Twice: as root in a new network namespace, and as nobody in a new user
  * and network namespace (an unprivileged user owns both: what a container
@@ -38,8 +38,8 @@
 #include "host_util.h"
 #include "kselftest_harness.h"
 
-#define NDEVS		8
-#define FDS_PER_DEV	4
+#define NDEVS		1
+#define FDS_PER_DEV	64
 #define NFDS		(NDEVS * FDS_PER_DEV)
 /* An interface group no other test uses. */
 #define GROUP		4717
@@ -47,22 +47,42 @@
 struct race {
 	int ifindex[NDEVS];
 	int fds[NFDS];
-	unsigned int close_delay_us;
+	unsigned int aim_us;		/* first close, after the deletion began */
 	unsigned int gap_us;		/* at most, between two closes */
 	unsigned int seed;
+	int hup_fd;			/* a kept fd, to time the hangup */
+	double del_start;
+	atomic_int started;		/* del_start is set */
+	unsigned int hup_us;		/* when hup_fd hung up, 0: unseen */
 	atomic_int stop;
 	/* What the threads saw go wrong, for the main thread's report. */
 	atomic_int bad_open;	/* an error other than ENODEV */
 	atomic_int last_err;
 };
 
-/* Closes the fds after the round's delay, reading each first. */
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Closes the fds from aim_us after the deletion began, at random gaps,
+ * reading each first.
+ */
 static void *closer(void *arg)
 {
 	struct race *r = arg;
+	double wait;
 	int i;
 
-	usleep(r->close_delay_us);
+	while (!atomic_load(&r->started))
+		usleep(10);
+	wait = r->del_start + r->aim_us / 1e6 - now_s();
+	if (wait > 0)
+		usleep(wait * 1e6);
 	for (i = 0; i < NFDS; i++) {
 		host_read_ok(r->fds[i]);
 		close(r->fds[i]);
@@ -142,12 +162,23 @@ static int group_del(void)
 	return host_nl_talk(&r.n);
 }
 
-static double now_s(void)
+/* Times NETDEV_UNREGISTER: when a kept fd hangs up, from the deletion. */
+static void *hup_timer(void *arg)
 {
-	struct timespec ts;
+	struct race *r = arg;
+	int ev;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	while (!atomic_load(&r->started))
+		usleep(10);
+	while (!atomic_load(&r->stop)) {
+		ev = host_poll(r->hup_fd, 0);
+		if (ev > 0 && (ev & POLLHUP)) {
+			r->hup_us = (now_s() - r->del_start) * 1e6;
+			break;
+		}
+		usleep(50);
+	}
+	return NULL;
 }
 
 /*
@@ -158,8 +189,8 @@ static int race_rounds(struct __test_metadata *_metadata)
 {
 	int rounds = host_stress() ? 3000 : 300;
 	double deadline = now_s() + (host_stress() ? 200 : 40);
-	unsigned int seed = getpid(), del_us = 0;
-	pthread_t tc, tr, to;
+	unsigned int seed = getpid(), del_us = 0, hup_us = 0, spread;
+	pthread_t tc, tr, to, th;
 	struct race r;
 	int n, i, d, keep[NDEVS], ret, ev;
 	char name[IF_NAMESIZE];
@@ -195,26 +226,39 @@ static int race_rounds(struct __test_metadata *_metadata)
 				return -(n + 1);
 			}
 		}
-		r.close_delay_us = rand_r(&seed) % 401;
-		r.gap_us = 2 * del_us / NFDS;
+		/*
+		 * Closes around when the hangup came so far (at first, from
+		 * the start), over 2 * spread, at a random offset of up to
+		 * 400 us.
+		 */
+		spread = hup_us / 8 + 400;
+		r.aim_us = (hup_us > spread ? hup_us - spread : 0) +
+			   rand_r(&seed) % 401;
+		r.gap_us = 4 * spread / NFDS;
 		r.seed = rand_r(&seed);
+		r.hup_fd = keep[0];
 		if (pthread_create(&tr, NULL, reader, &r) ||
 		    pthread_create(&to, NULL, opener, &r) ||
-		    pthread_create(&tc, NULL, closer, &r)) {
+		    pthread_create(&tc, NULL, closer, &r) ||
+		    pthread_create(&th, NULL, hup_timer, &r)) {
 			TH_LOG("round %d: pthread_create failed", n);
 			return -(n + 1);
 		}
 		usleep(rand_r(&seed) % 401);
-		t = now_s();
+		r.del_start = t = now_s();
+		atomic_store(&r.started, 1);
 		ret = group_del();
 		t = (now_s() - t) * 1e6;
-		/* A running mean, so one slow deletion does not dominate. */
+		/* Running means, so one slow deletion does not dominate. */
 		del_us = del_us ? (del_us * 7 + (unsigned int)t) / 8 :
 				  (unsigned int)t;
 		pthread_join(tc, NULL);
 		atomic_store(&r.stop, 1);
 		pthread_join(tr, NULL);
 		pthread_join(to, NULL);
+		pthread_join(th, NULL);
+		if (r.hup_us)
+			hup_us = hup_us ? (hup_us * 3 + r.hup_us) / 4 : r.hup_us;
 		if (ret) {
 			TH_LOG("round %d: deleting group %d: %s", n, GROUP,
 			       strerror(-ret));
@@ -244,7 +288,8 @@ static int race_rounds(struct __test_metadata *_metadata)
 			}
 		}
 	}
-	TH_LOG("%d rounds; a deletion took %u us on average", n, del_us);
+	TH_LOG("%d rounds; a deletion took %u us, its hangup came after %u us",
+	       n, del_us, hup_us);
 	return n;
 }
 
