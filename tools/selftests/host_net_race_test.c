@@ -10,13 +10,12 @@
  * interface (RTM_DELLINK, by interface group) after a random 0-400 us.
  * NETDEV_UNREGISTER comes only after RCU grace periods, milliseconds into
  * the deletion in a TCG guest (a second and more on the loaded debug
- * kernel), so the closes are aimed: a fifth thread times when the kept
- * fd hangs up, and the closer spreads its closes, at random gaps, around
- * when that happened in the rounds so far.  A last close racing
- * NETDEV_UNREGISTER once let the notifier take a reference on a source
- * whose count had reached 0 (a refcount WARN, so a panic under
- * panic_on_warn) and then use it after it was freed; the more fds of the
- * device, the longer the notifier held its lock and the wider that
+ * kernel), so the closes start 0-400 us into the deletion and spread, at
+ * random gaps, over about as long as a deletion has taken so far.  A last
+ * close racing NETDEV_UNREGISTER once let the notifier take a reference
+ * on a source whose count had reached 0 (a refcount WARN, so a panic
+ * under panic_on_warn) and then use it after it was freed; the more fds
+ * of the device, the longer the notifier held its lock and the wider that
  * window.  After each round the kept fd must poll POLLHUP and read, and
  * the interface's index must be ENODEV.
  *
@@ -47,13 +46,11 @@
 struct race {
 	int ifindex[NDEVS];
 	int fds[NFDS];
-	unsigned int aim_us;		/* first close, after the deletion began */
+	unsigned int delay_us;		/* first close, after the deletion began */
 	unsigned int gap_us;		/* at most, between two closes */
 	unsigned int seed;
-	int hup_fd;			/* a kept fd, to time the hangup */
 	double del_start;
 	atomic_int started;		/* del_start is set */
-	unsigned int hup_us;		/* when hup_fd hung up, 0: unseen */
 	atomic_int stop;
 	/* What the threads saw go wrong, for the main thread's report. */
 	atomic_int bad_open;	/* an error other than ENODEV */
@@ -69,7 +66,7 @@ static double now_s(void)
 }
 
 /*
- * Closes the fds from aim_us after the deletion began, at random gaps,
+ * Closes the fds from delay_us after the deletion began, at random gaps,
  * reading each first.
  */
 static void *closer(void *arg)
@@ -80,7 +77,7 @@ static void *closer(void *arg)
 
 	while (!atomic_load(&r->started))
 		usleep(10);
-	wait = r->del_start + r->aim_us / 1e6 - now_s();
+	wait = r->del_start + r->delay_us / 1e6 - now_s();
 	if (wait > 0)
 		usleep(wait * 1e6);
 	for (i = 0; i < NFDS; i++) {
@@ -162,25 +159,6 @@ static int group_del(void)
 	return host_nl_talk(&r.n);
 }
 
-/* Times NETDEV_UNREGISTER: when a kept fd hangs up, from the deletion. */
-static void *hup_timer(void *arg)
-{
-	struct race *r = arg;
-	int ev;
-
-	while (!atomic_load(&r->started))
-		usleep(10);
-	while (!atomic_load(&r->stop)) {
-		ev = host_poll(r->hup_fd, 0);
-		if (ev > 0 && (ev & POLLHUP)) {
-			r->hup_us = (now_s() - r->del_start) * 1e6;
-			break;
-		}
-		usleep(50);
-	}
-	return NULL;
-}
-
 /*
  * The rounds, in the caller's (fresh) network namespace.  Returns the
  * number of rounds run, or -(round + 1) after logging what failed.
@@ -189,8 +167,8 @@ static int race_rounds(struct __test_metadata *_metadata)
 {
 	int rounds = host_stress() ? 3000 : 300;
 	double deadline = now_s() + (host_stress() ? 200 : 40);
-	unsigned int seed = getpid(), del_us = 0, hup_us = 0, spread;
-	pthread_t tc, tr, to, th;
+	unsigned int seed = getpid(), del_us = 0;
+	pthread_t tc, tr, to;
 	struct race r;
 	int n, i, d, keep[NDEVS], ret, ev;
 	char name[IF_NAMESIZE];
@@ -227,20 +205,15 @@ static int race_rounds(struct __test_metadata *_metadata)
 			}
 		}
 		/*
-		 * Closes around when the hangup came so far (at first, from
-		 * the start), over 2 * spread, at a random offset of up to
-		 * 400 us.
+		 * The closes start 0-400 us into the deletion and spread,
+		 * on average, over as long as a deletion has taken so far.
 		 */
-		spread = hup_us / 8 + 400;
-		r.aim_us = (hup_us > spread ? hup_us - spread : 0) +
-			   rand_r(&seed) % 401;
-		r.gap_us = 4 * spread / NFDS;
+		r.delay_us = rand_r(&seed) % 401;
+		r.gap_us = 2 * del_us / NFDS;
 		r.seed = rand_r(&seed);
-		r.hup_fd = keep[0];
 		if (pthread_create(&tr, NULL, reader, &r) ||
 		    pthread_create(&to, NULL, opener, &r) ||
-		    pthread_create(&tc, NULL, closer, &r) ||
-		    pthread_create(&th, NULL, hup_timer, &r)) {
+		    pthread_create(&tc, NULL, closer, &r)) {
 			TH_LOG("round %d: pthread_create failed", n);
 			return -(n + 1);
 		}
@@ -256,9 +229,6 @@ static int race_rounds(struct __test_metadata *_metadata)
 		atomic_store(&r.stop, 1);
 		pthread_join(tr, NULL);
 		pthread_join(to, NULL);
-		pthread_join(th, NULL);
-		if (r.hup_us)
-			hup_us = hup_us ? (hup_us * 3 + r.hup_us) / 4 : r.hup_us;
 		if (ret) {
 			TH_LOG("round %d: deleting group %d: %s", n, GROUP,
 			       strerror(-ret));
@@ -288,8 +258,7 @@ static int race_rounds(struct __test_metadata *_metadata)
 			}
 		}
 	}
-	TH_LOG("%d rounds; a deletion took %u us, its hangup came after %u us",
-	       n, del_us, hup_us);
+	TH_LOG("%d rounds; a deletion took %u us on average", n, del_us);
 	return n;
 }
 
