@@ -23,7 +23,7 @@
  * and network namespace (an unprivileged user owns both: what a container
  * does).  The second needs a kernel with user namespaces; without them it
  * is skipped (tools/testing/skips.txt says where).  Rounds: 300, 3000 with
- * STATSFD_STRESS=1, each run bounded to 40 s (200 s with it).
+ * STATSFD_STRESS=1, each run bounded to 60 s (240 s with it).
  */
 #define _GNU_SOURCE
 #include <grp.h>
@@ -166,7 +166,7 @@ static int group_del(void)
 static int race_rounds(struct __test_metadata *_metadata)
 {
 	int rounds = host_stress() ? 3000 : 300;
-	double deadline = now_s() + (host_stress() ? 200 : 40);
+	double deadline = now_s() + (host_stress() ? 240 : 60);
 	unsigned int seed = getpid(), del_us = 0;
 	pthread_t tc, tr, to;
 	struct race r;
