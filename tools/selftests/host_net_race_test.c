@@ -218,7 +218,8 @@ static int race_rounds(struct __test_metadata *_metadata)
 			return -(n + 1);
 		}
 		usleep(rand_r(&seed) % 401);
-		r.del_start = t = now_s();
+		t = now_s();
+		r.del_start = t;
 		atomic_store(&r.started, 1);
 		ret = group_del();
 		t = (now_s() - t) * 1e6;
