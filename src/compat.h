@@ -145,82 +145,8 @@ static inline void statsfd_compat_vm_flags_mod(struct vm_area_struct *vma,
 
 /*
  * ----- host provider section -----
- * statsfd_host's block source opens a disk by number only to find it
- * (src/host/block.c).  The call changed three times: blkdev_get_by_dev()
- * with an fmode_t before 6.5, with a blk_mode_t and holder ops in 6.5 and
- * 6.6, bdev_open_by_dev() and a handle in 6.7 and 6.8,
- * bdev_file_open_by_dev() and a struct file from 6.9 on.
+ * statsfd_host uses no version-dependent API: its disks are found in the
+ * block device inode cache, never opened (src/host/block.c).
  */
-#include <linux/blkdev.h>
-
-/**
- * struct statsfd_compat_bdev - a block device opened for reading
- * @bdev: the device
- * @priv: what closing it needs (the file or handle), or NULL
- */
-struct statsfd_compat_bdev {
-	struct block_device *bdev;
-	void *priv;
-};
-
-/**
- * statsfd_compat_bdev_open() - open a block device by number, read-only
- * @dev: its number
- * @h: filled on success
- *
- * NDELAY: a drive without a medium (a CD-ROM) opens anyway.
- *
- * Return: 0 or the open's negative errno.
- */
-static inline int statsfd_compat_bdev_open(dev_t dev,
-					   struct statsfd_compat_bdev *h)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
-	struct file *f = bdev_file_open_by_dev(dev, BLK_OPEN_READ |
-					       BLK_OPEN_NDELAY, NULL, NULL);
-
-	if (IS_ERR(f))
-		return PTR_ERR(f);
-	h->bdev = file_bdev(f);
-	h->priv = f;
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-	struct bdev_handle *bh = bdev_open_by_dev(dev, BLK_OPEN_READ |
-						  BLK_OPEN_NDELAY, NULL, NULL);
-
-	if (IS_ERR(bh))
-		return PTR_ERR(bh);
-	h->bdev = bh->bdev;
-	h->priv = bh;
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
-	h->bdev = blkdev_get_by_dev(dev, BLK_OPEN_READ | BLK_OPEN_NDELAY,
-				    NULL, NULL);
-	if (IS_ERR(h->bdev))
-		return PTR_ERR(h->bdev);
-	h->priv = NULL;
-#else
-	h->bdev = blkdev_get_by_dev(dev, FMODE_READ | FMODE_NDELAY, NULL);
-	if (IS_ERR(h->bdev))
-		return PTR_ERR(h->bdev);
-	h->priv = NULL;
-#endif
-	return 0;
-}
-
-/**
- * statsfd_compat_bdev_close() - close what statsfd_compat_bdev_open() opened
- * @h: the opened device
- */
-static inline void statsfd_compat_bdev_close(struct statsfd_compat_bdev *h)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
-	fput(h->priv);
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
-	bdev_release(h->priv);
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
-	blkdev_put(h->bdev, NULL);
-#else
-	blkdev_put(h->bdev, FMODE_READ | FMODE_NDELAY);
-#endif
-}
 
 #endif /* _STATSFD_COMPAT_H */

@@ -7,50 +7,52 @@
  * disk's per-CPU struct disk_stats as diskstats_show() in block/genhd.c
  * does, keeping nanoseconds where the text prints milliseconds.
  *
- * Finding the disk.  Modules may not walk block_class (not exported) nor
- * look a disk up by number without opening it (blkdev_get_no_open() is
- * not exported either).  So the number is first looked up in the block
- * device inode cache (ilookup() on blockdev_superblock, both exported):
- * that finds only devices that exist, without the open's fallback of
- * loading a module or making a RAM disk for an unknown number
- * (CONFIG_BLOCK_LEGACY_AUTOLOAD), which an unprivileged caller must not
- * trigger.  Then the device is opened read-only (and NDELAY, so a drive
- * without a medium opens too), only to take our references, and closed at
- * once.  The open is what any reader of the node does (blkid, say): it
- * checks the device cgroup, runs the driver's open and release, may scan
- * partitions a driver asked to rescan, and the last close writes back and
- * drops the device's page cache.  No data is read.
+ * Finding the disk, without opening it.  The number is looked up in the
+ * block device inode cache (ilookup() on blockdev_superblock, both
+ * exported on 6.1 and 6.12): that finds only devices that exist, never
+ * loads a module or makes a RAM disk for an unknown number
+ * (CONFIG_BLOCK_LEGACY_AUTOLOAD), and the inode it returns is referenced.
+ * The disk is never opened: no driver ->open or ->release, no device
+ * cgroup check, no partition rescan, no writeback or page cache drop at a
+ * last close, no module reference.  Who may read the numbers is who may
+ * read /proc/diskstats: everyone (Documentation/statsfd-host-api.rst, 3.4).
  *
  * Lifetimes.  The source holds, until it sees the disk gone or its last
- * fd is closed:
+ * fd is closed, only that inode reference: the whole disk's bdev inode,
+ * which embeds its struct block_device (part0).  The block layer frees
+ * part0's per-CPU bd_stats, and the struct gendisk itself, only when that
+ * inode is freed (bdev_free_inode(), 6.1 and 6.12 alike), so both stay
+ * readable while we hold it.  It holds neither the gendisk's struct
+ * device nor the driver's module: disk_release(), which calls the
+ * driver's ->free_disk(), runs when the driver drops its last reference,
+ * in the driver's own removal path, and ends with an iput() of part0 that
+ * is then simply not the last.  Our iput() evicts and frees an inode of
+ * blockdev_superblock (bdev_evict_inode(), bdev_free_inode(): the page
+ * cache of the inode, the bdi's reference, the gendisk's memory) and never
+ * calls into the driver, so the driver's module can be unloaded while a
+ * stats fd holds one of its disks.  We read only part0's counters, its
+ * bd_stamp, and the gendisk's name and part0 pointer; never disk->fops,
+ * the queue or anything else the driver owns.
  *
- * - a reference on the disk's struct device (the whole disk's
- *   block_device): it keeps the gendisk, its part0 and part0's per-CPU
- *   disk_stats allocated (they are freed by disk_release() and the last
- *   iput() of part0), without keeping the device open;
- * - a reference on the module of the disk's driver (disk->fops->owner),
- *   taken while the open already pins it.  Without it the driver could be
- *   unloaded while we hold the gendisk, and our final put_device() would
- *   run disk_release(), which reads disk->fops and calls ->free_disk(), in
- *   freed module memory.  The price: a driver whose module exit removes
- *   its disks (brd) cannot be unloaded while a stats fd reads one of them
- *   and has not yet seen it removed, as it cannot while a file system is
- *   mounted on it.  Disks removed without a module unload (hot unplug,
- *   loop or nbd detach) are not held up at all.
+ * Removal.  del_gendisk() unhashes the inode (disk_live() is false from
+ * then on) and zeroes the disk's counters (part_stat_set_all()), maybe
+ * before, maybe while a read sums them, so the counts a removed disk ends
+ * with are lost to everyone.  The source therefore keeps the values of its
+ * last read while the disk was live.  The block layer tells no one about a
+ * removed disk, so two things look: every read, and a delayed work that
+ * runs once a second while any source holds a disk (block_watch()).
+ * Whichever finds the disk gone first stores, per counter, the larger of
+ * the last values and what the counters hold now (each a value the
+ * counter really had, and counters only grow), with in_flight 0, drops the
+ * inode and hangs the source up; later reads return the stored values.
  *
- * There is no notifier for a removed disk: fill checks disk_live() (false
- * once del_gendisk() started) at every read.  del_gendisk() also zeroes
- * the disk's counters (part_stat_set_all()), maybe before, maybe while
- * that read sums them, so the counts a removed disk ends with are lost to
- * everyone.  The source therefore keeps the values of its last read while
- * the disk was live: the first read that finds the disk gone stores, per
- * counter, the larger of that and what the counters hold now (each is a
- * value the counter really had, and counters only grow), with in_flight
- * 0, drops both references (the driver can then be unloaded) and hangs
- * the source up; later reads return the stored values.
+ * Locking: each source's @lock protects its @inode, @disk and @last.
+ * block_lock protects block_live and the 1 -> 0 transition of every
+ * source's count (kref_put_mutex(), as in net.c): the watcher takes a
+ * reference on a listed source under block_lock.  Order: a source's @lock,
+ * then block_lock.
  */
 #include <linux/blkdev.h>
-#include <linux/device.h>
 #include <linux/err.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
@@ -62,8 +64,8 @@
 #include <linux/part_stat.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
+#include <linux/workqueue.h>
 
-#include "compat.h"
 #include "internal.h"
 
 /* The stats of Documentation/statsfd-host-api.rst, 3.4, in its order. */
@@ -122,21 +124,36 @@ static struct statsfd_schema block_schema;
 /**
  * struct host_block - the source of one stats fd on a disk
  * @src: the computed source
- * @ref: one per stats fd, plus the creator's while it makes the fd
- * @lock: protects @disk, @owner and @last
- * @disk: the disk, referenced, or NULL once it was seen removed
- * @owner: the module of the disk's driver, referenced with @disk
+ * @ref: one per stats fd, plus the creator's while it makes the fd, plus
+ *	the watcher's while it looks at the source; reaches 0 only under
+ *	block_lock
+ * @node: entry in block_live while @inode is held (block_lock)
+ * @watch: entry in the watcher's private list of sources to look at
+ * @lock: protects @inode, @disk and @last
+ * @inode: the whole disk's block device inode, referenced, or NULL once
+ *	the disk was seen removed
+ * @disk: the disk, readable while @inode is held
  * @last: the values of the last read while @disk was live; once it was
  *	seen removed, the values every read returns
  */
 struct host_block {
 	struct statsfd_source src;
 	struct kref ref;
-	struct mutex lock;	/* disk, owner, last */
+	struct list_head node;
+	struct list_head watch;
+	struct mutex lock;	/* inode, disk, last */
+	struct inode *inode;
 	struct gendisk *disk;
-	struct module *owner;
 	struct host_block_stats last;
 };
+
+/* How often the watcher looks for removed disks. */
+#define BLOCK_WATCH_PERIOD	HZ
+
+static DEFINE_MUTEX(block_lock);
+static LIST_HEAD(block_live);	/* block_lock */
+static void block_watch(struct work_struct *work);
+static DECLARE_DELAYED_WORK(block_watch_work, block_watch);
 
 static struct host_block *to_host_block(struct statsfd_source *src)
 {
@@ -151,9 +168,8 @@ static struct host_block *to_host_block(struct statsfd_source *src)
  * requests in the tag set instead (blk_mq_in_flight(), not exported): there
  * in_flight reads 0 for a blk-mq disk.
  */
-static void block_read(struct gendisk *disk, struct host_block_stats *s)
+static void block_read(struct block_device *part, struct host_block_stats *s)
 {
-	struct block_device *part = disk->part0;
 	u64 nsecs[NR_STAT_GROUPS] = {};
 	unsigned long sectors[NR_STAT_GROUPS] = {};
 	unsigned long ios[NR_STAT_GROUPS] = {};
@@ -209,24 +225,28 @@ static void block_read(struct gendisk *disk, struct host_block_stats *s)
 	s->flush_time = nsecs[STAT_FLUSH];
 }
 
-/* The gendisk before the driver's module: see "Lifetimes" above. */
-static void block_drop(struct host_block *b)
-{
-	put_device(disk_to_dev(b->disk));
-	module_put(b->owner);
-	b->disk = NULL;
-	b->owner = NULL;
-}
-
+/*
+ * The count reached 0 with block_lock held (kref_put_mutex()): unlist the
+ * source before the watcher can find it, then free it.  The last iput()
+ * of a removed disk frees its gendisk and counters: block-layer code only.
+ */
 static void block_release(struct kref *ref)
 {
 	struct host_block *b = container_of(ref, struct host_block, ref);
 
-	if (b->disk)
-		block_drop(b);
+	lockdep_assert_held(&block_lock);
+	list_del_init(&b->node);
+	mutex_unlock(&block_lock);
+	if (b->inode)
+		iput(b->inode);
 	statsfd_source_destroy(&b->src);
 	mutex_destroy(&b->lock);
 	kfree(b);
+}
+
+static void block_ref_put(struct host_block *b)
+{
+	kref_put_mutex(&b->ref, block_release, &block_lock);
 }
 
 static void block_get(struct statsfd_source *src)
@@ -236,7 +256,7 @@ static void block_get(struct statsfd_source *src)
 
 static void block_put(struct statsfd_source *src)
 {
-	kref_put(&to_host_block(src)->ref, block_release);
+	block_ref_put(to_host_block(src));
 }
 
 /*
@@ -253,28 +273,87 @@ static void block_final(struct host_block *b, struct host_block_stats *now)
 	b->last.in_flight = 0;
 }
 
+/*
+ * Reads the disk into @s (b->lock held, b->inode set) and says whether it
+ * is still live.  If not, the final values are stored, the source leaves
+ * block_live and drops the inode: the caller hangs it up.
+ */
+static bool block_sample(struct host_block *b, struct host_block_stats *s)
+{
+	lockdep_assert_held(&b->lock);
+	block_read(I_BDEV(b->inode), s);
+	if (disk_live(b->disk)) {
+		memcpy(&b->last, s, sizeof(b->last));
+		return true;
+	}
+	block_final(b, s);
+	mutex_lock(&block_lock);
+	list_del_init(&b->node);
+	mutex_unlock(&block_lock);
+	iput(b->inode);
+	b->inode = NULL;
+	b->disk = NULL;
+	return false;
+}
+
 static int block_fill(struct statsfd_source *src, void *stats)
 {
 	struct host_block *b = to_host_block(src);
 	bool gone = false;
 
 	mutex_lock(&b->lock);
-	if (b->disk) {
-		block_read(b->disk, stats);
-		if (disk_live(b->disk)) {
-			memcpy(&b->last, stats, sizeof(b->last));
-		} else {
-			block_final(b, stats);
-			block_drop(b);
-			gone = true;
-		}
-	}
-	if (!b->disk)
+	if (b->inode)
+		gone = !block_sample(b, stats);
+	if (!b->inode)
 		memcpy(stats, &b->last, sizeof(b->last));
 	mutex_unlock(&b->lock);
 	if (gone)
 		statsfd_source_hangup(src);
 	return 0;
+}
+
+/*
+ * Once a second while any source holds a disk: hang up the sources of
+ * removed disks, so that their fds poll EPOLLHUP without a read and the
+ * inodes (and the gendisks in them) go.  A listed source holds its inode,
+ * so disk_live() can be asked under block_lock; a listed source's count
+ * is above 0, so a reference can be taken.
+ */
+static void block_watch(struct work_struct *work)
+{
+	struct host_block_stats now;
+	struct host_block *b, *t;
+	LIST_HEAD(gone);
+	bool more;
+
+	mutex_lock(&block_lock);
+	list_for_each_entry(b, &block_live, node) {
+		if (disk_live(b->disk))
+			continue;
+		kref_get(&b->ref);
+		list_add(&b->watch, &gone);
+	}
+	mutex_unlock(&block_lock);
+
+	list_for_each_entry_safe(b, t, &gone, watch) {
+		bool hangup = false;
+
+		list_del(&b->watch);
+		/* A read may have found it gone meanwhile, and hung it up. */
+		mutex_lock(&b->lock);
+		if (b->inode)
+			hangup = !block_sample(b, &now);
+		mutex_unlock(&b->lock);
+		if (hangup)
+			statsfd_source_hangup(&b->src);
+		block_ref_put(b);
+	}
+
+	mutex_lock(&block_lock);
+	more = !list_empty(&block_live);
+	mutex_unlock(&block_lock);
+	if (more)
+		schedule_delayed_work(&block_watch_work, BLOCK_WATCH_PERIOD);
 }
 
 static const struct statsfd_source_ops block_ops = {
@@ -284,23 +363,6 @@ static const struct statsfd_source_ops block_ops = {
 	.fill = block_fill,
 };
 
-/*
- * Whether @dev is a block device that exists right now, and if so whether
- * it is a partition: looked up in the inode cache, which never loads a
- * module or creates a device.
- */
-static int block_lookup(dev_t dev)
-{
-	struct inode *inode = ilookup(blockdev_superblock, dev);
-	bool partition;
-
-	if (!inode)
-		return -ENODEV;
-	partition = bdev_is_partition(I_BDEV(inode));
-	iput(inode);
-	return partition ? -EINVAL : 0;
-}
-
 /**
  * statsfd_host_block_file() - a new stats file on a whole disk
  * @major: the disk's major number
@@ -309,19 +371,19 @@ static int block_lookup(dev_t dev)
  * Makes a source for the disk, which reads its /proc/diskstats values
  * until the disk is removed (then the source keeps its last values and
  * hangs up), and a stats file on it.  The id is "host-block-<disk name>".
- * The disk is opened read-only and closed again, only to find it.
+ * The disk is found in the block device inode cache and never opened.
  *
  * Context: process context.
  * Return: the file, or ERR_PTR(-ENODEV) when no block device has that
- * number, ERR_PTR(-EINVAL) when it is a partition, ERR_PTR(-ENOMEM), or
- * another error of the open (EPERM from the device cgroup).
+ * number (or its disk is being removed), ERR_PTR(-EINVAL) when it is a
+ * partition, ERR_PTR(-ENOMEM).
  */
 struct file *statsfd_host_block_file(u32 major, u32 minor)
 {
-	struct statsfd_compat_bdev h;
-	struct gendisk *disk;
 	struct host_block *b;
+	struct inode *inode;
 	struct file *file;
+	bool first;
 	dev_t dev;
 	int ret;
 
@@ -329,50 +391,57 @@ struct file *statsfd_host_block_file(u32 major, u32 minor)
 	/* A number too large for a dev_t names no device. */
 	if (!dev || MAJOR(dev) != major || MINOR(dev) != minor)
 		return ERR_PTR(-ENODEV);
-	ret = block_lookup(dev);
-	if (ret)
-		return ERR_PTR(ret);
+	/* Referenced, if it exists: never loads a module nor makes a device. */
+	inode = ilookup(blockdev_superblock, dev);
+	if (!inode)
+		return ERR_PTR(-ENODEV);
+	if (bdev_is_partition(I_BDEV(inode))) {
+		ret = -EINVAL;
+		goto err_iput;
+	}
+	/* Unhashed since the lookup: del_gendisk() has begun. */
+	if (!disk_live(I_BDEV(inode)->bd_disk)) {
+		ret = -ENODEV;
+		goto err_iput;
+	}
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
-	if (!b)
-		return ERR_PTR(-ENOMEM);
+	/* Any user can make many: charged to the caller's memory cgroup. */
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	if (!b) {
+		ret = -ENOMEM;
+		goto err_iput;
+	}
 	kref_init(&b->ref);
 	mutex_init(&b->lock);
-
-	ret = statsfd_compat_bdev_open(dev, &h);
-	if (ret) {
-		/* Gone since the lookup. */
-		if (ret == -ENXIO)
-			ret = -ENODEV;
-		goto err_free;
-	}
-	/* The number may have been reused by a partition since. */
-	if (bdev_is_partition(h.bdev)) {
-		ret = -EINVAL;
-		goto err_close;
-	}
-	disk = h.bdev->bd_disk;
+	INIT_LIST_HEAD(&b->node);
+	INIT_LIST_HEAD(&b->watch);
+	b->inode = inode;
+	b->disk = I_BDEV(inode)->bd_disk;
 	ret = statsfd_source_init(&b->src, &block_schema, NULL, &block_ops,
-				  "host-block-%s", disk->disk_name);
-	if (ret)
-		goto err_close;
-	/* The open pins the driver's module: taking another cannot fail. */
-	get_device(disk_to_dev(disk));
-	__module_get(disk->fops->owner);
-	b->disk = disk;
-	b->owner = disk->fops->owner;
-	statsfd_compat_bdev_close(&h);
+				  "host-block-%s", b->disk->disk_name);
+	if (ret) {
+		mutex_destroy(&b->lock);
+		kfree(b);
+		goto err_iput;
+	}
+	mutex_lock(&block_lock);
+	first = list_empty(&block_live);
+	list_add(&b->node, &block_live);
+	mutex_unlock(&block_lock);
+	if (first)
+		schedule_delayed_work(&block_watch_work, BLOCK_WATCH_PERIOD);
 
-	/* The file takes its own reference; ours goes either way. */
+	/*
+	 * The file takes its own reference; ours goes either way, and if it
+	 * was the last (no file), the release unlists the source under
+	 * block_lock, so the watcher never sees it with a count of 0.
+	 */
 	file = statsfd_source_getfile(&b->src);
-	kref_put(&b->ref, block_release);
+	block_ref_put(b);
 	return file;
 
-err_close:
-	statsfd_compat_bdev_close(&h);
-err_free:
-	mutex_destroy(&b->lock);
-	kfree(b);
+err_iput:
+	iput(inode);
 	return ERR_PTR(ret);
 }
 
@@ -389,9 +458,12 @@ int statsfd_host_block_init(void)
 /**
  * statsfd_host_block_exit() - tear down what statsfd_host_block_init() set up
  *
- * Every stats fd pins the module, so no source is left by now.
+ * Every stats fd pins the module, so no source is left by now; the
+ * watcher may still be queued, to find the list empty.
  */
 void statsfd_host_block_exit(void)
 {
+	cancel_delayed_work_sync(&block_watch_work);
+	WARN_ON(!list_empty(&block_live));
 	statsfd_schema_destroy(&block_schema);
 }

@@ -13,15 +13,28 @@
  * it moves to another namespace), keeping its last values and hanging the
  * source up.
  *
- * Locking: net_lock (a mutex) protects net_sources and every source's
- * @dev and @last.  The notifier runs under RTNL and takes net_lock;
- * statsfd_host_net_file() does the same, in the same order, so a source
- * is on the list before the device can be unregistered.  fill takes only
- * net_lock: dev_get_stats() does not sleep (/proc/net/dev calls it under
- * RCU), so a reader waits at most for another read or a detach.
+ * Finding a device's sources: net_table, hashed by the net_device's
+ * address, so that NETDEV_UNREGISTER walks one bucket, not every stats fd
+ * of the host.  A source is in it from its creation until it is detached
+ * or released.  net_lock (a mutex) protects net_table, and the 1 -> 0
+ * transition of every source's count: the last put is kref_put_mutex(),
+ * which takes net_lock before the count can reach 0 and releases with it
+ * held, so a source found in the table under net_lock always has a count
+ * above 0 and the notifier's kref_get() is safe; the release unlists it
+ * before anyone else can take net_lock.  The notifier runs under RTNL and
+ * takes net_lock; statsfd_host_net_file() does the same, in the same
+ * order, so a source is in the table before its device can be
+ * unregistered.
+ *
+ * Reading: each source has its own mutex, for @dev and @last, taken by
+ * fill and by the detach.  A read of one stats fd thus waits at most for
+ * another read of the same fd or for its detach, never for the reads of
+ * other fds; dev_get_stats() does not sleep (/proc/net/dev calls it under
+ * RCU).
  */
 #include <linux/err.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/minmax.h>
@@ -86,24 +99,33 @@ static struct statsfd_schema net_schema;
 /**
  * struct host_net - the source of one stats fd on a network interface
  * @src: the computed source
- * @ref: one per stats fd, plus the creator's while it makes the fd
- * @node: entry in net_sources, while @dev is held
- * @dev: the interface, or NULL once it was unregistered (net_lock)
+ * @ref: one per stats fd, plus the creator's while it makes the fd, plus
+ *	the notifier's while it detaches the source; reaches 0 only under
+ *	net_lock (kref_put_mutex())
+ * @node: entry in net_table under @dev's address (net_lock), from the
+ *	creation until the detach or the release
+ * @gone: entry in the notifier's private list of sources to detach
+ * @lock: protects @dev and @last
+ * @dev: the interface, or NULL once it was unregistered; constant while
+ *	@node is hashed
  * @tracker: tracks our reference on @dev (CONFIG_NET_DEV_REFCNT_TRACKER)
  * @last: the values of the last read while @dev was attached; once it was
- *	detached, the values every read returns (net_lock)
+ *	detached, the values every read returns
  */
 struct host_net {
 	struct statsfd_source src;
 	struct kref ref;
-	struct list_head node;
+	struct hlist_node node;
+	struct list_head gone;
+	struct mutex lock;	/* dev, last */
 	struct net_device *dev;
 	netdevice_tracker tracker;
 	struct rtnl_link_stats64 last;
 };
 
 static DEFINE_MUTEX(net_lock);
-static LIST_HEAD(net_sources);	/* net_lock */
+/* 64 buckets: a bucket's walk is short even with thousands of fds. */
+static DEFINE_HASHTABLE(net_table, 6);	/* net_lock */
 
 static struct host_net *to_host_net(struct statsfd_source *src)
 {
@@ -111,40 +133,51 @@ static struct host_net *to_host_net(struct statsfd_source *src)
 }
 
 /*
- * Keeps the last values and lets the device go; net_lock held.  The last
- * values are, counter by counter, the larger of the last read's and the
- * device's now: a driver may count less once it is being unregistered
- * (veth counts what a device received on its peer, which deleting the
- * pair unlinks first), and counters must not go back.
+ * Keeps the last values and lets the device go.  The last values are,
+ * counter by counter, the larger of the last read's and @now, the
+ * device's values as it is being unregistered: a driver may count less by
+ * then (veth counts what a device received on its peer, which deleting
+ * the pair unlinks first), and counters must not go back.  The source is
+ * already out of net_table, and its reference keeps it alive.
  */
-static void net_detach(struct host_net *n)
+static void net_detach(struct host_net *n, struct net_device *dev,
+		       const struct rtnl_link_stats64 *now)
 {
-	struct rtnl_link_stats64 now;
-	u64 *last = (u64 *)&n->last, *cur = (u64 *)&now;
+	const u64 *cur = (const u64 *)now;
+	u64 *last = (u64 *)&n->last;
 	unsigned int i;
 
-	lockdep_assert_held(&net_lock);
-	dev_get_stats(n->dev, &now);
-	for (i = 0; i < sizeof(now) / sizeof(u64); i++)
+	mutex_lock(&n->lock);
+	for (i = 0; i < sizeof(*now) / sizeof(u64); i++)
 		last[i] = max(last[i], cur[i]);
-	list_del_init(&n->node);
-	netdev_put(n->dev, &n->tracker);
 	n->dev = NULL;
+	mutex_unlock(&n->lock);
+	netdev_put(dev, &n->tracker);
 }
 
+/*
+ * The count reached 0 with net_lock held (kref_put_mutex()): unlist the
+ * source before anyone else can find it, then free it.
+ */
 static void net_release(struct kref *ref)
 {
 	struct host_net *n = container_of(ref, struct host_net, ref);
 
-	mutex_lock(&net_lock);
-	if (n->dev) {
-		list_del(&n->node);
+	lockdep_assert_held(&net_lock);
+	if (hash_hashed(&n->node)) {
+		hash_del(&n->node);
 		netdev_put(n->dev, &n->tracker);
 		n->dev = NULL;
 	}
 	mutex_unlock(&net_lock);
 	statsfd_source_destroy(&n->src);
+	mutex_destroy(&n->lock);
 	kfree(n);
+}
+
+static void net_ref_put(struct host_net *n)
+{
+	kref_put_mutex(&n->ref, net_release, &net_lock);
 }
 
 static void net_get(struct statsfd_source *src)
@@ -154,21 +187,21 @@ static void net_get(struct statsfd_source *src)
 
 static void net_put(struct statsfd_source *src)
 {
-	kref_put(&to_host_net(src)->ref, net_release);
+	net_ref_put(to_host_net(src));
 }
 
 static int net_fill(struct statsfd_source *src, void *stats)
 {
 	struct host_net *n = to_host_net(src);
 
-	mutex_lock(&net_lock);
+	mutex_lock(&n->lock);
 	if (n->dev) {
 		dev_get_stats(n->dev, stats);
 		memcpy(&n->last, stats, sizeof(n->last));
 	} else {
 		memcpy(stats, &n->last, sizeof(n->last));
 	}
-	mutex_unlock(&net_lock);
+	mutex_unlock(&n->lock);
 	return 0;
 }
 
@@ -189,25 +222,36 @@ static int net_notify(struct notifier_block *nb, unsigned long event,
 		      void *ptr)
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct host_net *n, *tmp;
+	struct rtnl_link_stats64 now;
+	struct hlist_node *tmp;
+	struct host_net *n, *t;
 	LIST_HEAD(gone);
 
 	if (event != NETDEV_UNREGISTER)
 		return NOTIFY_DONE;
+	/*
+	 * Unlist this device's sources, each with a reference of our own:
+	 * a listed source's count is above 0 (see the top of this file).
+	 */
 	mutex_lock(&net_lock);
-	list_for_each_entry_safe(n, tmp, &net_sources, node) {
+	hash_for_each_possible_safe(net_table, n, tmp, node, (unsigned long)dev) {
 		if (n->dev != dev)
 			continue;
-		net_detach(n);
-		/* Hung up below, outside net_lock: readers need not wait. */
+		hash_del(&n->node);
 		kref_get(&n->ref);
-		list_add(&n->node, &gone);
+		list_add(&n->gone, &gone);
 	}
 	mutex_unlock(&net_lock);
-	list_for_each_entry_safe(n, tmp, &gone, node) {
-		list_del_init(&n->node);
+	if (list_empty(&gone))
+		return NOTIFY_DONE;
+
+	/* The device's values once, for all its sources. */
+	dev_get_stats(dev, &now);
+	list_for_each_entry_safe(n, t, &gone, gone) {
+		list_del(&n->gone);
+		net_detach(n, dev, &now);
 		statsfd_source_hangup(&n->src);
-		kref_put(&n->ref, net_release);
+		net_ref_put(n);
 	}
 	return NOTIFY_DONE;
 }
@@ -225,7 +269,8 @@ static struct notifier_block net_nb = {
  * and a stats file on it.  The interface's name when the file is made is
  * in the id, "host-net-<name>".
  *
- * Context: process context; takes RTNL.
+ * Context: process context; takes RTNL.  The source is allocated with
+ * GFP_KERNEL_ACCOUNT: any user can make many.
  * Return: the file, or ERR_PTR(-EINVAL) for an @ifindex not positive,
  * ERR_PTR(-ENODEV) when the caller's namespace has no such interface,
  * ERR_PTR(-ENOMEM).
@@ -240,11 +285,13 @@ struct file *statsfd_host_net_file(s32 ifindex)
 
 	if (ifindex <= 0)
 		return ERR_PTR(-EINVAL);
-	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	/* Any user can make one: charged to the caller's memory cgroup. */
+	n = kzalloc(sizeof(*n), GFP_KERNEL_ACCOUNT);
 	if (!n)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&n->ref);
-	INIT_LIST_HEAD(&n->node);
+	INIT_HLIST_NODE(&n->node);
+	mutex_init(&n->lock);
 
 	/*
 	 * Under RTNL a listed device is registered and its NETDEV_UNREGISTER
@@ -254,28 +301,34 @@ struct file *statsfd_host_net_file(s32 ifindex)
 	rtnl_lock();
 	dev = __dev_get_by_index(net, ifindex);
 	if (!dev) {
-		rtnl_unlock();
-		kfree(n);
-		return ERR_PTR(-ENODEV);
+		ret = -ENODEV;
+		goto err_unlock;
 	}
 	ret = statsfd_source_init(&n->src, &net_schema, NULL, &net_ops,
 				  "host-net-%s", dev->name);
-	if (ret) {
-		rtnl_unlock();
-		kfree(n);
-		return ERR_PTR(ret);
-	}
-	netdev_hold(dev, &n->tracker, GFP_KERNEL);
-	mutex_lock(&net_lock);
+	if (ret)
+		goto err_unlock;
+	netdev_hold(dev, &n->tracker, GFP_KERNEL_ACCOUNT);
 	n->dev = dev;
-	list_add(&n->node, &net_sources);
+	mutex_lock(&net_lock);
+	hash_add(net_table, &n->node, (unsigned long)dev);
 	mutex_unlock(&net_lock);
 	rtnl_unlock();
 
-	/* The file takes its own reference; ours goes either way. */
+	/*
+	 * The file takes its own reference; ours goes either way, and if it
+	 * was the last (no file), the release unlists the source under
+	 * net_lock, so the notifier never sees it with a count of 0.
+	 */
 	file = statsfd_source_getfile(&n->src);
-	kref_put(&n->ref, net_release);
+	net_ref_put(n);
 	return file;
+
+err_unlock:
+	rtnl_unlock();
+	mutex_destroy(&n->lock);
+	kfree(n);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -304,6 +357,6 @@ int statsfd_host_net_init(void)
 void statsfd_host_net_exit(void)
 {
 	unregister_netdevice_notifier(&net_nb);
-	WARN_ON(!list_empty(&net_sources));
+	WARN_ON(!hash_empty(net_table));
 	statsfd_schema_destroy(&net_schema);
 }

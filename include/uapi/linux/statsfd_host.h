@@ -66,9 +66,10 @@ struct statsfd_host_stats_fd {
  * or reserved fields or another kind's field not zero, CPU number not
  * below the number of possible CPUs, ifindex not positive, a partition
  * instead of a whole disk), ENODEV (CPU offline, no such interface in the
- * caller's network namespace, no such disk), EPERM (the caller's device
- * cgroup refuses the disk), EMFILE/ENFILE, ENOMEM.  The full table is in
- * Documentation/statsfd-host-api.rst.
+ * caller's network namespace, no such disk or one being removed),
+ * EMFILE/ENFILE, ENOMEM.  Anyone who may open the device may get any
+ * kind; a disk is never opened, so the device cgroup is not asked.  The
+ * full table is in Documentation/statsfd-host-api.rst.
  */
 #define STATSFD_HOST_GET_STATS_FD	_IOW(STATSFD_HOST_IO, 0xce, struct statsfd_host_stats_fd)
 
