@@ -78,6 +78,22 @@ static const char usage[] =
 "                        open HTTP connections over every address (default 256)\n"
 "  --http-max-per-ip N   open HTTP connections from one client address (default 16)\n"
 "  --http-idle-timeout S close an HTTP connection idle this many seconds (default 10)\n"
+"  --http-header-timeout S\n"
+"                        a request's line and headers must arrive within S seconds of\n"
+"                        the connection or of the previous request's end (default 5)\n"
+"  --http-send-timeout S a response must be sent within S seconds of its request\n"
+"                        (default 30)\n"
+"  --http-reserved N     connection slots beyond --http-max-connections kept for\n"
+"                        --http-scraper addresses and clients that authenticate\n"
+"                        (default 4)\n"
+"  --http-scraper ADDR   the Prometheus server's numeric address: exempt from\n"
+"                        --http-max-per-ip and the shared limits (repeatable)\n"
+"  --http-max-held-bytes N\n"
+"                        bytes of renderings that responses still being sent may\n"
+"                        hold; beyond, 503 (default 64 MiB)\n"
+"  --http-auth-cpu-per-ip MS\n"
+"                        bcrypt CPU ms per second for one client address (default 100)\n"
+"  --http-auth-cpu MS    bcrypt CPU ms per second over every address (default 250)\n"
 "  --port-file FILE      write the HTTP port(s) here once ready, one per --listen\n"
 "  --user USER           drop to this user after binding (default nobody; the\n"
 "                        daemon's own user when not run as root)\n"
@@ -372,7 +388,9 @@ static int parse_args(int argc, char **argv, struct options *o,
 		O_MAXMAP, O_STATS, O_CLMAXSRC, O_CLMAXBYTES, O_MAXBYTES, O_INCLUDE,
 		O_EXCLUDE, O_HIST, O_DROPAFTER, O_TESTMEMFD, O_DISCOVER,
 		O_DISCOVER_INTERVAL, O_WEBCONFIG, O_HTTP_MAXCONN, O_HTTP_PERIP,
-		O_HTTP_IDLE, O_VERSION, O_HOST, O_TESTHOST,
+		O_HTTP_IDLE, O_VERSION, O_HOST, O_TESTHOST, O_HTTP_HDR, O_HTTP_SEND,
+		O_HTTP_RESERVED, O_HTTP_SCRAPER, O_HTTP_HELD, O_HTTP_AUTH_IP,
+		O_HTTP_AUTH,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -406,6 +424,13 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "http-max-connections", required_argument, NULL, O_HTTP_MAXCONN },
 		{ "http-max-per-ip", required_argument, NULL, O_HTTP_PERIP },
 		{ "http-idle-timeout", required_argument, NULL, O_HTTP_IDLE },
+		{ "http-header-timeout", required_argument, NULL, O_HTTP_HDR },
+		{ "http-send-timeout", required_argument, NULL, O_HTTP_SEND },
+		{ "http-reserved", required_argument, NULL, O_HTTP_RESERVED },
+		{ "http-scraper", required_argument, NULL, O_HTTP_SCRAPER },
+		{ "http-max-held-bytes", required_argument, NULL, O_HTTP_HELD },
+		{ "http-auth-cpu-per-ip", required_argument, NULL, O_HTTP_AUTH_IP },
+		{ "http-auth-cpu", required_argument, NULL, O_HTTP_AUTH },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -464,6 +489,43 @@ static int parse_args(int argc, char **argv, struct options *o,
 			if (*end || !v || v > 3600)
 				goto bad;
 			o->http.idle_timeout_s = (unsigned int)v;
+			break;
+		case O_HTTP_HDR:
+		case O_HTTP_SEND:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 3600)
+				goto bad;
+			if (opt == O_HTTP_HDR)
+				o->http.header_timeout_s = (unsigned int)v;
+			else
+				o->http.send_timeout_s = (unsigned int)v;
+			break;
+		case O_HTTP_RESERVED:
+			v = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || v > 1000)
+				goto bad;
+			o->http.reserved = (unsigned int)v;
+			break;
+		case O_HTTP_SCRAPER:
+			if (o->http.nscrapers >= HTTP_MAX_SCRAPERS)
+				goto bad;
+			o->http.scrapers[o->http.nscrapers++] = optarg;
+			break;
+		case O_HTTP_HELD:
+			ull = strtoull(optarg, &end, 10);
+			if (*end || end == optarg || ull < 4096 || ull > SIZE_MAX / 2)
+				goto bad;
+			o->http.max_held_bytes = (size_t)ull;
+			break;
+		case O_HTTP_AUTH_IP:
+		case O_HTTP_AUTH:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 1000)
+				goto bad;
+			if (opt == O_HTTP_AUTH)
+				o->http.auth_cpu_ms = (unsigned int)v;
+			else
+				o->http.auth_cpu_ms_per_ip = (unsigned int)v;
 			break;
 		case O_VERSION:
 			printf("statsfd-collector %s\n", STATSFD_VERSION);
@@ -608,6 +670,12 @@ int main(int argc, char **argv)
 			.max_connections = HTTP_DEFAULT_MAX_CONNECTIONS,
 			.max_per_ip = HTTP_DEFAULT_MAX_PER_IP,
 			.idle_timeout_s = HTTP_DEFAULT_IDLE_TIMEOUT_S,
+			.header_timeout_s = HTTP_DEFAULT_HEADER_TIMEOUT_S,
+			.send_timeout_s = HTTP_DEFAULT_SEND_TIMEOUT_S,
+			.reserved = HTTP_DEFAULT_RESERVED,
+			.max_held_bytes = HTTP_DEFAULT_MAX_HELD_BYTES,
+			.auth_cpu_ms_per_ip = HTTP_DEFAULT_AUTH_CPU_MS_PER_IP,
+			.auth_cpu_ms = HTTP_DEFAULT_AUTH_CPU_MS,
 		},
 		.socket_mode = 0660, .interval_ms = 500,
 	};

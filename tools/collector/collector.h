@@ -164,6 +164,37 @@ enum {
 #define COLLECTOR_REPLY_MAX	((size_t)4 << 20)
 
 /**
+ * struct render_body - one rendering of the exposition, immutable once made
+ * @refs: references: the collector's cache holds one while it is the
+ *	current rendering, every HTTP response being sent holds one
+ * @pins: HTTP responses still being sent from it (http.c's accounting of
+ *	the bytes held by responses, --http-max-held-bytes)
+ * @gen: collector.render.gen of this rendering
+ * @text: the exposition
+ * @len: its length
+ * @gz: its gzip encoding, made by http.c on the first request asking for
+ *	it, or NULL
+ * @gzlen: length of @gz
+ * @gz_failed: the encoding failed (too large): served plain
+ * @http: the HTTP server whose held bytes count it while @pins is nonzero
+ *
+ * Every response of a render tick, plain or gzip, is sent from the same
+ * body without a copy; the body is freed when the last reference goes,
+ * so a slow reader keeps the rendering it started with.
+ */
+struct render_body {
+	unsigned int refs;
+	unsigned int pins;
+	uint64_t gen;
+	char *text;
+	size_t len;
+	char *gz;
+	size_t gzlen;
+	bool gz_failed;
+	struct http_server *http;
+};
+
+/**
  * struct client_policy - who may connect, and how many
  * @allow_uid: uids allowed (--allow-uid)
  * @nallow_uid: how many
@@ -226,8 +257,8 @@ struct stat_rule {
  * @reply_max: limit on a client's queued reply, COLLECTOR_REPLY_MAX
  * @generation: bumped by every read tick and every source added or
  *	dropped: the cached exposition is stale when it differs
- * @render: cache of render_cached(); @render.gen counts its renders
- *	(http.c keeps its responses for one render)
+ * @render: cache of render_cached(): @render.body is the current
+ *	rendering (NULL before the first), @render.gen counts renders
  * @http: the HTTP server (http.c), or NULL
  * @host_owner: with --host, the client standing for the host's own
  *	sources (host.c): no other client may register provider
@@ -269,8 +300,7 @@ struct collector {
 	size_t reply_max;
 	uint64_t generation;
 	struct {
-		char *text;
-		size_t len;
+		struct render_body *body;
 		uint64_t generation;
 		uint64_t gen;
 		bool valid;
@@ -283,7 +313,9 @@ struct collector {
 		uint64_t reads, read_errors, scrapes, clients_refused,
 			 clients_dropped, requests, bad_requests, fds_rejected,
 			 sources_hung_up, children_changes, sources_failed,
-			 quota_refusals, labels_refused, replies_too_large;
+			 quota_refusals, labels_refused, replies_too_large,
+			 http_refused, http_evicted, http_deadlines, http_busy,
+			 http_auth_busy, http_auth_cpu_ms;
 	} stats;
 };
 
@@ -329,6 +361,8 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 /* render.c: the Prometheus exposition. */
 char *render_metrics(struct collector *c, size_t *len);
 const char *render_cached(struct collector *c, size_t *len);
+struct render_body *render_body_get(struct collector *c);
+void render_body_put(struct render_body *b);
 void render_free(struct collector *c);
 
 #endif /* STATSFD_COLLECTOR_H */

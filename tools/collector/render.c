@@ -198,6 +198,26 @@ static void collector_metrics(struct statsfd_buf *b, struct collector *c,
 	self_metric(b, "clients_dropped_total", "counter",
 		    "Clients dropped for idling or not reading their replies.",
 		    c->stats.clients_dropped);
+	self_metric(b, "http_refused_total", "counter",
+		    "HTTP connections refused: no general slot and no reserved one for them.",
+		    c->stats.http_refused);
+	self_metric(b, "http_evicted_total", "counter",
+		    "HTTP connections cut because a newcomer took their reserved slot before they authenticated.",
+		    c->stats.http_evicted);
+	self_metric(b, "http_deadlines_total", "counter",
+		    "HTTP connections cut at --http-header-timeout or --http-send-timeout.",
+		    c->stats.http_deadlines);
+	self_metric(b, "http_busy_total", "counter",
+		    "Scrapes answered 503: responses still being sent held --http-max-held-bytes.",
+		    c->stats.http_busy);
+	self_metric(b, "http_auth_busy_total", "counter",
+		    "Requests answered 429: their address or every address spent its bcrypt budget.",
+		    c->stats.http_auth_busy);
+	statsfd_buf_printf(b, "# HELP statsfd_collector_http_auth_cpu_seconds_total CPU time spent checking passwords with bcrypt.\n"
+			   "# TYPE statsfd_collector_http_auth_cpu_seconds_total counter\n"
+			   "statsfd_collector_http_auth_cpu_seconds_total %" PRIu64 ".%03u\n",
+			   c->stats.http_auth_cpu_ms / 1000,
+			   (unsigned int)(c->stats.http_auth_cpu_ms % 1000));
 	self_metric(b, "sources_polled", "gauge",
 		    "Stats fds waited on for their events (hangup, change of children).",
 		    c->npolled);
@@ -273,6 +293,43 @@ char *render_metrics(struct collector *c, size_t *len)
 }
 
 /**
+ * render_body_put() - drop a reference to a rendering
+ * @b: the body, or NULL; freed with its last reference
+ */
+void render_body_put(struct render_body *b)
+{
+	if (!b || --b->refs)
+		return;
+	free(b->text);
+	free(b->gz);
+	free(b);
+}
+
+/* The current rendering, made again when the sources changed since. */
+static struct render_body *render_current(struct collector *c)
+{
+	struct render_body *b;
+
+	if (c->render.valid && c->render.generation == c->generation)
+		return c->render.body;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->text = render_metrics(c, &b->len);
+	if (!b->text) {
+		free(b);
+		return NULL;
+	}
+	b->refs = 1;
+	b->gen = ++c->render.gen;
+	render_body_put(c->render.body);
+	c->render.body = b;
+	c->render.generation = c->generation;
+	c->render.valid = true;
+	return b;
+}
+
+/**
  * render_cached() - the exposition, rendered at most once per read tick
  * @c: collector
  * @len: set to its length
@@ -288,33 +345,42 @@ char *render_metrics(struct collector *c, size_t *len)
  */
 const char *render_cached(struct collector *c, size_t *len)
 {
-	char *text;
-	size_t n;
+	struct render_body *b = render_current(c);
 
-	if (c->render.valid && c->render.generation == c->generation) {
-		*len = c->render.len;
-		return c->render.text;
-	}
-	text = render_metrics(c, &n);
-	if (!text)
+	if (!b)
 		return NULL;
-	free(c->render.text);
-	c->render.text = text;
-	c->render.len = n;
-	c->render.generation = c->generation;
-	c->render.gen++;
-	c->render.valid = true;
-	*len = n;
-	return text;
+	*len = b->len;
+	return b->text;
+}
+
+/**
+ * render_body_get() - a reference to the current rendering
+ * @c: collector
+ *
+ * As render_cached(), but the body stays valid, unchanged, until
+ * render_body_put(): one body per render tick is shared by every response
+ * being sent from it.
+ *
+ * Return: the body, or NULL when out of memory.
+ */
+struct render_body *render_body_get(struct collector *c)
+{
+	struct render_body *b = render_current(c);
+
+	if (b)
+		b->refs++;
+	return b;
 }
 
 /**
  * render_free() - release the cached exposition
  * @c: collector
+ *
+ * Responses still holding a reference keep their body until they end.
  */
 void render_free(struct collector *c)
 {
-	free(c->render.text);
-	c->render.text = NULL;
+	render_body_put(c->render.body);
+	c->render.body = NULL;
 	c->render.valid = false;
 }

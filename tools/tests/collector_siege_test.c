@@ -1,0 +1,684 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd-collector under siege from its own host (issue 18): attacks any
+ * local user can make on the HTTP side, each against a freshly started
+ * sanitized daemon, each bounded by counts and bytes, never by timing:
+ *
+ *  - slow readers, one per render tick, each pinning a rendering: the
+ *    daemon's RSS stays within --http-max-held-bytes plus a few renderings,
+ *    the readers beyond it get 503 with Retry-After;
+ *  - a reader that never reads: its response is cut at
+ *    --http-send-timeout, short of its Content-Length;
+ *  - a writer trickling its request headers: cut at --http-header-timeout,
+ *    long before it could finish;
+ *  - tricklers holding every connection slot, from several loopback
+ *    addresses, reconnecting as soon as they are cut: a scraper that
+ *    authenticates, or comes from the --http-scraper address, is served
+ *    every time (reserved slots);
+ *  - password guessers from another address on a fresh daemon: the
+ *    --http-scraper's first login is served at once (bcrypt budgets per
+ *    address).
+ *
+ *   collector_siege_test COLLECTOR_BINARY   (as root; TAP on stdout)
+ *
+ * STRESS=1 makes the attacks larger.
+ */
+#include <arpa/inet.h>
+#include <crypt.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "statsfd.h"
+#include "statsfd_json.h"
+#include "statsfd_msg.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/statsfd-siege-test.XXXXXX";
+static char sock_path[128], port_path[128], web_path[128];
+static const char *bin;
+static pid_t daemon_pid = -1;
+static unsigned int http_port;
+static bool stress;
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Start the daemon with the common options and @extra (NULL-terminated). */
+static int start(const char *const *extra)
+{
+	const char *argv[64] = {
+		bin, "--socket", sock_path, "--socket-mode", "0666", "--listen",
+		"0.0.0.0:0", "--port-file", port_path, "--user", "nobody",
+		"--allow-uid", "0", "--interval", "100", "--test-accept-memfd",
+	};
+	unsigned int n = 16, i;
+	double t0 = now_s();
+
+	for (i = 0; extra && extra[i] && n < 62; i++)
+		argv[n++] = extra[i];
+	argv[n] = NULL;
+	unlink(port_path);
+	daemon_pid = fork();
+	if (!daemon_pid) {
+		/* RSS is measured: freed renderings must not sit in quarantine. */
+		setenv("ASAN_OPTIONS", "detect_leaks=0:quarantine_size_mb=0", 1);
+		execv(bin, (char *const *)argv);
+		_exit(127);
+	}
+	while (now_s() - t0 < 30) {
+		FILE *f = fopen(port_path, "r");
+
+		if (f) {
+			int ok = fscanf(f, "%u", &http_port) == 1;
+
+			fclose(f);
+			if (ok && http_port)
+				return 0;
+		}
+		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
+			daemon_pid = -1;
+			return -1;
+		}
+		msleep(20);
+	}
+	return -1;
+}
+
+static bool stop(void)
+{
+	int status;
+
+	if (daemon_pid < 0)
+		return false;
+	kill(daemon_pid, SIGTERM);
+	waitpid(daemon_pid, &status, 0);
+	daemon_pid = -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static long rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* A client registering @n vCPUs of VM "big": kept open (the sources live). */
+static int register_vcpus(unsigned int n)
+{
+	static unsigned char buf[1 << 15];
+	struct statsfd_buf req = { 0 };
+	unsigned int i, done = 0;
+	int s = statsfd_msg_connect(sock_path);
+
+	if (s < 0)
+		return -1;
+	while (done < n) {
+		unsigned int k = n - done > 200 ? 200 : n - done;
+		int fds[200];
+		char *out = NULL;
+		unsigned int nf = 0;
+		size_t len;
+
+		for (i = 0; i < k; i++) {
+			char id[32];
+
+			snprintf(id, sizeof(id), "vcpu%u", done + i);
+			fds[i] = img_memfd(buf, img_build(buf, sizeof(buf), id, 48,
+							  img_vcpu_stats,
+							  img_vcpu_nstats, NULL, 0));
+		}
+		req.len = 0;
+		statsfd_buf_printf(&req, "{\"execute\":\"add-sources\",\"arguments\":{"
+				   "\"provider\":\"siege\",\"vm\":\"big\",\"sources\":[");
+		for (i = 0; i < k; i++)
+			statsfd_buf_printf(&req, "%s{\"target\":\"vcpu\",\"vcpu\":%u}",
+					   i ? "," : "", done + i);
+		statsfd_buf_printf(&req, "]}}");
+		if (statsfd_msg_send(s, req.data, req.len, fds, k) ||
+		    statsfd_msg_recv(s, &out, &len, NULL, &nf, 10000) ||
+		    !strstr(out, "\"return\"")) {
+			tap_diag("add-sources: %s", out ? out : "no reply");
+			free(out);
+			close(s);
+			statsfd_buf_free(&req);
+			return -1;
+		}
+		free(out);
+		for (i = 0; i < k; i++)
+			close(fds[i]);
+		done += k;
+	}
+	statsfd_buf_free(&req);
+	return s;
+}
+
+/* ---- raw HTTP clients ----------------------------------------------------- */
+
+/*
+ * A TCP connection to the collector from 127.0.0.@src (0: any), with a
+ * receive buffer of @rcvbuf bytes (0: the default); -1 when refused.
+ */
+static int http_connect(unsigned int src, int rcvbuf)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(http_port) };
+	struct sockaddr_in me = { .sin_family = AF_INET };
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char a[32];
+
+	if (s < 0)
+		return -1;
+	if (rcvbuf)
+		setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (src) {
+		snprintf(a, sizeof(a), "127.0.0.%u", src);
+		inet_pton(AF_INET, a, &me.sin_addr);
+		if (bind(s, (struct sockaddr *)&me, sizeof(me))) {
+			close(s);
+			return -1;
+		}
+	}
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	if (connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
+		close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* Read what arrives within @ms into @b (appended); Return: false at EOF. */
+static bool read_some(int s, struct statsfd_buf *b, int ms, size_t max)
+{
+	char buf[65536];
+
+	for (;;) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+		ssize_t r;
+
+		if (b->len >= max || poll(&p, 1, ms) != 1)
+			return true;
+		r = read(s, buf, sizeof(buf) < max - b->len ? sizeof(buf) : max - b->len);
+		if (r <= 0)
+			return false;
+		statsfd_buf_append(b, buf, (size_t)r);
+		ms = 0;
+	}
+}
+
+/*
+ * One scrape from 127.0.0.@src: the full response read until the server
+ * closes (HTTP/1.0) or 20 s pass.  Return: the HTTP status, or 0.
+ */
+static int scrape(unsigned int src, const char *auth, size_t *body_len)
+{
+	struct statsfd_buf b = { 0 };
+	char req[512];
+	int s = http_connect(src, 0), status = 0;
+	double t0 = now_s();
+	char *p;
+
+	if (s < 0)
+		return 0;
+	snprintf(req, sizeof(req), "GET /metrics HTTP/1.0\r\nHost: x\r\n%s\r\n", auth);
+	if (write(s, req, strlen(req)) != (ssize_t)strlen(req)) {
+		close(s);
+		return 0;
+	}
+	while (now_s() - t0 < 20 && read_some(s, &b, 1000, (size_t)1 << 30))
+		;
+	close(s);
+	if (b.data && sscanf(b.data, "HTTP/1.%*d %d", &status) != 1)
+		status = 0;
+	p = b.data ? strstr(b.data, "\r\n\r\n") : NULL;
+	if (body_len)
+		*body_len = p ? b.len - (size_t)(p + 4 - b.data) : 0;
+	statsfd_buf_free(&b);
+	return status;
+}
+
+/* A metric of the collector (a full scrape from @src with @auth), or -1. */
+static double metric(unsigned int src, const char *auth, const char *name)
+{
+	struct statsfd_buf b = { 0 };
+	char req[512];
+	int s = http_connect(src, 0);
+	double t0 = now_s(), v = -1;
+	const char *p;
+	size_t n = strlen(name);
+
+	if (s < 0)
+		return -1;
+	snprintf(req, sizeof(req), "GET /metrics HTTP/1.0\r\nHost: x\r\n%s\r\n", auth);
+	if (write(s, req, strlen(req)) == (ssize_t)strlen(req))
+		while (now_s() - t0 < 20 && read_some(s, &b, 1000, (size_t)1 << 30))
+			;
+	close(s);
+	for (p = b.data; p && (p = strstr(p, name)); p += n)
+		if (p[-1] == '\n' && p[n] == ' ') {
+			v = strtod(p + n + 1, NULL);
+			break;
+		}
+	statsfd_buf_free(&b);
+	return v;
+}
+
+/* ---- memory: slow readers ------------------------------------------------- */
+
+static void test_slow_readers(void)
+{
+	const char *extra[] = { "--http-max-held-bytes", "8388608",
+				"--http-send-timeout", "600",
+				"--http-max-per-ip", "1000",
+				"--http-max-connections", "1000", NULL };
+	unsigned int nreaders = stress ? 60 : 30, i, n503 = 0, n200 = 0, nretry = 0;
+	int *readers = calloc(nreaders, sizeof(int));
+	long rss0, rss1;
+	size_t body = 0;
+	int vm;
+
+	if (!tap_ok(readers && !start(extra), "collector with --http-max-held-bytes 8 MiB starts"))
+		return;
+	vm = register_vcpus(600);
+	tap_ok(vm >= 0, "600 vCPUs registered");
+	/* Two scrapes warm the allocator; the body's size sets the bounds. */
+	scrape(0, "", &body);
+	scrape(0, "", &body);
+	rss0 = rss_kb(daemon_pid);
+	tap_ok(body > (2u << 20), "the exposition is %zu bytes", body);
+	for (i = 0; i < nreaders; i++) {
+		static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+		struct statsfd_buf b = { 0 };
+		double t0 = now_s();
+
+		readers[i] = http_connect(0, 4096);
+		if (readers[i] < 0 || write(readers[i], req, sizeof(req) - 1) < 0)
+			continue;
+		/* The status line, then nothing more is read. */
+		while (now_s() - t0 < 20 && !memmem(b.data ?: "", b.len, "\r\n\r\n", 4) &&
+		       read_some(readers[i], &b, 500, 4096))
+			;
+		if (b.data && !strncmp(b.data, "HTTP/1.1 200", 12))
+			n200++;
+		if (b.data && !strncmp(b.data, "HTTP/1.1 503", 12)) {
+			n503++;
+			nretry += !!strcasestr(b.data, "\r\nRetry-After: ");
+		}
+		statsfd_buf_free(&b);
+		/* A new rendering for the next reader (read ticks: 100 ms). */
+		msleep(250);
+	}
+	rss1 = rss_kb(daemon_pid);
+	/*
+	 * Bound: the cap, plus the rendering being made and the current one
+	 * (each response is sent from them, never a copy), plus slack.
+	 */
+	tap_ok(rss1 - rss0 < (long)(8 * 1024 + 3 * body / 1024 + 16 * 1024),
+	       "%u slow readers: RSS grew %ld KiB (the cap is 8192 KiB, a rendering %zu KiB)",
+	       nreaders, rss1 - rss0, body / 1024);
+	tap_ok(n200 >= 1 && n503 >= 1 && nretry == n503,
+	       "readers beyond the cap get 503 with Retry-After (%u served, %u 503, %u with Retry-After)",
+	       n200, n503, nretry);
+	for (i = 0; i < nreaders; i++)
+		if (readers[i] >= 0)
+			close(readers[i]);
+	/* Closed: what they held is free, a scrape is served again. */
+	{
+		double t0 = now_s();
+		int st = 0;
+
+		while (now_s() - t0 < 30 && (st = scrape(0, "", NULL)) != 200)
+			msleep(200);
+		tap_ok(st == 200, "readers gone: a scrape is served (HTTP %d)", st);
+	}
+	tap_ok(metric(0, "", "statsfd_collector_http_busy_total") == n503,
+	       "statsfd_collector_http_busy_total counts the 503s");
+	if (vm >= 0)
+		close(vm);
+	tap_ok(stop(), "clean exit");
+	free(readers);
+}
+
+/* ---- time: a reader that never reads, a writer that trickles -------------- */
+
+static void test_send_deadline(void)
+{
+	const char *extra[] = { "--http-send-timeout", "2", NULL };
+	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct statsfd_buf b = { 0 };
+	double t0;
+	bool open = true;
+	size_t clen = 0;
+	const char *p;
+	int vm, s;
+
+	if (!tap_ok(!start(extra), "collector with --http-send-timeout 2 starts"))
+		return;
+	/* More than the sockets' buffers take (8 MB): 1600 vCPUs, 9 MB. */
+	vm = register_vcpus(1600);
+	tap_ok(vm >= 0, "1600 vCPUs registered");
+	s = http_connect(0, 4096);
+	if (s < 0 || write(s, req, sizeof(req) - 1) < 0)
+		tap_diag("connect: %s", strerror(errno));
+	/* Nothing read for 6 s: three times the deadline. */
+	msleep(6000);
+	t0 = now_s();
+	while (open && now_s() - t0 < 60)
+		open = read_some(s, &b, 5000, (size_t)1 << 30);
+	p = b.data ? strcasestr(b.data, "\r\nContent-Length: ") : NULL;
+	if (p)
+		clen = strtoul(p + 18, NULL, 10);
+	p = b.data ? strstr(b.data, "\r\n\r\n") : NULL;
+	tap_ok(!open && p && clen && b.len - (size_t)(p + 4 - b.data) < clen,
+	       "a reader reading nothing is cut: %zu of %zu bytes, then closed",
+	       p ? b.len - (size_t)(p + 4 - b.data) : 0, clen);
+	statsfd_buf_free(&b);
+	if (s >= 0)
+		close(s);
+	tap_ok(metric(0, "", "statsfd_collector_http_deadlines_total") >= 1,
+	       "statsfd_collector_http_deadlines_total counts it");
+	if (vm >= 0)
+		close(vm);
+	tap_ok(stop(), "clean exit");
+}
+
+static void test_header_deadline(void)
+{
+	const char *extra[] = { "--http-header-timeout", "1", NULL };
+	static const char hdr[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: "
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+	unsigned int sent = 0;
+	int s;
+
+	if (!tap_ok(!start(extra), "collector with --http-header-timeout 1 starts"))
+		return;
+	s = http_connect(0, 0);
+	/* One byte every 50 ms: the whole request would take 10 s. */
+	while (s >= 0 && sent < sizeof(hdr) - 1) {
+		struct pollfd p = { .fd = s, .events = POLLIN };
+
+		if (send(s, hdr + sent, 1, MSG_NOSIGNAL) != 1)
+			break;
+		sent++;
+		/* Cut: readable (EOF or reset). */
+		if (poll(&p, 1, 50) == 1)
+			break;
+	}
+	tap_ok(sent < sizeof(hdr) - 1,
+	       "a request trickled a byte per 50 ms is cut after %u of its %zu bytes",
+	       sent, sizeof(hdr) - 1);
+	if (s >= 0)
+		close(s);
+	tap_ok(stop(), "clean exit");
+}
+
+/* ---- slots: tricklers holding every slot ---------------------------------- */
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_term(int sig)
+{
+	stop_flag = 1;
+}
+
+/*
+ * @n connections from 127.0.0.1 .. 127.0.0.@naddr, each trickling request
+ * headers a byte every 200 ms and reconnecting as soon as it is cut or
+ * refused, until SIGTERM.
+ */
+static pid_t tricklers(unsigned int n, unsigned int naddr)
+{
+	pid_t pid = fork();
+	int fds[64];
+	unsigned int i, sent[64] = { 0 };
+
+	if (pid)
+		return pid;
+	signal(SIGTERM, on_term);
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	while (!stop_flag) {
+		for (i = 0; i < n; i++) {
+			if (fds[i] < 0) {
+				fds[i] = http_connect(1 + i % naddr, 0);
+				sent[i] = 0;
+				continue;
+			}
+			if (send(fds[i], sent[i] ? "a" : "GET / HTTP/1.1\r\nX: ",
+				 sent[i] ? 1 : 19, MSG_NOSIGNAL | MSG_DONTWAIT) <= 0) {
+				close(fds[i]);
+				fds[i] = -1;
+				continue;
+			}
+			sent[i]++;
+			{
+				char c;
+
+				if (recv(fds[i], &c, 1, MSG_DONTWAIT) == 0 ||
+				    (errno != EAGAIN && errno != EWOULDBLOCK)) {
+					close(fds[i]);
+					fds[i] = -1;
+				}
+			}
+		}
+		msleep(200 / n ?: 1);
+	}
+	_exit(0);
+}
+
+static void write_web_config(const char *hash)
+{
+	FILE *f = fopen(web_path, "w");
+
+	if (!f)
+		return;
+	fprintf(f, "basic_auth_users:\n  prom: '%s'\n", hash);
+	fclose(f);
+	chmod(web_path, 0644);
+}
+
+/* "secret" for prom, at bcrypt cost @cost. */
+static const char *make_hash(int cost)
+{
+	static char out[128];
+	char *salt = crypt_gensalt("$2b$", (unsigned long)cost, NULL, 0);
+	const char *h = salt ? crypt("secret", salt) : NULL;
+
+	snprintf(out, sizeof(out), "%s", h ? h : "");
+	return out;
+}
+
+/* Every one of @n scrapes from @src is served, each within 3 attempts. */
+static unsigned int scrapes_served(unsigned int src, const char *auth,
+				   unsigned int n, unsigned int *attempts)
+{
+	unsigned int i, a, ok = 0;
+
+	*attempts = 0;
+	for (i = 0; i < n; i++) {
+		for (a = 0; a < 3; a++) {
+			++*attempts;
+			if (scrape(src, auth, NULL) == 200) {
+				ok++;
+				break;
+			}
+			msleep(100);
+		}
+	}
+	return ok;
+}
+
+static void test_reserved_slots(void)
+{
+	const char *auth = "Authorization: Basic cHJvbTpzZWNyZXQ=\r\n";
+	const char *slots[] = { "--http-max-connections", "6", "--http-max-per-ip", "2",
+				"--http-reserved", "2", "--http-header-timeout", "2",
+				NULL };
+	const char *extra[16];
+	unsigned int i, n = 0, ok, attempts, want = stress ? 20 : 10;
+	int st;
+	pid_t t;
+
+	/* Basic auth: a scraper on 127.0.0.1, as every local user. */
+	write_web_config(make_hash(4));
+	for (i = 0; slots[i]; i++)
+		extra[n++] = slots[i];
+	extra[n++] = "--web.config.file";
+	extra[n++] = web_path;
+	extra[n] = NULL;
+	if (!tap_ok(!start(extra), "collector with 6+2 slots and basic auth starts"))
+		return;
+	t = tricklers(16, 6);
+	/* Let them take every general slot. */
+	msleep(1500);
+	ok = scrapes_served(1, auth, want, &attempts);
+	tap_ok(ok == want,
+	       "16 tricklers from 6 addresses: an authenticated scraper on 127.0.0.1 served %u of %u times (%u attempts)",
+	       ok, want, attempts);
+	st = scrape(1, "", NULL);
+	tap_ok(st != 200, "a scraper without credentials is not served (HTTP %d)", st);
+	kill(t, SIGTERM);
+	waitpid(t, NULL, 0);
+	tap_ok(metric(1, auth, "statsfd_collector_http_refused_total") +
+	       metric(1, auth, "statsfd_collector_http_evicted_total") > 0,
+	       "the tricklers were refused slots, or lost reserved ones");
+	tap_ok(stop(), "clean exit");
+
+	/* No authentication: the scraper's address is configured. */
+	n = 0;
+	for (i = 0; slots[i]; i++)
+		extra[n++] = slots[i];
+	extra[n++] = "--http-scraper";
+	extra[n++] = "127.0.0.9";
+	extra[n] = NULL;
+	if (!tap_ok(!start(extra), "collector with 6+2 slots and --http-scraper 127.0.0.9 starts"))
+		return;
+	t = tricklers(16, 6);
+	msleep(1500);
+	ok = scrapes_served(9, "", want, &attempts);
+	tap_ok(ok == want,
+	       "16 tricklers from 6 addresses: the scraper at 127.0.0.9 served %u of %u times (%u attempts)",
+	       ok, want, attempts);
+	kill(t, SIGTERM);
+	waitpid(t, NULL, 0);
+	tap_ok(stop(), "clean exit");
+}
+
+/* ---- bcrypt: guessers ----------------------------------------------------- */
+
+static void test_guessers(void)
+{
+	const char *good = "Authorization: Basic cHJvbTpzZWNyZXQ=\r\n";
+	/* prom:wrong */
+	const char *bad = "Authorization: Basic cHJvbTp3cm9uZw==\r\n";
+	const char *extra[] = { "--web.config.file", web_path, "--http-scraper",
+				"127.0.0.9", NULL };
+	unsigned int i, ok = 0, want = 5, n429 = 0;
+	pid_t g[8];
+
+	write_web_config(make_hash(10));
+	if (!tap_ok(!start(extra), "collector with bcrypt cost 10 and --http-scraper 127.0.0.9 starts"))
+		return;
+	for (i = 0; i < 8; i++) {
+		g[i] = fork();
+		if (!g[i]) {
+			signal(SIGTERM, on_term);
+			while (!stop_flag)
+				scrape(1 + i % 4, bad, NULL);
+			_exit(0);
+		}
+	}
+	/* The guessers spend every budget they can. */
+	msleep(1000);
+	/* Fresh daemon: the first login needs bcrypt; the next are cached. */
+	for (i = 0; i < want; i++) {
+		int st = scrape(9, good, NULL);
+
+		ok += st == 200;
+		if (st != 200)
+			tap_diag("scrape %u: HTTP %d", i, st);
+	}
+	tap_ok(ok == want, "8 guessers: the scraper at 127.0.0.9 logged in %u of %u times at the first attempt",
+	       ok, want);
+	for (i = 0; i < 8; i++) {
+		kill(g[i], SIGTERM);
+		waitpid(g[i], NULL, 0);
+	}
+	n429 = (unsigned int)metric(9, good, "statsfd_collector_http_auth_busy_total");
+	tap_ok(n429 > 0, "the guessers were answered 429 (%u times)", n429);
+	tap_ok(stop(), "clean exit");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: collector_siege_test COLLECTOR\n");
+		return 2;
+	}
+	bin = argv[1];
+	stress = getenv("STRESS") && !strcmp(getenv("STRESS"), "1");
+	signal(SIGPIPE, SIG_IGN);
+	if (geteuid() != 0) {
+		tap_ok(0, "collector siege tests need root (the drop to nobody)");
+		return tap_done();
+	}
+	if (!mkdtemp(dir))
+		return 1;
+	chmod(dir, 0755);
+	snprintf(sock_path, sizeof(sock_path), "%s/collector.sock", dir);
+	snprintf(port_path, sizeof(port_path), "%s/port", dir);
+	snprintf(web_path, sizeof(web_path), "%s/web.yml", dir);
+
+	if (!argv[2] || strstr(argv[2], "slow"))
+		test_slow_readers();
+	if (!argv[2] || strstr(argv[2], "send"))
+		test_send_deadline();
+	if (!argv[2] || strstr(argv[2], "header"))
+		test_header_deadline();
+	if (!argv[2] || strstr(argv[2], "slots"))
+		test_reserved_slots();
+	if (!argv[2] || strstr(argv[2], "guess"))
+		test_guessers();
+	{
+		char cmd[200];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			tap_diag("cleanup failed");
+	}
+	return tap_done();
+}
