@@ -25,6 +25,15 @@
  */
 #define REFUSED_MAX		64
 
+/* @n bytes of replies queued (positive) or gone (negative) for @cl. */
+static void charge_out(struct collector *c, struct client *cl, ssize_t n)
+{
+	cl->out_bytes += (size_t)n;
+	c->out_bytes += (size_t)n;
+	if (cl->user)
+		cl->user->out_bytes += (size_t)n;
+}
+
 /**
  * drop_client() - disconnect @cl and drop every source it registered
  * @c: collector
@@ -43,7 +52,13 @@ void drop_client(struct collector *c, struct client *cl, const char *why)
 		drop_source(c, cl->sources);
 	while ((p = cl->out)) {
 		cl->out = p->next;
+		charge_out(c, cl, -(ssize_t)p->len);
 		free(p);
+	}
+	if (cl->user) {
+		cl->user->nclients--;
+		user_put(c, cl->user);
+		cl->user = NULL;
 	}
 	systemd_unstore_client(cl);
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
@@ -61,12 +76,27 @@ void drop_client(struct collector *c, struct client *cl, const char *why)
 	free(cl);
 }
 
+/* What statsfd_msg_pack() calls back with: the client and the collector. */
+struct queue_ctx {
+	struct collector *c;
+	struct client *cl;
+};
+
+/*
+ * A reply's bytes are charged to its connection (out_max), its uid over
+ * all its connections (collector.reply_max) and every client together
+ * (--max-reply-bytes): replies nobody reads cannot add up past these.
+ */
 static int queue_packet(void *arg, const void *data, size_t n)
 {
-	struct client *cl = arg;
+	struct queue_ctx *q = arg;
+	struct collector *c = q->c;
+	struct client *cl = q->cl;
 	struct pkt *p;
 
-	if (cl->out_bytes + n > cl->out_max)
+	if (cl->out_bytes + n > cl->out_max ||
+	    (cl->user && c->reply_max && cl->user->out_bytes + n > c->reply_max) ||
+	    (c->max_out_bytes && c->out_bytes + n > c->max_out_bytes))
 		return -ENOBUFS;
 	p = malloc(sizeof(*p) + n);
 	if (!p)
@@ -80,18 +110,19 @@ static int queue_packet(void *arg, const void *data, size_t n)
 	else
 		cl->out = p;
 	cl->out_tail = p;
-	cl->out_bytes += n;
+	charge_out(c, cl, (ssize_t)n);
 	return 0;
 }
 
 /* Forget the packets queued after @keep (NULL: all of them). */
-static void unqueue_after(struct client *cl, struct pkt *keep)
+static void unqueue_after(struct collector *c, struct client *cl,
+			  struct pkt *keep)
 {
 	struct pkt *p = keep ? keep->next : cl->out, *next;
 
 	for (; p; p = next) {
 		next = p->next;
-		cl->out_bytes -= p->len;
+		charge_out(c, cl, -(ssize_t)p->len);
 		free(p);
 	}
 	if (keep)
@@ -101,15 +132,17 @@ static void unqueue_after(struct client *cl, struct pkt *keep)
 	cl->out_tail = keep;
 }
 
-static int pack_json(struct client *cl, struct json_object *o)
+static int pack_json(struct collector *c, struct client *cl,
+		     struct json_object *o)
 {
+	struct queue_ctx q = { c, cl };
 	size_t len;
 	const char *s = json_object_to_json_string_length(o,
 							  JSON_C_TO_STRING_PLAIN |
 							  JSON_C_TO_STRING_NOSLASHESCAPE,
 							  &len);
 
-	return statsfd_msg_pack(s, len, queue_packet, cl);
+	return statsfd_msg_pack(s, len, queue_packet, &q);
 }
 
 static struct json_object *error_reply(const char *cls, const char *desc)
@@ -133,26 +166,26 @@ static void queue_reply(struct collector *c, struct client *cl,
 {
 	struct pkt *tail = cl->out_tail;
 	bool was_empty = !cl->out;
-	int ret = pack_json(cl, reply);
+	int ret = pack_json(c, cl, reply);
 
 	if (ret == -ENOBUFS) {
 		struct json_object *e, *id;
 		char msg[128];
 
-		unqueue_after(cl, tail);
+		unqueue_after(c, cl, tail);
 		c->stats.replies_too_large++;
 		snprintf(msg, sizeof(msg),
-			 "reply larger than %zu bytes: narrow the query with filters",
+			 "reply larger than %zu bytes: narrow the query with filters (or read the replies this uid has pending)",
 			 c->reply_max);
 		e = error_reply("GenericError", msg);
 		if (json_object_object_get_ex(reply, "id", &id))
 			json_object_object_add(e, "id", json_object_get(id));
-		ret = pack_json(cl, e);
+		ret = pack_json(c, cl, e);
 		json_object_put(e);
 	}
 	if (ret) {
 		/* Never half a reply: the client would wait for the rest. */
-		unqueue_after(cl, tail);
+		unqueue_after(c, cl, tail);
 		logmsg("client %" PRIu64 ": reply cannot be queued, closing", cl->id);
 		cl->closing = true;
 	}
@@ -194,7 +227,7 @@ static bool flush_client(struct collector *c, struct client *cl)
 		cl->out = p->next;
 		if (!cl->out)
 			cl->out_tail = NULL;
-		cl->out_bytes -= p->len;
+		charge_out(c, cl, -(ssize_t)p->len);
 		free(p);
 	}
 	if (!cl->out && cl->closing && !cl->shut) {
@@ -414,6 +447,15 @@ static struct client *new_client(struct collector *c, int fd,
 	cl->gid = cred->gid;
 	cl->refused = refused;
 	cl->out_max = c->reply_max;
+	if (!refused) {
+		cl->user = user_get(c, cred->uid);
+		if (!cl->user) {
+			close(fd);
+			free(cl);
+			return NULL;
+		}
+		cl->user->nclients++;
+	}
 	cl->next = c->clients;
 	if (c->clients)
 		c->clients->prev = cl;

@@ -109,6 +109,15 @@ static const char usage[] =
 "  --client-max-sources N  sources one client may register (default 16384)\n"
 "  --client-max-bytes N  bytes one client's sources may hold (default 256 MiB)\n"
 "  --max-bytes N         bytes all sources may hold (default 1 GiB)\n"
+"  --user-max-sources N  sources one uid may register over all its connections\n"
+"                        (default 16384)\n"
+"  --user-max-bytes N    bytes one uid's sources may hold (default 256 MiB)\n"
+"  --user-max-exposition N\n"
+"                        estimated exposition bytes of one uid's sources\n"
+"                        (default 192 MiB)\n"
+"  --max-exposition N    estimated exposition bytes of all sources (default 512 MiB)\n"
+"  --max-reply-bytes N   replies queued on the unix socket over every client\n"
+"                        (default 64 MiB)\n"
 "  --stats NAME,...      read and export only these stats, through a view of\n"
 "                        each source (filtered here where the fd has none)\n"
 "  --include [PROVIDER:TARGET:]STAT  export only the stats matching these globs\n"
@@ -390,7 +399,8 @@ static int parse_args(int argc, char **argv, struct options *o,
 		O_DISCOVER_INTERVAL, O_WEBCONFIG, O_HTTP_MAXCONN, O_HTTP_PERIP,
 		O_HTTP_IDLE, O_VERSION, O_HOST, O_TESTHOST, O_HTTP_HDR, O_HTTP_SEND,
 		O_HTTP_RESERVED, O_HTTP_SCRAPER, O_HTTP_HELD, O_HTTP_AUTH_IP,
-		O_HTTP_AUTH,
+		O_HTTP_AUTH, O_USER_MAXSRC, O_USER_MAXBYTES, O_USER_MAXEXPO,
+		O_MAXEXPO, O_MAXREPLY,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -408,6 +418,11 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "client-max-sources", required_argument, NULL, O_CLMAXSRC },
 		{ "client-max-bytes", required_argument, NULL, O_CLMAXBYTES },
 		{ "max-bytes", required_argument, NULL, O_MAXBYTES },
+		{ "user-max-sources", required_argument, NULL, O_USER_MAXSRC },
+		{ "user-max-bytes", required_argument, NULL, O_USER_MAXBYTES },
+		{ "user-max-exposition", required_argument, NULL, O_USER_MAXEXPO },
+		{ "max-exposition", required_argument, NULL, O_MAXEXPO },
+		{ "max-reply-bytes", required_argument, NULL, O_MAXREPLY },
 		{ "stats", required_argument, NULL, O_STATS },
 		{ "include", required_argument, NULL, O_INCLUDE },
 		{ "exclude", required_argument, NULL, O_EXCLUDE },
@@ -589,6 +604,28 @@ static int parse_args(int argc, char **argv, struct options *o,
 			else
 				c->client_max_bytes = (size_t)ull;
 			break;
+		case O_USER_MAXSRC:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 1000000)
+				goto bad;
+			c->user_max_sources = (unsigned int)v;
+			break;
+		case O_USER_MAXBYTES:
+		case O_USER_MAXEXPO:
+		case O_MAXEXPO:
+		case O_MAXREPLY:
+			ull = strtoull(optarg, &end, 10);
+			if (*end || end == optarg || ull < 1024 || ull > SIZE_MAX / 2)
+				goto bad;
+			if (opt == O_USER_MAXBYTES)
+				c->user_max_bytes = (size_t)ull;
+			else if (opt == O_USER_MAXEXPO)
+				c->user_max_expo = (size_t)ull;
+			else if (opt == O_MAXEXPO)
+				c->max_expo = (size_t)ull;
+			else
+				c->max_out_bytes = (size_t)ull;
+			break;
 		case O_INCLUDE:
 		case O_EXCLUDE:
 			if (add_stat_rule(c, optarg, opt == O_INCLUDE))
@@ -685,6 +722,9 @@ int main(int argc, char **argv)
 		.max_bytes = (size_t)1 << 30, .drop_after = 10,
 		.client_timeout_ms = 10000, .reply_max = COLLECTOR_REPLY_MAX,
 		.policy.max_clients = 1024,
+		.user_max_sources = 16384, .user_max_bytes = (size_t)256 << 20,
+		.user_max_expo = (size_t)192 << 20, .max_expo = (size_t)512 << 20,
+		.max_out_bytes = (size_t)64 << 20,
 	};
 	int tag_listen = EP_LISTEN, tag_timer = EP_TIMER, tag_signal = EP_SIGNAL;
 	struct itimerspec its = { 0 };

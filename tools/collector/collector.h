@@ -54,6 +54,9 @@ struct schema {
  * @tmp: read buffer, swapped with @values on success
  * @cost: bytes accounted to it (admit_fd()), against its client's quota
  *	and the collector's budget
+ * @expo: estimated bytes of its series in the exposition (source_expo()),
+ *	against its user's --user-max-exposition and --max-exposition
+ * @file_fd: the fd of @sf, its key in collector.files
  * @reads: successful reads
  * @read_errors: failed reads
  * @failures: consecutive failed reads: the source is down while nonzero
@@ -79,6 +82,8 @@ struct source {
 	uint64_t *values;
 	uint64_t *tmp;
 	size_t cost;
+	size_t expo;
+	int file_fd;
 	uint64_t reads;
 	uint64_t read_errors;
 	unsigned int failures;
@@ -100,6 +105,29 @@ struct pkt {
 };
 
 /**
+ * struct user - what one uid holds over all its connections
+ * @uid: the uid
+ * @nclients: its connections (allowed ones)
+ * @nsources: its sources
+ * @bytes: their cost, against --user-max-bytes
+ * @expo: their estimated exposition bytes, against --user-max-exposition
+ * @out_bytes: replies queued for it on every connection, against
+ *	collector.reply_max
+ * @next: in collector.users
+ *
+ * Freed when it has neither connections nor sources.
+ */
+struct user {
+	uid_t uid;
+	unsigned int nclients;
+	unsigned int nsources;
+	size_t bytes;
+	size_t expo;
+	size_t out_bytes;
+	struct user *next;
+};
+
+/**
  * struct client - one connection on the unix socket
  * @kind: epoll tag, EP_CLIENT
  * @fd: the connection, nonblocking
@@ -107,6 +135,8 @@ struct pkt {
  * @pid: SO_PEERCRED pid at connect time
  * @uid: SO_PEERCRED uid
  * @gid: SO_PEERCRED gid
+ * @user: its uid's account (NULL for the collector's own: --discover-kvm,
+ *	--host)
  * @sources: registered sources
  * @nsources: how many
  * @bytes: sum of its sources' cost
@@ -136,6 +166,7 @@ struct client {
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
+	struct user *user;
 	struct source *sources;
 	unsigned int nsources;
 	size_t bytes;
@@ -156,6 +187,12 @@ enum {
 };
 
 #define MAX_IDS			64
+/*
+ * Entries of one filter array of a query (names, vms, vcpus, providers,
+ * a provider's names): a longer one is refused, so a request's matching
+ * work is bounded (each is sorted once and searched in O(log n)).
+ */
+#define QUERY_FILTER_MAX	1024
 /*
  * A client's queued reply may not exceed this: a larger one is replaced
  * by an error asking for a narrower query.  With --client-timeout (10 s)
@@ -242,6 +279,19 @@ struct stat_rule {
  * @client_max_bytes: limit on one client's sources' cost (--client-max-bytes)
  * @max_bytes: limit on @bytes (--max-bytes), the global budget
  * @bytes: sum of every source's cost
+ * @users: the uids with connections or sources
+ * @user_max_sources: limit on one uid's sources (--user-max-sources)
+ * @user_max_bytes: limit on one uid's sources' cost (--user-max-bytes)
+ * @user_max_expo: limit on one uid's estimated exposition bytes
+ *	(--user-max-exposition)
+ * @max_expo: limit on @expo (--max-exposition), 0 for none
+ * @expo: every source's estimated exposition bytes
+ * @max_out_bytes: limit on @out_bytes (--max-reply-bytes), 0 for none
+ * @out_bytes: replies queued over every client
+ * @files: the open files of the sources, ordered by kcmp(KCMP_FILE)
+ *	(tsearch() tree): an fd whose file is already a source is refused
+ * @no_kcmp: kcmp() is not available: duplicates are not detected
+ * @request_max_us: the longest a request took to handle, in microseconds
  * @nmapped: sources whose values are mapped
  * @max_mapped: limit on @nmapped (--max-mapped); further sources pread
  * @npolled: sources whose fds are in the epoll set
@@ -285,6 +335,17 @@ struct collector {
 	size_t client_max_bytes;
 	size_t max_bytes;
 	size_t bytes;
+	struct user *users;
+	unsigned int user_max_sources;
+	size_t user_max_bytes;
+	size_t user_max_expo;
+	size_t max_expo;
+	size_t expo;
+	size_t max_out_bytes;
+	size_t out_bytes;
+	void *files;
+	bool no_kcmp;
+	uint64_t request_max_us;
 	unsigned int nmapped;
 	unsigned int max_mapped;
 	unsigned int npolled;
@@ -315,7 +376,8 @@ struct collector {
 			 sources_hung_up, children_changes, sources_failed,
 			 quota_refusals, labels_refused, replies_too_large,
 			 http_refused, http_evicted, http_deadlines, http_busy,
-			 http_auth_busy, http_auth_cpu_ms;
+			 http_auth_busy, http_auth_cpu_ms, duplicates_refused,
+			 filters_refused;
 	} stats;
 };
 
@@ -343,6 +405,8 @@ void drop_source(struct collector *c, struct source *s);
 void reap_sources(struct collector *c);
 void read_sources(struct collector *c);
 void source_event(struct collector *c, struct source *s, uint32_t events);
+struct user *user_get(struct collector *c, uid_t uid);
+void user_put(struct collector *c, struct user *u);
 int add_stat_rule(struct collector *c, const char *spec, bool include);
 
 /* clients.c: the unix socket's connections. */

@@ -198,6 +198,23 @@ static void collector_metrics(struct statsfd_buf *b, struct collector *c,
 	self_metric(b, "clients_dropped_total", "counter",
 		    "Clients dropped for idling or not reading their replies.",
 		    c->stats.clients_dropped);
+	self_metric(b, "exposition_estimate_bytes", "gauge",
+		    "Estimated exposition bytes of the sources, against --max-exposition.",
+		    c->expo);
+	self_metric(b, "reply_bytes", "gauge",
+		    "Bytes of replies queued on the unix socket, against --max-reply-bytes.",
+		    c->out_bytes);
+	self_metric(b, "duplicates_refused_total", "counter",
+		    "Fds refused because their open file is already a source.",
+		    c->stats.duplicates_refused);
+	self_metric(b, "filters_refused_total", "counter",
+		    "Queries refused for a filter array longer than 1024 entries.",
+		    c->stats.filters_refused);
+	statsfd_buf_printf(b, "# HELP statsfd_collector_request_max_seconds The longest a request on the unix socket held the loop.\n"
+			   "# TYPE statsfd_collector_request_max_seconds gauge\n"
+			   "statsfd_collector_request_max_seconds %" PRIu64 ".%06u\n",
+			   c->request_max_us / 1000000,
+			   (unsigned int)(c->request_max_us % 1000000));
 	self_metric(b, "http_refused_total", "counter",
 		    "HTTP connections refused: no general slot and no reserved one for them.",
 		    c->stats.http_refused);

@@ -186,6 +186,40 @@ static int register_vcpus(unsigned int n)
 	return s;
 }
 
+static double cpu_s(pid_t pid)
+{
+	unsigned long long ut = 0, st = 0;
+	char path[64], buf[1024], *p;
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		return -1;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* One request on @s, its whole reply (NULL on none within 60 s). */
+static char *rpc(int s, const char *json, const int *fds, unsigned int nfds)
+{
+	unsigned int n = 0;
+	char *out = NULL;
+	size_t len;
+
+	if (statsfd_msg_send(s, json, strlen(json), fds, nfds) ||
+	    statsfd_msg_recv(s, &out, &len, NULL, &n, 60000))
+		return NULL;
+	return out;
+}
+
 /* ---- raw HTTP clients ----------------------------------------------------- */
 
 /*
@@ -643,6 +677,261 @@ static void test_guessers(void)
 	tap_ok(stop(), "clean exit");
 }
 
+/* ---- work per request: filter floods, hoarded replies ----------------------- */
+
+static void test_filter_flood(void)
+{
+	struct statsfd_buf req = { 0 };
+	unsigned int i, nsrc = stress ? 2000 : 1000;
+	double cpu0, cpu1;
+	char *r;
+	int vm, s;
+
+	if (!tap_ok(!start(NULL), "collector for the filter flood starts"))
+		return;
+	vm = register_vcpus(nsrc);
+	tap_ok(vm >= 0, "%u vCPUs registered", nsrc);
+	s = statsfd_msg_connect(sock_path);
+	/* 15,000 names (the 60 KB query): above the cap. */
+	statsfd_buf_printf(&req, "{\"execute\":\"query-stats\",\"arguments\":{\"names\":[");
+	for (i = 0; i < 15000; i++)
+		statsfd_buf_printf(&req, "%s\"%c\"", i ? "," : "", 'a' + i % 26);
+	statsfd_buf_printf(&req, "]}}");
+	cpu0 = cpu_s(daemon_pid);
+	r = rpc(s, req.data, NULL, 0);
+	cpu1 = cpu_s(daemon_pid);
+	tap_ok(r && strstr(r, "\"GenericError\"") &&
+	       strstr(r, "names: more than 1024 entries: split the query"),
+	       "15,000 names: refused, more than 1024 (%s)", r ? r : "no reply");
+	free(r);
+	tap_ok(cpu1 - cpu0 < 2.0, "refused for %.2f s of CPU (bound 2)", cpu1 - cpu0);
+	/* 1024 names, one of them real, over every source: an index, not a scan. */
+	req.len = 0;
+	statsfd_buf_printf(&req, "{\"execute\":\"query-stats\",\"arguments\":{\"names\":[\"%s\"",
+			   img_vcpu_stats[0].name);
+	for (i = 1; i < 1024; i++)
+		statsfd_buf_printf(&req, ",\"n%u\"", i);
+	statsfd_buf_printf(&req, "],\"providers\":[");
+	for (i = 0; i < 1023; i++)
+		statsfd_buf_printf(&req, "{\"provider\":\"p%u\"},", i);
+	statsfd_buf_printf(&req, "{\"provider\":\"siege\",\"names\":[\"%s\"]}]}}",
+			   img_vcpu_stats[0].name);
+	cpu0 = cpu_s(daemon_pid);
+	r = rpc(s, req.data, NULL, 0);
+	cpu1 = cpu_s(daemon_pid);
+	{
+		struct json_object *o = r ? json_tokener_parse(r) : NULL, *ret;
+
+		tap_ok(o && json_object_object_get_ex(o, "return", &ret) &&
+		       json_object_array_length(ret) == nsrc,
+		       "1024 names and 1024 providers: answered, %u sources", nsrc);
+		if (!o || !json_object_object_get_ex(o, "return", NULL))
+			tap_diag("reply: %.300s", r ? r : "none");
+		json_object_put(o);
+	}
+	free(r);
+	tap_ok(cpu1 - cpu0 < 2.0, "in %.2f s of CPU (bound 2)", cpu1 - cpu0);
+	tap_diag("statsfd_collector_request_max_seconds %.6f (the longest request)",
+		 metric(0, "", "statsfd_collector_request_max_seconds"));
+	statsfd_buf_free(&req);
+	close(s);
+	if (vm >= 0)
+		close(vm);
+	tap_ok(stop(), "clean exit");
+}
+
+/*
+ * Connections of one uid asking for large replies and reading none: the
+ * replies are charged to the uid, so only the first is queued.
+ */
+static void test_reply_hoard(void)
+{
+	unsigned int i, n = stress ? 60 : 40, queued = 0, refused = 0;
+	int *cl = calloc(n, sizeof(int)), vm;
+	long rss0, rss1;
+	size_t len = 0;
+	char *r;
+
+	if (!tap_ok(cl && !start(NULL), "collector for the reply hoarders starts"))
+		return;
+	vm = register_vcpus(1000);
+	tap_ok(vm >= 0, "1000 vCPUs registered");
+	/* The size of the reply, read once. */
+	cl[0] = statsfd_msg_connect(sock_path);
+	r = rpc(cl[0], "{\"execute\":\"query-stats\"}", NULL, 0);
+	len = r ? strlen(r) : 0;
+	tap_ok(r && strstr(r, "\"return\"") && len > (400u << 10),
+	       "query-stats over 1000 vCPUs: %zu bytes", len);
+	free(r);
+	close(cl[0]);
+	rss0 = rss_kb(daemon_pid);
+	for (i = 0; i < n; i++) {
+		char buf[STATSFD_MSG_MAX];
+		ssize_t got;
+		struct pollfd p;
+
+		cl[i] = statsfd_msg_connect(sock_path);
+		statsfd_msg_send(cl[i], "{\"execute\":\"query-stats\"}", 25, NULL, 0);
+		/* The first packet says which: an error, or a large reply. */
+		p = (struct pollfd){ .fd = cl[i], .events = POLLIN };
+		if (poll(&p, 1, 30000) != 1)
+			continue;
+		got = recv(cl[i], buf, sizeof(buf), 0);
+		if (got > 0 && memmem(buf, (size_t)got, "reply larger than", 17))
+			refused++;
+		else if (got > 0)
+			queued++;
+	}
+	rss1 = rss_kb(daemon_pid);
+	/* At most 4 MiB queued for the uid, beyond what the sockets took. */
+	tap_ok(queued >= 1 && refused >= 1 && queued + refused == n,
+	       "%u hoarders of uid 0: %u replies queued, %u refused (the uid's budget)",
+	       n, queued, refused);
+	tap_ok(rss1 - rss0 < (long)(4 * 1024 + 2 * len / 1024 + 12 * 1024),
+	       "RSS grew %ld KiB (a reply is %zu KiB)", rss1 - rss0, len / 1024);
+	for (i = 0; i < n; i++)
+		close(cl[i]);
+	if (vm >= 0)
+		close(vm);
+	tap_ok(stop(), "clean exit");
+	free(cl);
+}
+
+/* ---- quotas per uid, duplicates ------------------------------------------- */
+
+static int vcpu_fd(unsigned int i)
+{
+	static unsigned char buf[1 << 15];
+	char id[32];
+
+	snprintf(id, sizeof(id), "q%u", i);
+	return img_memfd(buf, img_build(buf, sizeof(buf), id, 48, img_vcpu_stats,
+					img_vcpu_nstats, NULL, 0));
+}
+
+static char *add_vcpu(int s, const char *vm, unsigned int vcpu, int fd)
+{
+	char req[256];
+
+	snprintf(req, sizeof(req), "{\"execute\":\"add-sources\",\"arguments\":{"
+		 "\"provider\":\"siege\",\"vm\":\"%s\",\"sources\":[{\"target\":\"vcpu\",\"vcpu\":%u}]}}",
+		 vm, vcpu);
+	return rpc(s, req, &fd, 1);
+}
+
+static void test_duplicates(void)
+{
+	int s, fd, d;
+	char *r;
+
+	if (!tap_ok(!start(NULL), "collector for duplicates starts"))
+		return;
+	s = statsfd_msg_connect(sock_path);
+	fd = vcpu_fd(0);
+	d = dup(fd);
+	r = add_vcpu(s, "dup", 0, fd);
+	tap_ok(r && strstr(r, "\"return\""), "a stats fd registered");
+	free(r);
+	r = add_vcpu(s, "dup", 1, d);
+	tap_ok(r && strstr(r, "already a source"),
+	       "a dup of it, as another vCPU: refused (%s)", r ? r : "no reply");
+	free(r);
+	{
+		int two[2] = { vcpu_fd(1), -1 };
+		char req[300];
+
+		two[1] = dup(two[0]);
+		snprintf(req, sizeof(req), "{\"execute\":\"add-sources\",\"arguments\":{"
+			 "\"provider\":\"siege\",\"vm\":\"dup\",\"sources\":["
+			 "{\"target\":\"vcpu\",\"vcpu\":2},{\"target\":\"vcpu\",\"vcpu\":3}]}}");
+		r = rpc(s, req, two, 2);
+		tap_ok(r && strstr(r, "sources[1]: its open file is already a source"),
+		       "the same file twice in one message: refused, nothing kept");
+		free(r);
+		close(two[0]);
+		close(two[1]);
+	}
+	tap_ok(metric(0, "", "statsfd_collector_sources") == 1 &&
+	       metric(0, "", "statsfd_collector_duplicates_refused_total") == 2,
+	       "one source, two duplicates counted");
+	close(fd);
+	close(d);
+	close(s);
+	tap_ok(stop(), "clean exit");
+}
+
+static void test_user_quotas(void)
+{
+	const char *extra[] = { "--user-max-sources", "5", "--client-max-sources", "100",
+				NULL };
+	const char *expo[] = { "--user-max-exposition", "262144", NULL };
+	int s[3], fds[8];
+	unsigned int i, ok = 0;
+	double est;
+	size_t body = 0;
+	char *r;
+
+	if (!tap_ok(!start(extra), "collector with --user-max-sources 5 starts"))
+		return;
+	for (i = 0; i < 3; i++)
+		s[i] = statsfd_msg_connect(sock_path);
+	for (i = 0; i < 6; i++) {
+		char vm[16];
+
+		snprintf(vm, sizeof(vm), "vm%u", i);
+		fds[i] = vcpu_fd(i);
+		/* Three connections of uid 0, two sources each. */
+		r = add_vcpu(s[i / 2], vm, 0, fds[i]);
+		if (i < 5)
+			ok += r && strstr(r, "\"return\"");
+		else
+			tap_ok(r && strstr(r, "QuotaExceeded") &&
+			       strstr(r, "uid 0's source quota (5, --user-max-sources) reached"),
+			       "the 6th source of uid 0, on its 3rd connection: refused (%s)",
+			       r ? r : "no reply");
+		free(r);
+	}
+	tap_ok(ok == 5, "5 sources over 3 connections of uid 0");
+	close(s[0]);
+	msleep(300);
+	r = add_vcpu(s[2], "vm9", 0, fds[5]);
+	tap_ok(r && strstr(r, "\"return\""), "a connection gone with its 2: the uid may add again");
+	free(r);
+	for (i = 0; i < 6; i++)
+		close(fds[i]);
+	close(s[1]);
+	close(s[2]);
+	tap_ok(stop(), "clean exit");
+
+	/* Exposition bytes: 256 KiB for uid 0. */
+	if (!tap_ok(!start(expo), "collector with --user-max-exposition 256 KiB starts"))
+		return;
+	s[0] = statsfd_msg_connect(sock_path);
+	for (i = 0, ok = 0; i < 200; i++) {
+		int fd = vcpu_fd(i);
+
+		r = add_vcpu(s[0], "e", i, fd);
+		close(fd);
+		if (!r || !strstr(r, "\"return\"")) {
+			tap_ok(r && strstr(r, "QuotaExceeded") &&
+			       strstr(r, "--user-max-exposition"),
+			       "after %u vCPUs: refused by the exposition quota (%s)", ok,
+			       r ? r : "no reply");
+			free(r);
+			break;
+		}
+		ok++;
+		free(r);
+	}
+	tap_ok(ok >= 1 && ok < 200, "%u vCPUs fit in 256 KiB of exposition", ok);
+	est = metric(0, "", "statsfd_collector_exposition_estimate_bytes");
+	scrape(0, "", &body);
+	tap_ok(est > 0 && est <= 262144 && body < 2 * 262144 + 65536,
+	       "estimate %.0f bytes, the whole exposition %zu", est, body);
+	close(s[0]);
+	tap_ok(stop(), "clean exit");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -673,6 +962,14 @@ int main(int argc, char **argv)
 		test_reserved_slots();
 	if (!argv[2] || strstr(argv[2], "guess"))
 		test_guessers();
+	if (!argv[2] || strstr(argv[2], "filter"))
+		test_filter_flood();
+	if (!argv[2] || strstr(argv[2], "hoard"))
+		test_reply_hoard();
+	if (!argv[2] || strstr(argv[2], "dup"))
+		test_duplicates();
+	if (!argv[2] || strstr(argv[2], "quota"))
+		test_user_quotas();
 	{
 		char cmd[200];
 
