@@ -271,13 +271,18 @@ char *render_metrics(struct collector *c, size_t *len)
 {
 	struct statsfd_prom_series *ser;
 	struct statsfd_buf b = { 0 };
+	uint64_t *ranks;
 	unsigned long conflicts = 0;
 	struct source *s;
 	size_t n = 0;
 
 	ser = calloc(c->nsources + 1, sizeof(*ser));
-	if (!ser)
+	ranks = calloc(c->nsources + 1, sizeof(*ranks));
+	if (!ser || !ranks) {
+		free(ser);
+		free(ranks);
 		return NULL;
+	}
 	for (s = c->sources; s; s = s->next) {
 		if (s->failures)
 			continue;
@@ -287,13 +292,17 @@ char *render_metrics(struct collector *c, size_t *len)
 			.labels = s->prom_labels, .key = s->schema,
 			.skip = s->schema->skip,
 		};
+		/* Schemas are numbered as they register: the earlier wins. */
+		ranks[n - 1] = s->schema->id;
 	}
-	if (statsfd_prom_write(&b, ser, n, &conflicts)) {
+	if (statsfd_prom_write_ranked(&b, ser, ranks, n, &conflicts)) {
 		free(ser);
+		free(ranks);
 		statsfd_buf_free(&b);
 		return NULL;
 	}
 	free(ser);
+	free(ranks);
 	/* --host: the host's mapped stats under node_exporter's names. */
 	if (c->render_host && c->render_host(c, &b)) {
 		statsfd_buf_free(&b);
