@@ -7,6 +7,7 @@
  * deadline per reply.  See "Bad clients" in Documentation/statsfd-tools.rst.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,6 +346,20 @@ static bool read_client(struct collector *c, struct client *cl)
 			return false;
 		}
 		c->stats.requests++;
+		/*
+		 * The control buffer holds STATSFD_MSG_MAX_FDS fds: a message
+		 * cut short of that lost its fds to a full fd table (the
+		 * kernel installs what it can, then sets MSG_CTRUNC), not to
+		 * their number.
+		 */
+		if ((flags & MSG_CTRUNC) && !(flags & MSG_TRUNC) &&
+		    nfds < STATSFD_MSG_MAX_FDS) {
+			close_fds(fds, nfds);
+			c->stats.fd_table_full++;
+			queue_reply(c, cl, error_reply("GenericError",
+				    "the collector's fd table is full (EMFILE): its fds were not received, retry later"));
+			continue;
+		}
 		if (flags & (MSG_TRUNC | MSG_CTRUNC)) {
 			close_fds(fds, nfds);
 			c->stats.bad_requests++;
@@ -471,6 +486,61 @@ static struct client *new_client(struct collector *c, int fd,
 	return cl;
 }
 
+/*
+ * With the fd table full, accept() fails with EMFILE and the pending
+ * connection stays: the listening socket stays readable and the loop
+ * would spin on it.  A reserve fd, given up for the moment, lets the
+ * connection be accepted and closed at once (the client sees its
+ * connection end); then the socket is left out of the loop for
+ * ACCEPT_PAUSE_MS, and the log says so at most once a second.
+ */
+#define ACCEPT_PAUSE_MS		100
+static int reserve_fd = -1;
+
+/**
+ * accept_reserve() - keep an fd in reserve for accept_clients()
+ *
+ * Return: 0, or -1 when even that cannot be opened.
+ */
+int accept_reserve(void)
+{
+	if (reserve_fd < 0)
+		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return reserve_fd < 0 ? -1 : 0;
+}
+
+static void fd_table_full(struct collector *c, int lfd, int err)
+{
+	static uint64_t last_log;
+	static unsigned long quiet;
+	uint64_t now = now_ms();
+	int fd;
+
+	c->stats.fd_table_full++;
+	if (reserve_fd >= 0) {
+		close(reserve_fd);
+		reserve_fd = -1;
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			c->stats.clients_refused++;
+			close(fd);
+		}
+		accept_reserve();
+	}
+	if (now - last_log >= 1000) {
+		logmsg("accept: %s: connections closed unanswered%s (%lu times since the last line)",
+		       strerror(err), c->listen_tag ? ", accepting paused" : "", quiet);
+		last_log = now;
+		quiet = 0;
+	} else {
+		quiet++;
+	}
+	/* Out of the loop for a while: no spinning on a readable socket. */
+	if (c->listen_tag && !c->accept_resume &&
+	    !epoll_ctl(c->epfd, EPOLL_CTL_DEL, lfd, NULL))
+		c->accept_resume = now + ACCEPT_PAUSE_MS;
+}
+
 /**
  * accept_clients() - accept every pending connection on @lfd
  * @c: collector
@@ -492,7 +562,7 @@ void accept_clients(struct collector *c, int lfd)
 		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE)
-				logmsg("accept: %s", strerror(errno));
+				fd_table_full(c, lfd, errno);
 			return;
 		}
 		allowed = peer_allowed(c, fd, &cred);
@@ -585,6 +655,11 @@ void check_deadlines(struct collector *c)
 	uint64_t now = now_ms();
 	struct client *cl, *next;
 
+	if (c->accept_resume && c->accept_resume <= now) {
+		c->accept_resume = 0;
+		ep_ctl(c, EPOLL_CTL_ADD, c->listen_fd, EPOLLIN, c->listen_tag);
+	}
+
 	for (cl = c->clients; cl; cl = next) {
 		next = cl->next;
 		if (cl->deadline && cl->deadline <= now) {
@@ -603,7 +678,7 @@ void check_deadlines(struct collector *c)
  */
 int next_deadline_ms(struct collector *c)
 {
-	uint64_t now = now_ms(), best = 0;
+	uint64_t now = now_ms(), best = c->accept_resume;
 	struct client *cl;
 
 	for (cl = c->clients; cl; cl = cl->next)

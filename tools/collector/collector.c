@@ -780,6 +780,10 @@ int main(int argc, char **argv)
 	its.it_interval.tv_sec = o.interval_ms / 1000;
 	its.it_interval.tv_nsec = (long)(o.interval_ms % 1000) * 1000000;
 	its.it_value = its.it_interval;
+	c.listen_fd = lfd;
+	c.listen_tag = &tag_listen;
+	if (accept_reserve())
+		logmsg("no reserve fd: a full fd table may make accept() retry");
 	if (tfd < 0 || sfd < 0 || timerfd_settime(tfd, 0, &its, NULL) ||
 	    ep_ctl(&c, EPOLL_CTL_ADD, lfd, EPOLLIN, &tag_listen) ||
 	    ep_ctl(&c, EPOLL_CTL_ADD, tfd, EPOLLIN, &tag_timer) ||

@@ -292,6 +292,10 @@ struct stat_rule {
  *	(tsearch() tree): an fd whose file is already a source is refused
  * @no_kcmp: kcmp() is not available: duplicates are not detected
  * @request_max_us: the longest a request took to handle, in microseconds
+ * @listen_fd: the unix socket's listening fd
+ * @listen_tag: its epoll tag, or NULL (tests driving clients.c directly)
+ * @accept_resume: monotonic ms when accepting resumes after a full fd
+ *	table (the socket is out of the epoll set until then), 0 if not paused
  * @nmapped: sources whose values are mapped
  * @max_mapped: limit on @nmapped (--max-mapped); further sources pread
  * @npolled: sources whose fds are in the epoll set
@@ -346,6 +350,9 @@ struct collector {
 	void *files;
 	bool no_kcmp;
 	uint64_t request_max_us;
+	int listen_fd;
+	void *listen_tag;
+	uint64_t accept_resume;
 	unsigned int nmapped;
 	unsigned int max_mapped;
 	unsigned int npolled;
@@ -377,7 +384,7 @@ struct collector {
 			 quota_refusals, labels_refused, replies_too_large,
 			 http_refused, http_evicted, http_deadlines, http_busy,
 			 http_auth_busy, http_auth_cpu_ms, duplicates_refused,
-			 filters_refused;
+			 filters_refused, fd_table_full, changed_refused;
 	} stats;
 };
 
@@ -410,6 +417,7 @@ void user_put(struct collector *c, struct user *u);
 int add_stat_rule(struct collector *c, const char *spec, bool include);
 
 /* clients.c: the unix socket's connections. */
+int accept_reserve(void);
 void accept_clients(struct collector *c, int lfd);
 struct client *adopt_client(struct collector *c, int fd, void *arg);
 void client_event(struct collector *c, struct client *cl, uint32_t events);

@@ -706,9 +706,18 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 	} else if (!strcmp(name, "query-stats")) {
 		ret = cmd_query_stats(c, args, &err);
 	} else {
-		char msg[128];
+		char msg[128], shown[65];
+		size_t k;
 
-		snprintf(msg, sizeof(msg), "the command %.64s has not been found", name);
+		/*
+		 * Echoed as printable ASCII only: a client's bytes (invalid
+		 * UTF-8, control characters, a character cut at 64 bytes)
+		 * must not make the reply invalid JSON text.
+		 */
+		for (k = 0; name[k] && k < sizeof(shown) - 1; k++)
+			shown[k] = name[k] >= 0x20 && name[k] < 0x7f ? name[k] : '?';
+		shown[k] = '\0';
+		snprintf(msg, sizeof(msg), "the command %s has not been found", shown);
 		err = err_obj("CommandNotFound", msg);
 	}
 	for (i = 0; i < nfds; i++)

@@ -207,6 +207,12 @@ static void collector_metrics(struct statsfd_buf *b, struct collector *c,
 	self_metric(b, "duplicates_refused_total", "counter",
 		    "Fds refused because their open file is already a source.",
 		    c->stats.duplicates_refused);
+	self_metric(b, "fd_table_full_total", "counter",
+		    "Times the fd table was full: a connection or the fds of a message refused.",
+		    c->stats.fd_table_full);
+	self_metric(b, "changed_refused_total", "counter",
+		    "Fds refused because their header changed between admission and parsing.",
+		    c->stats.changed_refused);
 	self_metric(b, "filters_refused_total", "counter",
 		    "Queries refused for a filter array longer than 1024 entries.",
 		    c->stats.filters_refused);

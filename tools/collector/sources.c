@@ -524,7 +524,22 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		snprintf(why, len, "not a valid stats fd: %s", err.msg);
 		return -EINVAL;
 	}
+	/*
+	 * The library read the header again: a file that changed since
+	 * admit_fd() checked its caps (a memfd in test mode; a stats fd's
+	 * header never changes) must not bring a larger block in.  What
+	 * the library parsed is held to what was admitted.
+	 */
 	ret = -EINVAL;
+	if (statsfd_data_size(s->sf) > info->data_size ||
+	    statsfd_header(s->sf)->name_size > ADMIT_NAME_SIZE_MAX ||
+	    statsfd_header(s->sf)->num_desc > ADMIT_NUM_DESC_MAX) {
+		c->stats.changed_refused++;
+		c->stats.fds_rejected++;
+		snprintf(why, len, "its header changed after admission (a data block of %zu bytes, %zu admitted)",
+			 statsfd_data_size(s->sf), info->data_size);
+		goto fail;
+	}
 	if (c->nfilter && use_view(c, s, why, len))
 		goto fail;
 	s->values = calloc(1, statsfd_data_size(s->sf) + 8);

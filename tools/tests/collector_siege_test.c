@@ -26,14 +26,18 @@
 #include <arpa/inet.h>
 #include <crypt.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,6 +54,10 @@ static const char *bin;
 static pid_t daemon_pid = -1;
 static unsigned int http_port;
 static bool stress;
+/* For the next start(): the daemon's stderr to this file, NOTIFY_SOCKET. */
+static const char *daemon_log, *notify_env;
+/* For the next start(): a low fd limit (the daemon raises it to its need). */
+static bool low_nofile;
 
 static void msleep(int ms)
 {
@@ -85,6 +93,19 @@ static int start(const char *const *extra)
 	if (!daemon_pid) {
 		/* RSS is measured: freed renderings must not sit in quarantine. */
 		setenv("ASAN_OPTIONS", "detect_leaks=0:quarantine_size_mb=0", 1);
+		if (notify_env)
+			setenv("NOTIFY_SOCKET", notify_env, 1);
+		if (low_nofile) {
+			struct rlimit rl = { 64, 64 };
+
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		if (daemon_log) {
+			int lf = open(daemon_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+			if (lf >= 0)
+				dup2(lf, 2);
+		}
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
@@ -932,6 +953,254 @@ static void test_user_quotas(void)
 	tap_ok(stop(), "clean exit");
 }
 
+/* ---- the smaller items ---------------------------------------------------- */
+
+static unsigned int open_fds(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	unsigned int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static unsigned long fd_limit(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long soft = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/limits", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Max open files %lu", &soft) == 1)
+			break;
+	fclose(f);
+	return soft;
+}
+
+static unsigned int count_lines(const char *path, const char *what)
+{
+	char line[1024];
+	unsigned int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, what);
+	fclose(f);
+	return n;
+}
+
+/* TCP connections until the daemon's fd table holds @want fds (or 30 s). */
+static unsigned int fill_fds(int *tcp, unsigned int *ntcp, unsigned int max,
+			     unsigned long want)
+{
+	double t0 = now_s();
+
+	while (open_fds(daemon_pid) < want && *ntcp < max && now_s() - t0 < 30) {
+		unsigned int before = open_fds(daemon_pid);
+		double t1 = now_s();
+
+		tcp[*ntcp] = http_connect(0, 0);
+		if (tcp[*ntcp] >= 0)
+			++*ntcp;
+		/* Accepted: one more fd in the daemon. */
+		while (open_fds(daemon_pid) <= before && now_s() - t1 < 5)
+			msleep(5);
+	}
+	return open_fds(daemon_pid);
+}
+
+/*
+ * The fd table full: a pending unix connection must neither spin the
+ * loop nor flood the log, and a message whose fds the kernel could not
+ * install is told so, not "too many fds".
+ */
+static void test_fd_table_full(void)
+{
+	const char *extra[] = { "--max-sources", "1", "--max-clients", "2",
+				"--http-max-connections", "1000", "--http-max-per-ip", "1000",
+				"--http-header-timeout", "600", "--http-idle-timeout", "3600",
+				NULL };
+	static int tcp[1200];
+	char logp[160];
+	unsigned int ntcp = 0, i, lines;
+	unsigned long lim;
+	double cpu0, cpu1;
+	int a, b, fds[10];
+	char *r;
+
+	snprintf(logp, sizeof(logp), "%s/emfile.log", dir);
+	daemon_log = logp;
+	low_nofile = true;
+	if (!tap_ok(!start(extra), "collector with a small fd table starts")) {
+		daemon_log = NULL;
+		low_nofile = false;
+		return;
+	}
+	daemon_log = NULL;
+	low_nofile = false;
+	a = statsfd_msg_connect(sock_path);
+	r = a >= 0 ? rpc(a, "{\"execute\":\"hello\"}", NULL, 0) : NULL;
+	tap_ok(r && strstr(r, "\"return\""), "a client connected");
+	free(r);
+	lim = fd_limit(daemon_pid);
+	tap_ok(lim > 0 && lim < 1100, "the daemon's fd limit is %lu", lim);
+	/* Full but 2: the kernel installs 2 of the 10 fds, then EMFILE. */
+	fill_fds(tcp, &ntcp, 1100, lim - 2);
+	for (i = 0; i < 10; i++)
+		fds[i] = vcpu_fd(100 + i);
+	r = rpc(a, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"siege\","
+		"\"vm\":\"f\",\"sources\":[{\"target\":\"vm\"}]}}", fds, 10);
+	tap_ok(r && strstr(r, "fd table is full") && !strstr(r, "too many fds"),
+	       "10 fds with 2 free fd slots: told the fd table is full (%s)", r ? r : "no reply");
+	free(r);
+	for (i = 0; i < 10; i++)
+		close(fds[i]);
+	/* Full: a unix connection waits to be accepted. */
+	fill_fds(tcp, &ntcp, 1100, lim);
+	tap_ok(open_fds(daemon_pid) >= lim, "the fd table is full (%u of %lu)",
+	       open_fds(daemon_pid), lim);
+	cpu0 = cpu_s(daemon_pid);
+	b = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	{
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+		memcpy(sun.sun_path, sock_path, strnlen(sock_path, sizeof(sun.sun_path) - 1));
+		if (connect(b, (struct sockaddr *)&sun, sizeof(sun)))
+			tap_diag("connect: %s", strerror(errno));
+	}
+	msleep(3000);
+	cpu1 = cpu_s(daemon_pid);
+	lines = count_lines(logp, "accept: ");
+	tap_ok(cpu1 - cpu0 < 1.0, "a pending connection for 3 s: %.2f s of CPU (bound 1: no spinning)",
+	       cpu1 - cpu0);
+	tap_ok(lines <= 5, "%u log lines about it (bound 5)", lines);
+	{
+		struct pollfd p = { .fd = b, .events = POLLIN };
+		char c;
+
+		tap_ok(poll(&p, 1, 10000) == 1 && recv(b, &c, 1, MSG_DONTWAIT) <= 0,
+		       "that connection was closed, not left hanging");
+	}
+	close(b);
+	for (i = 0; i < ntcp; i++)
+		close(tcp[i]);
+	close(a);
+	tap_ok(stop(), "clean exit");
+}
+
+static bool valid_utf8(const unsigned char *s)
+{
+	while (*s) {
+		unsigned int n = *s < 0x80 ? 0 : (*s & 0xe0) == 0xc0 ? 1 :
+				 (*s & 0xf0) == 0xe0 ? 2 : (*s & 0xf8) == 0xf0 ? 3 : 9;
+
+		if (n == 9)
+			return false;
+		for (s++; n; n--, s++)
+			if ((*s & 0xc0) != 0x80)
+				return false;
+	}
+	return true;
+}
+
+static void test_bad_command_name(void)
+{
+	int s;
+	char *r;
+
+	if (!tap_ok(!start(NULL), "collector for a bad command name starts"))
+		return;
+	s = statsfd_msg_connect(sock_path);
+	r = rpc(s, "{\"execute\":\"\xff\xfe\x01zz\"}", NULL, 0);
+	tap_ok(r && strstr(r, "CommandNotFound") && valid_utf8((unsigned char *)r) &&
+	       strstr(r, "the command ???zz has not been found"),
+	       "a command name of invalid UTF-8: not echoed raw (%s)", r ? r : "no reply");
+	free(r);
+	close(s);
+	tap_ok(stop(), "clean exit");
+}
+
+/* A PID 1 that reads no notification: the loop must not block. */
+static void test_notify_stall(void)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char path[160];
+	unsigned int fdstore = 0;
+	double t0;
+	int n, vm, st;
+
+	snprintf(path, sizeof(path), "%s/notify", dir);
+	memcpy(sun.sun_path, path, strnlen(path, sizeof(sun.sun_path) - 1));
+	n = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (n < 0 || bind(n, (struct sockaddr *)&sun, sizeof(sun)))
+		tap_diag("notify socket: %s", strerror(errno));
+	chmod(path, 0666);
+	notify_env = path;
+	if (!tap_ok(!start(NULL), "collector with a NOTIFY_SOCKET nobody reads starts")) {
+		notify_env = NULL;
+		close(n);
+		return;
+	}
+	notify_env = NULL;
+	/* 40 FDSTORE=1 messages: the socket's queue takes about 10. */
+	vm = register_vcpus(40);
+	tap_ok(vm >= 0, "40 vCPUs registered meanwhile");
+	st = scrape(0, "", NULL);
+	tap_ok(st == 200, "a scrape is served (HTTP %d)", st);
+	/* Now "PID 1" reads: every queued message arrives, in time. */
+	t0 = now_s();
+	while (fdstore < 40 && now_s() - t0 < 30) {
+		char buf[512];
+		union {
+			char c[CMSG_SPACE(sizeof(int) * 4)];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = { buf, sizeof(buf) - 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = u.c, .msg_controllen = sizeof(u.c) };
+		struct pollfd p = { .fd = n, .events = POLLIN };
+		struct cmsghdr *cm;
+		ssize_t got;
+
+		if (poll(&p, 1, 1000) != 1)
+			continue;
+		got = recvmsg(n, &mh, MSG_CMSG_CLOEXEC);
+		if (got <= 0)
+			continue;
+		buf[got] = '\0';
+		fdstore += !!strstr(buf, "FDSTORE=1");
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+			int k, fd;
+
+			for (k = 0; cm->cmsg_type == SCM_RIGHTS &&
+			     k < (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)); k++) {
+				memcpy(&fd, CMSG_DATA(cm) + k * sizeof(int), sizeof(int));
+				close(fd);
+			}
+		}
+	}
+	tap_ok(fdstore == 40, "all 40 FDSTORE=1 arrive once read (%u)", fdstore);
+	if (vm >= 0)
+		close(vm);
+	tap_ok(stop(), "clean exit");
+	close(n);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -970,6 +1239,12 @@ int main(int argc, char **argv)
 		test_duplicates();
 	if (!argv[2] || strstr(argv[2], "quota"))
 		test_user_quotas();
+	if (!argv[2] || strstr(argv[2], "emfile"))
+		test_fd_table_full();
+	if (!argv[2] || strstr(argv[2], "utf8"))
+		test_bad_command_name();
+	if (!argv[2] || strstr(argv[2], "notify"))
+		test_notify_stall();
 	{
 		char cmd[200];
 
