@@ -26,6 +26,10 @@
  */
 #define REFUSED_MAX		64
 
+/* The answer to a message whose fds a full fd table kept out. */
+#define FD_TABLE_FULL \
+	"the collector's fd table is full (EMFILE): its fds were not received, retry later"
+
 /* @n bytes of replies queued (positive) or gone (negative) for @cl. */
 static void charge_out(struct collector *c, struct client *cl, ssize_t n)
 {
@@ -356,8 +360,7 @@ static bool read_client(struct collector *c, struct client *cl)
 		    nfds < STATSFD_MSG_MAX_FDS) {
 			close_fds(fds, nfds);
 			c->stats.fd_table_full++;
-			queue_reply(c, cl, error_reply("GenericError",
-				    "the collector's fd table is full (EMFILE): its fds were not received, retry later"));
+			queue_reply(c, cl, error_reply("GenericError", FD_TABLE_FULL));
 			continue;
 		}
 		if (flags & (MSG_TRUNC | MSG_CTRUNC)) {
@@ -528,7 +531,7 @@ static void fd_table_full(struct collector *c, int lfd, int err)
 		accept_reserve();
 	}
 	if (now - last_log >= 1000) {
-		logmsg("accept: %s: connections closed unanswered%s (%lu times since the last line)",
+		logmsg("accept: %s: connections closed unanswered%s (%lu since the last line)",
 		       strerror(err), c->listen_tag ? ", accepting paused" : "", quiet);
 		last_log = now;
 		quiet = 0;

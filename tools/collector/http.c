@@ -202,7 +202,8 @@ static bool ip_key_of(const struct sockaddr *sa, struct ip_key *k)
 	if (!sa)
 		return false;
 	if (sa->sa_family == AF_INET) {
-		k->a[10] = k->a[11] = 0xff;
+		k->a[10] = 0xff;
+		k->a[11] = 0xff;
 		memcpy(k->a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
 		return true;
 	}
@@ -364,10 +365,16 @@ static struct MHD_Response *metrics_response(struct collector *c, bool gz,
 	*busy = false;
 	if (!body)
 		return NULL;
-	if (!body->pins)
+	/*
+	 * Pinning one more rendering adds its bytes (and those of its gzip
+	 * encoding, estimated until it is made); a rendering already pinned
+	 * adds at most its one encoding, bounded by the renderings pinned.
+	 */
+	if (!body->pins) {
 		add += body->len + body->gzlen;
-	if (gz && !body->gz && !body->gz_failed)
-		add += body->len / 4;	/* an estimate until it is made */
+		if (gz && !body->gz && !body->gz_failed)
+			add += body->len / 4;
+	}
 	if (add && h->held && h->held + add > h->cfg.max_held_bytes && !trusted) {
 		c->stats.http_busy++;
 		*busy = true;
@@ -386,9 +393,9 @@ static struct MHD_Response *metrics_response(struct collector *c, bool gz,
 		}
 	}
 	gz = gz && body->gz;
-	r = MHD_create_response_from_buffer_with_free_callback_cls(
-		gz ? body->gzlen : body->len, gz ? body->gz : body->text,
-		body_release, body);
+	r = MHD_create_response_from_buffer_with_free_callback_cls(gz ? body->gzlen : body->len,
+								   gz ? body->gz : body->text,
+								   body_release, body);
 	if (!r) {
 		render_body_put(body);
 		return NULL;
@@ -778,7 +785,7 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr,
 
 			h->c->stats.http_refused++;
 			inet_ntop(AF_INET6, ip.a, a, sizeof(a));
-			http_log(h, "connection from %s refused: %u of --http-max-connections in use, %u from it (--http-max-per-ip), %u of --http-reserved",
+			http_log(h, "connection from %s refused: slots in use %u general, %u from it, %u reserved",
 				 a, h->ngeneral, conns_from(h, &ip), h->nreserved);
 			return MHD_NO;
 		}
@@ -1099,7 +1106,8 @@ int http_start(struct collector *c, const struct http_config *cfg)
 		struct ip_key *k = &h->scrapers[h->nscrapers];
 
 		memset(k, 0, sizeof(*k));
-		k->a[10] = k->a[11] = 0xff;
+		k->a[10] = 0xff;
+		k->a[11] = 0xff;
 		if (inet_pton(AF_INET, cfg->scrapers[i], k->a + 12) == 1 ||
 		    inet_pton(AF_INET6, cfg->scrapers[i], k->a) == 1) {
 			h->nscrapers++;

@@ -680,7 +680,8 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 		if (args && !json_object_is_type(args, json_type_object))
 			err = err_obj("GenericError", "\"arguments\" must be an object");
 	}
-	if (!err && (too_long = filter_too_long(args))) {
+	too_long = err ? NULL : filter_too_long(args);
+	if (too_long) {
 		char msg[160];
 
 		c->stats.filters_refused++;

@@ -216,9 +216,10 @@ static void collector_metrics(struct statsfd_buf *b, struct collector *c,
 	self_metric(b, "filters_refused_total", "counter",
 		    "Queries refused for a filter array longer than 1024 entries.",
 		    c->stats.filters_refused);
-	statsfd_buf_printf(b, "# HELP statsfd_collector_request_max_seconds The longest a request on the unix socket held the loop.\n"
+	statsfd_buf_printf(b, "# HELP statsfd_collector_request_max_seconds %s\n"
 			   "# TYPE statsfd_collector_request_max_seconds gauge\n"
 			   "statsfd_collector_request_max_seconds %" PRIu64 ".%06u\n",
+			   "The longest a request on the unix socket held the loop.",
 			   c->request_max_us / 1000000,
 			   (unsigned int)(c->request_max_us % 1000000));
 	self_metric(b, "http_refused_total", "counter",
@@ -236,9 +237,10 @@ static void collector_metrics(struct statsfd_buf *b, struct collector *c,
 	self_metric(b, "http_auth_busy_total", "counter",
 		    "Requests answered 429: their address or every address spent its bcrypt budget.",
 		    c->stats.http_auth_busy);
-	statsfd_buf_printf(b, "# HELP statsfd_collector_http_auth_cpu_seconds_total CPU time spent checking passwords with bcrypt.\n"
+	statsfd_buf_printf(b, "# HELP statsfd_collector_http_auth_cpu_seconds_total %s\n"
 			   "# TYPE statsfd_collector_http_auth_cpu_seconds_total counter\n"
 			   "statsfd_collector_http_auth_cpu_seconds_total %" PRIu64 ".%03u\n",
+			   "CPU time spent checking passwords with bcrypt.",
 			   c->stats.http_auth_cpu_ms / 1000,
 			   (unsigned int)(c->stats.http_auth_cpu_ms % 1000));
 	self_metric(b, "sources_polled", "gauge",

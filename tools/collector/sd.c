@@ -162,8 +162,10 @@ static bool notify_open(void)
 
 	if (sd.notify_fd >= 0)
 		return true;
-	if (!e || (e[0] != '/' && e[0] != '@') ||
-	    (n = strlen(e)) >= sizeof(sd.notify_addr.sun_path))
+	if (!e || (e[0] != '/' && e[0] != '@'))
+		return false;
+	n = strlen(e);
+	if (n >= sizeof(sd.notify_addr.sun_path))
 		return false;
 	sd.notify_addr.sun_family = AF_UNIX;
 	memcpy(sd.notify_addr.sun_path, e, n);

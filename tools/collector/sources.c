@@ -334,12 +334,14 @@ static int expo_check(struct collector *c, const struct client *cl,
 	const struct user *u = cl->user;
 
 	if (u && c->user_max_expo && u->expo + expo > c->user_max_expo) {
-		snprintf(why, len, "uid %u's exposition quota of %zu bytes (--user-max-exposition) reached: this source adds about %zu",
+		snprintf(why, len,
+			 "uid %u's exposition quota of %zu bytes (--user-max-exposition) reached: this source adds about %zu",
 			 u->uid, c->user_max_expo, expo);
 		return -EDQUOT;
 	}
 	if (c->max_expo && c->expo + expo > c->max_expo) {
-		snprintf(why, len, "the collector's exposition budget of %zu bytes (--max-exposition) reached",
+		snprintf(why, len,
+			 "the collector's exposition budget of %zu bytes (--max-exposition) reached",
 			 c->max_expo);
 		return -ENOSPC;
 	}
@@ -536,7 +538,8 @@ int add_source(struct collector *c, struct client *cl, int fd,
 	    statsfd_header(s->sf)->num_desc > ADMIT_NUM_DESC_MAX) {
 		c->stats.changed_refused++;
 		c->stats.fds_rejected++;
-		snprintf(why, len, "its header changed after admission (a data block of %zu bytes, %zu admitted)",
+		snprintf(why, len,
+			 "its header changed after admission (a data block of %zu bytes, %zu admitted)",
 			 statsfd_data_size(s->sf), info->data_size);
 		goto fail;
 	}

@@ -71,16 +71,19 @@ static const char *const lint_words[] = {
 	"s", "ms", "us", "ns", "sec", "b", "kb", "mb", "gb", "tb", "pb", "m", "h",
 	"d", "counter", "gauge", "histogram", "summary", "untyped",
 };
+
 static const char *const lint_units[] = {
 	"amperes", "bytes", "celsius", "grams", "joules", "kelvin", "meters",
 	"metres", "seconds", "volts", "minutes", "hours", "days", "weeks",
 	"kelvins", "fahrenheit", "rankine", "inches", "yards", "miles", "bits",
 	"calories", "pounds", "ounces",
 };
+
 static const char *const lint_base[] = {
 	"amperes", "bytes", "celsius", "grams", "joules", "kelvin", "meters",
 	"metres", "seconds", "volts",
 };
+
 static const char *const lint_prefixes[] = {
 	"pico", "nano", "micro", "milli", "centi", "deci", "deca", "hecto",
 	"kilo", "kibi", "mega", "mibi", "giga", "gibi", "tera", "tebi", "peta",

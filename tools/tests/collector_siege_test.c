@@ -666,7 +666,7 @@ static void test_guessers(void)
 	pid_t g[8];
 
 	write_web_config(make_hash(10));
-	if (!tap_ok(!start(extra), "collector with bcrypt cost 10 and --http-scraper 127.0.0.9 starts"))
+	if (!tap_ok(!start(extra), "collector with bcrypt cost 10, --http-scraper 127.0.0.9 starts"))
 		return;
 	for (i = 0; i < 8; i++) {
 		g[i] = fork();
@@ -687,7 +687,8 @@ static void test_guessers(void)
 		if (st != 200)
 			tap_diag("scrape %u: HTTP %d", i, st);
 	}
-	tap_ok(ok == want, "8 guessers: the scraper at 127.0.0.9 logged in %u of %u times at the first attempt",
+	tap_ok(ok == want,
+	       "8 guessers: the scraper at 127.0.0.9 logged in %u of %u times at the first attempt",
 	       ok, want);
 	for (i = 0; i < 8; i++) {
 		kill(g[i], SIGTERM);
@@ -1085,8 +1086,8 @@ static void test_fd_table_full(void)
 	msleep(3000);
 	cpu1 = cpu_s(daemon_pid);
 	lines = count_lines(logp, "accept: ");
-	tap_ok(cpu1 - cpu0 < 1.0, "a pending connection for 3 s: %.2f s of CPU (bound 1: no spinning)",
-	       cpu1 - cpu0);
+	tap_ok(cpu1 - cpu0 < 1.0,
+	       "a pending connection for 3 s: %.2f s of CPU (bound 1: no spinning)", cpu1 - cpu0);
 	tap_ok(lines <= 5, "%u log lines about it (bound 5)", lines);
 	{
 		struct pollfd p = { .fd = b, .events = POLLIN };

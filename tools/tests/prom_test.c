@@ -330,7 +330,7 @@ static void test_property(unsigned int rounds)
 		for (i = 0; i < NSCH; i++) {
 			random_schema(&seed, st[i], names[i], NST);
 			sf[i] = open_stats(st[i], NST, &vals[i]);
-			ok &= sf[i] != NULL;
+			ok &= !!sf[i];
 		}
 		if (!ok)
 			goto next;
@@ -353,7 +353,8 @@ static void test_property(unsigned int rounds)
 		done++;
 		if (!a.data || !promtool_ok(a.data)) {
 			if (!bad_promtool++)
-				tap_diag("round %u refused by promtool:\n%s", r, a.data ? a.data : "");
+				tap_diag("round %u refused by promtool:\n%s", r,
+					 a.data ? a.data : "");
 		}
 		if (!a.data || !b.data || strcmp(a.data, b.data))
 			bad_order++;
