@@ -13,6 +13,7 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <search.h>
@@ -367,6 +368,37 @@ static int file_cmp(const void *a, const void *b)
 }
 
 /* Can kcmp() compare files here (not so without CONFIG_KCMP)? */
+static bool kcmp_works(struct collector *c, int fd);
+
+/*
+ * Is @fd's open file already a source?  A discovered one gives way to a
+ * client registering the same file, as it does for its VM label
+ * (labels_check()); anyone else's is kept and @fd refused.
+ */
+static int duplicate_check(struct collector *c, const struct client *cl, int fd,
+			   char *why, size_t len)
+{
+	int **node;
+	struct source *old;
+
+	if (!kcmp_works(c, fd))
+		return 0;
+	node = tfind(&fd, &c->files, file_cmp);
+	if (!node)
+		return 0;
+	old = (struct source *)((char *)*node - offsetof(struct source, file_fd));
+	if (old->owner->discovered && !cl->discovered) {
+		logmsg("source %" PRIu64 " (discovered, pid %d): dropped: client pid %d uid %u registers its file",
+		       old->id, old->owner->pid, cl->pid, cl->uid);
+		drop_source(c, old);
+		return 0;
+	}
+	c->stats.duplicates_refused++;
+	snprintf(why, len, "its open file is already a source: an fd is registered once");
+	return -EEXIST;
+}
+
+/* Can kcmp() compare files here (not so without CONFIG_KCMP)? */
 static bool kcmp_works(struct collector *c, int fd)
 {
 	if (c->no_kcmp)
@@ -495,13 +527,12 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		close(fd);
 		return ret;
 	}
-	if (kcmp_works(c, fd) && tfind(&fd, &c->files, file_cmp)) {
-		c->stats.duplicates_refused++;
-		snprintf(why, len, "its open file is already a source: an fd is registered once");
-		close(fd);
-		return -EEXIST;
-	}
 	ret = labels_check(c, cl, l, why, len);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	ret = duplicate_check(c, cl, fd, why, len);
 	if (ret) {
 		close(fd);
 		return ret;

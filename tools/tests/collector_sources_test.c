@@ -316,6 +316,40 @@ static void test_discovered_labels(void)
 	if (r)
 		drop_source(&col, r);
 	reap_sources(&col);
+	/*
+	 * The same open file under another label: the discovered source
+	 * gives way to the client's too; the client's is never refused as a
+	 * duplicate of a discovered one, nor the other way round.
+	 */
+	{
+		struct statsfd_labels l = { .vcpu = 0 };
+		struct admit_info info;
+		struct source *s1 = NULL, *s2 = NULL;
+		int fd = vcpu_memfd(), fd2 = dup(fd);
+
+		snprintf(l.provider, sizeof(l.provider), "statsfd_vm");
+		snprintf(l.target, sizeof(l.target), "vcpu");
+		snprintf(l.vm, sizeof(l.vm), "found");
+		if (!admit_fd(fd, true, &info, why, sizeof(why)))
+			add_source(&col, &disc, fd, &info, &l, why, sizeof(why), &s1);
+		snprintf(l.vm, sizeof(l.vm), "named");
+		ret = admit_fd(fd2, true, &info, why, sizeof(why));
+		if (!ret)
+			ret = add_source(&col, &vmm, fd2, &info, &l, why, sizeof(why), &s2);
+		tap_ok(s1 && !ret && s2 && disc.nsources == 0 && vmm.nsources == 1,
+		       "a client registers the file of a discovered source: the discovered one goes (%s)",
+		       ret ? why : "ok");
+		fd = s2 ? dup(statsfd_fd(s2->sf)) : -1;
+		snprintf(l.vm, sizeof(l.vm), "again");
+		ret = fd >= 0 ? admit_fd(fd, true, &info, why, sizeof(why)) : -1;
+		if (!ret)
+			ret = add_source(&col, &disc, fd, &info, &l, why, sizeof(why), &s1);
+		tap_ok(ret == -EEXIST && strstr(why, "already a source") && vmm.nsources == 1,
+		       "and a discovered one cannot take it back: -EEXIST");
+		if (s2)
+			drop_source(&col, s2);
+		reap_sources(&col);
+	}
 }
 
 static struct source *add_as(struct client *cl, const char *provider,
