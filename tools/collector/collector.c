@@ -114,7 +114,7 @@ static const char usage[] =
 "  --user-max-bytes N    bytes one uid's sources may hold (default 256 MiB)\n"
 "  --user-max-exposition N\n"
 "                        estimated exposition bytes of one uid's sources\n"
-"                        (default 192 MiB)\n"
+"                        (default 256 MiB)\n"
 "  --max-exposition N    estimated exposition bytes of all sources (default 512 MiB)\n"
 "  --max-reply-bytes N   replies queued on the unix socket over every client\n"
 "                        (default 64 MiB)\n"
@@ -723,7 +723,7 @@ int main(int argc, char **argv)
 		.client_timeout_ms = 10000, .reply_max = COLLECTOR_REPLY_MAX,
 		.policy.max_clients = 1024,
 		.user_max_sources = 16384, .user_max_bytes = (size_t)256 << 20,
-		.user_max_expo = (size_t)192 << 20, .max_expo = (size_t)512 << 20,
+		.user_max_expo = (size_t)256 << 20, .max_expo = (size_t)512 << 20,
 		.max_out_bytes = (size_t)64 << 20,
 	};
 	int tag_listen = EP_LISTEN, tag_timer = EP_TIMER, tag_signal = EP_SIGNAL;

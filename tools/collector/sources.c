@@ -323,8 +323,8 @@ static size_t source_expo(const struct source *s)
 
 		if (s->schema->skip[i])
 			continue;
-		/* name, suffix, labels (and le= or an index), value */
-		est += lines * (pre + strlen(st->name) + lab + 64);
+		/* name and suffix, labels (and le=), value and separators */
+		est += lines * (pre + strlen(st->name) + lab + 32);
 	}
 	return est;
 }
