@@ -7,6 +7,7 @@
  * deadline per reply.  See "Bad clients" in Documentation/statsfd-tools.rst.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,19 @@
  * --max-clients.
  */
 #define REFUSED_MAX		64
+
+/* The answer to a message whose fds a full fd table kept out. */
+#define FD_TABLE_FULL \
+	"the collector's fd table is full (EMFILE): its fds were not received, retry later"
+
+/* @n bytes of replies queued (positive) or gone (negative) for @cl. */
+static void charge_out(struct collector *c, struct client *cl, ssize_t n)
+{
+	cl->out_bytes += (size_t)n;
+	c->out_bytes += (size_t)n;
+	if (cl->user)
+		cl->user->out_bytes += (size_t)n;
+}
 
 /**
  * drop_client() - disconnect @cl and drop every source it registered
@@ -43,7 +57,13 @@ void drop_client(struct collector *c, struct client *cl, const char *why)
 		drop_source(c, cl->sources);
 	while ((p = cl->out)) {
 		cl->out = p->next;
+		charge_out(c, cl, -(ssize_t)p->len);
 		free(p);
+	}
+	if (cl->user) {
+		cl->user->nclients--;
+		user_put(c, cl->user);
+		cl->user = NULL;
 	}
 	systemd_unstore_client(cl);
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
@@ -61,12 +81,27 @@ void drop_client(struct collector *c, struct client *cl, const char *why)
 	free(cl);
 }
 
+/* What statsfd_msg_pack() calls back with: the client and the collector. */
+struct queue_ctx {
+	struct collector *c;
+	struct client *cl;
+};
+
+/*
+ * A reply's bytes are charged to its connection (out_max), its uid over
+ * all its connections (collector.reply_max) and every client together
+ * (--max-reply-bytes): replies nobody reads cannot add up past these.
+ */
 static int queue_packet(void *arg, const void *data, size_t n)
 {
-	struct client *cl = arg;
+	struct queue_ctx *q = arg;
+	struct collector *c = q->c;
+	struct client *cl = q->cl;
 	struct pkt *p;
 
-	if (cl->out_bytes + n > cl->out_max)
+	if (cl->out_bytes + n > cl->out_max ||
+	    (cl->user && c->reply_max && cl->user->out_bytes + n > c->reply_max) ||
+	    (c->max_out_bytes && c->out_bytes + n > c->max_out_bytes))
 		return -ENOBUFS;
 	p = malloc(sizeof(*p) + n);
 	if (!p)
@@ -80,18 +115,19 @@ static int queue_packet(void *arg, const void *data, size_t n)
 	else
 		cl->out = p;
 	cl->out_tail = p;
-	cl->out_bytes += n;
+	charge_out(c, cl, (ssize_t)n);
 	return 0;
 }
 
 /* Forget the packets queued after @keep (NULL: all of them). */
-static void unqueue_after(struct client *cl, struct pkt *keep)
+static void unqueue_after(struct collector *c, struct client *cl,
+			  struct pkt *keep)
 {
 	struct pkt *p = keep ? keep->next : cl->out, *next;
 
 	for (; p; p = next) {
 		next = p->next;
-		cl->out_bytes -= p->len;
+		charge_out(c, cl, -(ssize_t)p->len);
 		free(p);
 	}
 	if (keep)
@@ -101,15 +137,17 @@ static void unqueue_after(struct client *cl, struct pkt *keep)
 	cl->out_tail = keep;
 }
 
-static int pack_json(struct client *cl, struct json_object *o)
+static int pack_json(struct collector *c, struct client *cl,
+		     struct json_object *o)
 {
+	struct queue_ctx q = { c, cl };
 	size_t len;
 	const char *s = json_object_to_json_string_length(o,
 							  JSON_C_TO_STRING_PLAIN |
 							  JSON_C_TO_STRING_NOSLASHESCAPE,
 							  &len);
 
-	return statsfd_msg_pack(s, len, queue_packet, cl);
+	return statsfd_msg_pack(s, len, queue_packet, &q);
 }
 
 static struct json_object *error_reply(const char *cls, const char *desc)
@@ -133,26 +171,26 @@ static void queue_reply(struct collector *c, struct client *cl,
 {
 	struct pkt *tail = cl->out_tail;
 	bool was_empty = !cl->out;
-	int ret = pack_json(cl, reply);
+	int ret = pack_json(c, cl, reply);
 
 	if (ret == -ENOBUFS) {
 		struct json_object *e, *id;
 		char msg[128];
 
-		unqueue_after(cl, tail);
+		unqueue_after(c, cl, tail);
 		c->stats.replies_too_large++;
 		snprintf(msg, sizeof(msg),
-			 "reply larger than %zu bytes: narrow the query with filters",
+			 "reply larger than %zu bytes: narrow the query with filters (or read the replies this uid has pending)",
 			 c->reply_max);
 		e = error_reply("GenericError", msg);
 		if (json_object_object_get_ex(reply, "id", &id))
 			json_object_object_add(e, "id", json_object_get(id));
-		ret = pack_json(cl, e);
+		ret = pack_json(c, cl, e);
 		json_object_put(e);
 	}
 	if (ret) {
 		/* Never half a reply: the client would wait for the rest. */
-		unqueue_after(cl, tail);
+		unqueue_after(c, cl, tail);
 		logmsg("client %" PRIu64 ": reply cannot be queued, closing", cl->id);
 		cl->closing = true;
 	}
@@ -194,7 +232,7 @@ static bool flush_client(struct collector *c, struct client *cl)
 		cl->out = p->next;
 		if (!cl->out)
 			cl->out_tail = NULL;
-		cl->out_bytes -= p->len;
+		charge_out(c, cl, -(ssize_t)p->len);
 		free(p);
 	}
 	if (!cl->out && cl->closing && !cl->shut) {
@@ -312,6 +350,19 @@ static bool read_client(struct collector *c, struct client *cl)
 			return false;
 		}
 		c->stats.requests++;
+		/*
+		 * The control buffer holds STATSFD_MSG_MAX_FDS fds: a message
+		 * cut short of that lost its fds to a full fd table (the
+		 * kernel installs what it can, then sets MSG_CTRUNC), not to
+		 * their number.
+		 */
+		if ((flags & MSG_CTRUNC) && !(flags & MSG_TRUNC) &&
+		    nfds < STATSFD_MSG_MAX_FDS) {
+			close_fds(fds, nfds);
+			c->stats.fd_table_full++;
+			queue_reply(c, cl, error_reply("GenericError", FD_TABLE_FULL));
+			continue;
+		}
 		if (flags & (MSG_TRUNC | MSG_CTRUNC)) {
 			close_fds(fds, nfds);
 			c->stats.bad_requests++;
@@ -414,6 +465,15 @@ static struct client *new_client(struct collector *c, int fd,
 	cl->gid = cred->gid;
 	cl->refused = refused;
 	cl->out_max = c->reply_max;
+	if (!refused) {
+		cl->user = user_get(c, cred->uid);
+		if (!cl->user) {
+			close(fd);
+			free(cl);
+			return NULL;
+		}
+		cl->user->nclients++;
+	}
 	cl->next = c->clients;
 	if (c->clients)
 		c->clients->prev = cl;
@@ -427,6 +487,61 @@ static struct client *new_client(struct collector *c, int fd,
 		return NULL;
 	}
 	return cl;
+}
+
+/*
+ * With the fd table full, accept() fails with EMFILE and the pending
+ * connection stays: the listening socket stays readable and the loop
+ * would spin on it.  A reserve fd, given up for the moment, lets the
+ * connection be accepted and closed at once (the client sees its
+ * connection end); then the socket is left out of the loop for
+ * ACCEPT_PAUSE_MS, and the log says so at most once a second.
+ */
+#define ACCEPT_PAUSE_MS		100
+static int reserve_fd = -1;
+
+/**
+ * accept_reserve() - keep an fd in reserve for accept_clients()
+ *
+ * Return: 0, or -1 when even that cannot be opened.
+ */
+int accept_reserve(void)
+{
+	if (reserve_fd < 0)
+		reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return reserve_fd < 0 ? -1 : 0;
+}
+
+static void fd_table_full(struct collector *c, int lfd, int err)
+{
+	static uint64_t last_log;
+	static unsigned long quiet;
+	uint64_t now = now_ms();
+	int fd;
+
+	c->stats.fd_table_full++;
+	if (reserve_fd >= 0) {
+		close(reserve_fd);
+		reserve_fd = -1;
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			c->stats.clients_refused++;
+			close(fd);
+		}
+		accept_reserve();
+	}
+	if (now - last_log >= 1000) {
+		logmsg("accept: %s: connections closed unanswered%s (%lu since the last line)",
+		       strerror(err), c->listen_tag ? ", accepting paused" : "", quiet);
+		last_log = now;
+		quiet = 0;
+	} else {
+		quiet++;
+	}
+	/* Out of the loop for a while: no spinning on a readable socket. */
+	if (c->listen_tag && !c->accept_resume &&
+	    !epoll_ctl(c->epfd, EPOLL_CTL_DEL, lfd, NULL))
+		c->accept_resume = now + ACCEPT_PAUSE_MS;
 }
 
 /**
@@ -450,7 +565,7 @@ void accept_clients(struct collector *c, int lfd)
 		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EMFILE || errno == ENFILE)
-				logmsg("accept: %s", strerror(errno));
+				fd_table_full(c, lfd, errno);
 			return;
 		}
 		allowed = peer_allowed(c, fd, &cred);
@@ -543,6 +658,11 @@ void check_deadlines(struct collector *c)
 	uint64_t now = now_ms();
 	struct client *cl, *next;
 
+	if (c->accept_resume && c->accept_resume <= now) {
+		c->accept_resume = 0;
+		ep_ctl(c, EPOLL_CTL_ADD, c->listen_fd, EPOLLIN, c->listen_tag);
+	}
+
 	for (cl = c->clients; cl; cl = next) {
 		next = cl->next;
 		if (cl->deadline && cl->deadline <= now) {
@@ -561,7 +681,7 @@ void check_deadlines(struct collector *c)
  */
 int next_deadline_ms(struct collector *c)
 {
-	uint64_t now = now_ms(), best = 0;
+	uint64_t now = now_ms(), best = c->accept_resume;
 	struct client *cl;
 
 	for (cl = c->clients; cl; cl = cl->next)

@@ -78,6 +78,22 @@ static const char usage[] =
 "                        open HTTP connections over every address (default 256)\n"
 "  --http-max-per-ip N   open HTTP connections from one client address (default 16)\n"
 "  --http-idle-timeout S close an HTTP connection idle this many seconds (default 10)\n"
+"  --http-header-timeout S\n"
+"                        a request's line and headers must arrive within S seconds of\n"
+"                        the connection or of the previous request's end (default 5)\n"
+"  --http-send-timeout S a response must be sent within S seconds of its request\n"
+"                        (default 30)\n"
+"  --http-reserved N     connection slots beyond --http-max-connections kept for\n"
+"                        --http-scraper addresses and clients that authenticate\n"
+"                        (default 4)\n"
+"  --http-scraper ADDR   the Prometheus server's numeric address: exempt from\n"
+"                        --http-max-per-ip and the shared limits (repeatable)\n"
+"  --http-max-held-bytes N\n"
+"                        bytes of renderings that responses still being sent may\n"
+"                        hold; beyond, 503 (default 64 MiB)\n"
+"  --http-auth-cpu-per-ip MS\n"
+"                        bcrypt CPU ms per second for one client address (default 100)\n"
+"  --http-auth-cpu MS    bcrypt CPU ms per second over every address (default 250)\n"
 "  --port-file FILE      write the HTTP port(s) here once ready, one per --listen\n"
 "  --user USER           drop to this user after binding (default nobody; the\n"
 "                        daemon's own user when not run as root)\n"
@@ -93,6 +109,15 @@ static const char usage[] =
 "  --client-max-sources N  sources one client may register (default 16384)\n"
 "  --client-max-bytes N  bytes one client's sources may hold (default 256 MiB)\n"
 "  --max-bytes N         bytes all sources may hold (default 1 GiB)\n"
+"  --user-max-sources N  sources one uid may register over all its connections\n"
+"                        (default 16384)\n"
+"  --user-max-bytes N    bytes one uid's sources may hold (default 256 MiB)\n"
+"  --user-max-exposition N\n"
+"                        estimated exposition bytes of one uid's sources\n"
+"                        (default 256 MiB)\n"
+"  --max-exposition N    estimated exposition bytes of all sources (default 512 MiB)\n"
+"  --max-reply-bytes N   replies queued on the unix socket over every client\n"
+"                        (default 64 MiB)\n"
 "  --stats NAME,...      read and export only these stats, through a view of\n"
 "                        each source (filtered here where the fd has none)\n"
 "  --include [PROVIDER:TARGET:]STAT  export only the stats matching these globs\n"
@@ -372,7 +397,10 @@ static int parse_args(int argc, char **argv, struct options *o,
 		O_MAXMAP, O_STATS, O_CLMAXSRC, O_CLMAXBYTES, O_MAXBYTES, O_INCLUDE,
 		O_EXCLUDE, O_HIST, O_DROPAFTER, O_TESTMEMFD, O_DISCOVER,
 		O_DISCOVER_INTERVAL, O_WEBCONFIG, O_HTTP_MAXCONN, O_HTTP_PERIP,
-		O_HTTP_IDLE, O_VERSION, O_HOST, O_TESTHOST,
+		O_HTTP_IDLE, O_VERSION, O_HOST, O_TESTHOST, O_HTTP_HDR, O_HTTP_SEND,
+		O_HTTP_RESERVED, O_HTTP_SCRAPER, O_HTTP_HELD, O_HTTP_AUTH_IP,
+		O_HTTP_AUTH, O_USER_MAXSRC, O_USER_MAXBYTES, O_USER_MAXEXPO,
+		O_MAXEXPO, O_MAXREPLY,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, O_SOCKET },
@@ -390,6 +418,11 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "client-max-sources", required_argument, NULL, O_CLMAXSRC },
 		{ "client-max-bytes", required_argument, NULL, O_CLMAXBYTES },
 		{ "max-bytes", required_argument, NULL, O_MAXBYTES },
+		{ "user-max-sources", required_argument, NULL, O_USER_MAXSRC },
+		{ "user-max-bytes", required_argument, NULL, O_USER_MAXBYTES },
+		{ "user-max-exposition", required_argument, NULL, O_USER_MAXEXPO },
+		{ "max-exposition", required_argument, NULL, O_MAXEXPO },
+		{ "max-reply-bytes", required_argument, NULL, O_MAXREPLY },
 		{ "stats", required_argument, NULL, O_STATS },
 		{ "include", required_argument, NULL, O_INCLUDE },
 		{ "exclude", required_argument, NULL, O_EXCLUDE },
@@ -406,6 +439,13 @@ static int parse_args(int argc, char **argv, struct options *o,
 		{ "http-max-connections", required_argument, NULL, O_HTTP_MAXCONN },
 		{ "http-max-per-ip", required_argument, NULL, O_HTTP_PERIP },
 		{ "http-idle-timeout", required_argument, NULL, O_HTTP_IDLE },
+		{ "http-header-timeout", required_argument, NULL, O_HTTP_HDR },
+		{ "http-send-timeout", required_argument, NULL, O_HTTP_SEND },
+		{ "http-reserved", required_argument, NULL, O_HTTP_RESERVED },
+		{ "http-scraper", required_argument, NULL, O_HTTP_SCRAPER },
+		{ "http-max-held-bytes", required_argument, NULL, O_HTTP_HELD },
+		{ "http-auth-cpu-per-ip", required_argument, NULL, O_HTTP_AUTH_IP },
+		{ "http-auth-cpu", required_argument, NULL, O_HTTP_AUTH },
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -464,6 +504,43 @@ static int parse_args(int argc, char **argv, struct options *o,
 			if (*end || !v || v > 3600)
 				goto bad;
 			o->http.idle_timeout_s = (unsigned int)v;
+			break;
+		case O_HTTP_HDR:
+		case O_HTTP_SEND:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 3600)
+				goto bad;
+			if (opt == O_HTTP_HDR)
+				o->http.header_timeout_s = (unsigned int)v;
+			else
+				o->http.send_timeout_s = (unsigned int)v;
+			break;
+		case O_HTTP_RESERVED:
+			v = strtoul(optarg, &end, 10);
+			if (*end || end == optarg || v > 1000)
+				goto bad;
+			o->http.reserved = (unsigned int)v;
+			break;
+		case O_HTTP_SCRAPER:
+			if (o->http.nscrapers >= HTTP_MAX_SCRAPERS)
+				goto bad;
+			o->http.scrapers[o->http.nscrapers++] = optarg;
+			break;
+		case O_HTTP_HELD:
+			ull = strtoull(optarg, &end, 10);
+			if (*end || end == optarg || ull < 4096 || ull > SIZE_MAX / 2)
+				goto bad;
+			o->http.max_held_bytes = (size_t)ull;
+			break;
+		case O_HTTP_AUTH_IP:
+		case O_HTTP_AUTH:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 1000)
+				goto bad;
+			if (opt == O_HTTP_AUTH)
+				o->http.auth_cpu_ms = (unsigned int)v;
+			else
+				o->http.auth_cpu_ms_per_ip = (unsigned int)v;
 			break;
 		case O_VERSION:
 			printf("statsfd-collector %s\n", STATSFD_VERSION);
@@ -526,6 +603,28 @@ static int parse_args(int argc, char **argv, struct options *o,
 				c->max_bytes = (size_t)ull;
 			else
 				c->client_max_bytes = (size_t)ull;
+			break;
+		case O_USER_MAXSRC:
+			v = strtoul(optarg, &end, 10);
+			if (*end || !v || v > 1000000)
+				goto bad;
+			c->user_max_sources = (unsigned int)v;
+			break;
+		case O_USER_MAXBYTES:
+		case O_USER_MAXEXPO:
+		case O_MAXEXPO:
+		case O_MAXREPLY:
+			ull = strtoull(optarg, &end, 10);
+			if (*end || end == optarg || ull < 1024 || ull > SIZE_MAX / 2)
+				goto bad;
+			if (opt == O_USER_MAXBYTES)
+				c->user_max_bytes = (size_t)ull;
+			else if (opt == O_USER_MAXEXPO)
+				c->user_max_expo = (size_t)ull;
+			else if (opt == O_MAXEXPO)
+				c->max_expo = (size_t)ull;
+			else
+				c->max_out_bytes = (size_t)ull;
 			break;
 		case O_INCLUDE:
 		case O_EXCLUDE:
@@ -608,6 +707,12 @@ int main(int argc, char **argv)
 			.max_connections = HTTP_DEFAULT_MAX_CONNECTIONS,
 			.max_per_ip = HTTP_DEFAULT_MAX_PER_IP,
 			.idle_timeout_s = HTTP_DEFAULT_IDLE_TIMEOUT_S,
+			.header_timeout_s = HTTP_DEFAULT_HEADER_TIMEOUT_S,
+			.send_timeout_s = HTTP_DEFAULT_SEND_TIMEOUT_S,
+			.reserved = HTTP_DEFAULT_RESERVED,
+			.max_held_bytes = HTTP_DEFAULT_MAX_HELD_BYTES,
+			.auth_cpu_ms_per_ip = HTTP_DEFAULT_AUTH_CPU_MS_PER_IP,
+			.auth_cpu_ms = HTTP_DEFAULT_AUTH_CPU_MS,
 		},
 		.socket_mode = 0660, .interval_ms = 500,
 	};
@@ -617,6 +722,9 @@ int main(int argc, char **argv)
 		.max_bytes = (size_t)1 << 30, .drop_after = 10,
 		.client_timeout_ms = 10000, .reply_max = COLLECTOR_REPLY_MAX,
 		.policy.max_clients = 1024,
+		.user_max_sources = 16384, .user_max_bytes = (size_t)256 << 20,
+		.user_max_expo = (size_t)256 << 20, .max_expo = (size_t)512 << 20,
+		.max_out_bytes = (size_t)64 << 20,
 	};
 	int tag_listen = EP_LISTEN, tag_timer = EP_TIMER, tag_signal = EP_SIGNAL;
 	struct itimerspec its = { 0 };
@@ -672,6 +780,10 @@ int main(int argc, char **argv)
 	its.it_interval.tv_sec = o.interval_ms / 1000;
 	its.it_interval.tv_nsec = (long)(o.interval_ms % 1000) * 1000000;
 	its.it_value = its.it_interval;
+	c.listen_fd = lfd;
+	c.listen_tag = &tag_listen;
+	if (accept_reserve())
+		logmsg("no reserve fd: a full fd table may make accept() retry");
 	if (tfd < 0 || sfd < 0 || timerfd_settime(tfd, 0, &its, NULL) ||
 	    ep_ctl(&c, EPOLL_CTL_ADD, lfd, EPOLLIN, &tag_listen) ||
 	    ep_ctl(&c, EPOLL_CTL_ADD, tfd, EPOLLIN, &tag_timer) ||

@@ -54,6 +54,9 @@ struct schema {
  * @tmp: read buffer, swapped with @values on success
  * @cost: bytes accounted to it (admit_fd()), against its client's quota
  *	and the collector's budget
+ * @expo: estimated bytes of its series in the exposition (source_expo()),
+ *	against its user's --user-max-exposition and --max-exposition
+ * @file_fd: the fd of @sf, its key in collector.files
  * @reads: successful reads
  * @read_errors: failed reads
  * @failures: consecutive failed reads: the source is down while nonzero
@@ -79,6 +82,8 @@ struct source {
 	uint64_t *values;
 	uint64_t *tmp;
 	size_t cost;
+	size_t expo;
+	int file_fd;
 	uint64_t reads;
 	uint64_t read_errors;
 	unsigned int failures;
@@ -100,6 +105,29 @@ struct pkt {
 };
 
 /**
+ * struct user - what one uid holds over all its connections
+ * @uid: the uid
+ * @nclients: its connections (allowed ones)
+ * @nsources: its sources
+ * @bytes: their cost, against --user-max-bytes
+ * @expo: their estimated exposition bytes, against --user-max-exposition
+ * @out_bytes: replies queued for it on every connection, against
+ *	collector.reply_max
+ * @next: in collector.users
+ *
+ * Freed when it has neither connections nor sources.
+ */
+struct user {
+	uid_t uid;
+	unsigned int nclients;
+	unsigned int nsources;
+	size_t bytes;
+	size_t expo;
+	size_t out_bytes;
+	struct user *next;
+};
+
+/**
  * struct client - one connection on the unix socket
  * @kind: epoll tag, EP_CLIENT
  * @fd: the connection, nonblocking
@@ -107,6 +135,8 @@ struct pkt {
  * @pid: SO_PEERCRED pid at connect time
  * @uid: SO_PEERCRED uid
  * @gid: SO_PEERCRED gid
+ * @user: its uid's account (NULL for the collector's own: --discover-kvm,
+ *	--host)
  * @sources: registered sources
  * @nsources: how many
  * @bytes: sum of its sources' cost
@@ -136,6 +166,7 @@ struct client {
 	pid_t pid;
 	uid_t uid;
 	gid_t gid;
+	struct user *user;
 	struct source *sources;
 	unsigned int nsources;
 	size_t bytes;
@@ -157,11 +188,48 @@ enum {
 
 #define MAX_IDS			64
 /*
+ * Entries of one filter array of a query (names, vms, vcpus, providers,
+ * a provider's names): a longer one is refused, so a request's matching
+ * work is bounded (each is sorted once and searched in O(log n)).
+ */
+#define QUERY_FILTER_MAX	1024
+/*
  * A client's queued reply may not exceed this: a larger one is replaced
  * by an error asking for a narrower query.  With --client-timeout (10 s)
  * as the absolute deadline of a reply, a reader must take 400 KiB/s.
  */
 #define COLLECTOR_REPLY_MAX	((size_t)4 << 20)
+
+/**
+ * struct render_body - one rendering of the exposition, immutable once made
+ * @refs: references: the collector's cache holds one while it is the
+ *	current rendering, every HTTP response being sent holds one
+ * @pins: HTTP responses still being sent from it (http.c's accounting of
+ *	the bytes held by responses, --http-max-held-bytes)
+ * @gen: collector.render.gen of this rendering
+ * @text: the exposition
+ * @len: its length
+ * @gz: its gzip encoding, made by http.c on the first request asking for
+ *	it, or NULL
+ * @gzlen: length of @gz
+ * @gz_failed: the encoding failed (too large): served plain
+ * @http: the HTTP server whose held bytes count it while @pins is nonzero
+ *
+ * Every response of a render tick, plain or gzip, is sent from the same
+ * body without a copy; the body is freed when the last reference goes,
+ * so a slow reader keeps the rendering it started with.
+ */
+struct render_body {
+	unsigned int refs;
+	unsigned int pins;
+	uint64_t gen;
+	char *text;
+	size_t len;
+	char *gz;
+	size_t gzlen;
+	bool gz_failed;
+	struct http_server *http;
+};
 
 /**
  * struct client_policy - who may connect, and how many
@@ -211,6 +279,23 @@ struct stat_rule {
  * @client_max_bytes: limit on one client's sources' cost (--client-max-bytes)
  * @max_bytes: limit on @bytes (--max-bytes), the global budget
  * @bytes: sum of every source's cost
+ * @users: the uids with connections or sources
+ * @user_max_sources: limit on one uid's sources (--user-max-sources)
+ * @user_max_bytes: limit on one uid's sources' cost (--user-max-bytes)
+ * @user_max_expo: limit on one uid's estimated exposition bytes
+ *	(--user-max-exposition)
+ * @max_expo: limit on @expo (--max-exposition), 0 for none
+ * @expo: every source's estimated exposition bytes
+ * @max_out_bytes: limit on @out_bytes (--max-reply-bytes), 0 for none
+ * @out_bytes: replies queued over every client
+ * @files: the open files of the sources, ordered by kcmp(KCMP_FILE)
+ *	(tsearch() tree): an fd whose file is already a source is refused
+ * @no_kcmp: kcmp() is not available: duplicates are not detected
+ * @request_max_us: the longest a request took to handle, in microseconds
+ * @listen_fd: the unix socket's listening fd
+ * @listen_tag: its epoll tag, or NULL (tests driving clients.c directly)
+ * @accept_resume: monotonic ms when accepting resumes after a full fd
+ *	table (the socket is out of the epoll set until then), 0 if not paused
  * @nmapped: sources whose values are mapped
  * @max_mapped: limit on @nmapped (--max-mapped); further sources pread
  * @npolled: sources whose fds are in the epoll set
@@ -226,8 +311,8 @@ struct stat_rule {
  * @reply_max: limit on a client's queued reply, COLLECTOR_REPLY_MAX
  * @generation: bumped by every read tick and every source added or
  *	dropped: the cached exposition is stale when it differs
- * @render: cache of render_cached(); @render.gen counts its renders
- *	(http.c keeps its responses for one render)
+ * @render: cache of render_cached(): @render.body is the current
+ *	rendering (NULL before the first), @render.gen counts renders
  * @http: the HTTP server (http.c), or NULL
  * @host_owner: with --host, the client standing for the host's own
  *	sources (host.c): no other client may register provider
@@ -254,6 +339,20 @@ struct collector {
 	size_t client_max_bytes;
 	size_t max_bytes;
 	size_t bytes;
+	struct user *users;
+	unsigned int user_max_sources;
+	size_t user_max_bytes;
+	size_t user_max_expo;
+	size_t max_expo;
+	size_t expo;
+	size_t max_out_bytes;
+	size_t out_bytes;
+	void *files;
+	bool no_kcmp;
+	uint64_t request_max_us;
+	int listen_fd;
+	void *listen_tag;
+	uint64_t accept_resume;
 	unsigned int nmapped;
 	unsigned int max_mapped;
 	unsigned int npolled;
@@ -269,8 +368,7 @@ struct collector {
 	size_t reply_max;
 	uint64_t generation;
 	struct {
-		char *text;
-		size_t len;
+		struct render_body *body;
 		uint64_t generation;
 		uint64_t gen;
 		bool valid;
@@ -283,7 +381,10 @@ struct collector {
 		uint64_t reads, read_errors, scrapes, clients_refused,
 			 clients_dropped, requests, bad_requests, fds_rejected,
 			 sources_hung_up, children_changes, sources_failed,
-			 quota_refusals, labels_refused, replies_too_large;
+			 quota_refusals, labels_refused, replies_too_large,
+			 http_refused, http_evicted, http_deadlines, http_busy,
+			 http_auth_busy, http_auth_cpu_ms, duplicates_refused,
+			 filters_refused, fd_table_full, changed_refused;
 	} stats;
 };
 
@@ -311,9 +412,12 @@ void drop_source(struct collector *c, struct source *s);
 void reap_sources(struct collector *c);
 void read_sources(struct collector *c);
 void source_event(struct collector *c, struct source *s, uint32_t events);
+struct user *user_get(struct collector *c, uid_t uid);
+void user_put(struct collector *c, struct user *u);
 int add_stat_rule(struct collector *c, const char *spec, bool include);
 
 /* clients.c: the unix socket's connections. */
+int accept_reserve(void);
 void accept_clients(struct collector *c, int lfd);
 struct client *adopt_client(struct collector *c, int fd, void *arg);
 void client_event(struct collector *c, struct client *cl, uint32_t events);
@@ -329,6 +433,8 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 /* render.c: the Prometheus exposition. */
 char *render_metrics(struct collector *c, size_t *len);
 const char *render_cached(struct collector *c, size_t *len);
+struct render_body *render_body_get(struct collector *c);
+void render_body_put(struct render_body *b);
 void render_free(struct collector *c);
 
 #endif /* STATSFD_COLLECTOR_H */

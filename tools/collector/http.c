@@ -3,21 +3,41 @@
  * statsfd-collector: Prometheus text exposition over HTTP with
  * libmicrohttpd, driven from the collector's own epoll loop (MHD_USE_EPOLL
  * without an internal thread), so scrapes see a consistent set of sources
- * without locks.  libmicrohttpd buffers each response and sends it as the
- * socket allows, so a slow scraper never blocks the loop.
+ * without locks.  libmicrohttpd sends each response as the socket allows,
+ * so a slow scraper never blocks the loop.
  *
  * One libmicrohttpd daemon per --listen address (IPv4, IPv6 or both),
- * each with its own epoll fd in the collector's loop.  Hostile clients
- * are bounded by a connection limit over every address (enforced here,
- * across the daemons), a limit per client address and an idle timeout
- * (libmicrohttpd's, per daemon).  --web.config.file adds TLS (GnuTLS,
- * through libmicrohttpd) and basic auth with bcrypt hashes.
+ * each with its own epoll fd in the collector's loop.  Every connection is
+ * tracked here (struct hconn), across the daemons, because hostile local
+ * users share the loopback addresses with a same-host Prometheus:
  *
- * The exposition is rendered at most once per read tick and per change of
- * the sources (render_cached()), and its gzip encoding once per render:
- * every scrape in between is served the same libmicrohttpd response (one
- * copy of the text per render), so a scrape costs neither a render nor a
- * copy.
+ *  - connection slots: --http-max-connections over every address, at
+ *    most --http-max-per-ip of them from one address, and
+ *    --http-reserved more that only a --http-scraper address or a client
+ *    that authenticates (basic auth, a verified client certificate) keeps:
+ *    a connection that gets a reserved slot must authenticate on its first
+ *    request, and while it has not, a newcomer may take its slot (the
+ *    oldest such is cut);
+ *  - absolute deadlines, which progress does not move: the request line
+ *    and headers within --http-header-timeout of the connection (or of the
+ *    end of the previous request), the response sent within
+ *    --http-send-timeout; past one the connection is shut down;
+ *  - memory: the exposition is rendered at most once per read tick into
+ *    one immutable, reference-counted body (render_body_get()), and every
+ *    response of that tick, plain or gzip, is sent from it without a
+ *    copy.  The bytes of the bodies that responses still being sent hold
+ *    are capped by --http-max-held-bytes: a request that would pin one
+ *    more body beyond it is answered 503 with Retry-After (a trusted
+ *    client is still served), so slow readers cannot multiply the
+ *    exposition;
+ *  - password checks: bcrypt's CPU time is charged to the client's address
+ *    (--http-auth-cpu-per-ip) and to a ceiling over every address
+ *    (--http-auth-cpu); a --http-scraper address only to its own; a
+ *    password that matched once is known by its digest and costs no
+ *    bcrypt again.
+ *
+ * --web.config.file adds TLS (GnuTLS, through libmicrohttpd) and basic
+ * auth with bcrypt hashes.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -25,11 +45,13 @@
 #include <gnutls/gnutls.h>
 #include <inttypes.h>
 #include <microhttpd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -45,12 +67,13 @@
 /* libmicrohttpd log lines per second; a client cannot flood the journal. */
 #define LOG_BURST		10
 /*
- * bcrypt checks per second, for passwords not already known good: each
- * costs tens of milliseconds of the one loop that also reads the sources,
- * so a client guessing passwords gets 429 beyond this, while a scraper
- * whose password matched before is still let in (by its digest).
+ * Client addresses whose bcrypt spending is remembered; beyond, the
+ * address that spent least recently is forgotten (the global ceiling
+ * still bounds them all).
  */
-#define BCRYPT_PER_SEC		4
+#define AUTH_ADDRS		256
+/* A budget in CPU ms may be saved up for this many seconds. */
+#define AUTH_BURST_S		2
 
 static int tag_http = EP_HTTP;
 
@@ -64,10 +87,54 @@ struct http_listener {
 	unsigned int port;
 };
 
+/* A client address, IPv4 as IPv4-mapped IPv6. */
+struct ip_key {
+	unsigned char a[16];
+};
+
+/**
+ * struct hconn - one HTTP connection
+ * @next: in http_server.conns
+ * @prev: in http_server.conns
+ * @fd: its socket
+ * @ip: the client's address
+ * @deadline: monotonic ms by which its request headers must have arrived
+ *	(no request being answered) or its response must have been sent
+ * @since: monotonic ms it got its slot, or ended its last request
+ * @reserved: holds one of the --http-reserved slots
+ * @trusted: a --http-scraper address, or it authenticated
+ * @cut: shut down here (a deadline, or its reserved slot taken): no longer
+ *	counted, libmicrohttpd closes it on its next event
+ */
+struct hconn {
+	struct hconn *next, *prev;
+	int fd;
+	struct ip_key ip;
+	uint64_t deadline;
+	uint64_t since;
+	bool reserved;
+	bool trusted;
+	bool cut;
+};
+
+/**
+ * struct auth_addr - bcrypt spending of one client address
+ * @ip: the address
+ * @balance: CPU ms it may still spend (negative: in debt), as of @when
+ * @when: monotonic ms of @balance
+ */
+struct auth_addr {
+	struct ip_key ip;
+	int64_t balance;
+	uint64_t when;
+};
+
 /**
  * struct http_server - the HTTP side of the collector (collector.http)
+ * @c: the collector
  * @l: the listeners
  * @nl: how many
+ * @cfg: the command line's options
  * @wc: the --web.config.file, all zero without one
  * @cert: PEM of tls_server_config.cert_file, read before privileges drop
  * @key: PEM of tls_server_config.key_file
@@ -76,34 +143,105 @@ struct http_listener {
  *	matched (bcrypt is slow on purpose: a scraper sending the right
  *	password every few seconds must not cost a bcrypt each time)
  * @good_pw_set: @good_pw[i] holds a digest
- * @max_connections: --http-max-connections, over every listener
- * @nconnections: open connections, over every listener
- * @resp_gen: collector.render.gen that @resp and @resp_gz hold
- * @resp: the cached exposition as a response shared by every scrape
- * @resp_gz: the same, gzip encoded, made on the first scrape asking
- * @bcrypt_sec: the second of the last bcrypt check
- * @bcrypt_count: bcrypt checks in @bcrypt_sec
+ * @scrapers: the --http-scraper addresses
+ * @nscrapers: how many
+ * @conns: open connections, over every listener
+ * @ngeneral: connections in general slots, not cut
+ * @nreserved: connections in reserved slots, not cut
+ * @pending: decision of accept_policy() for the connection being accepted
+ * @pending_set: @pending is for that connection
+ * @held: bytes of the bodies that responses still being sent hold
+ * @auth: bcrypt spending per address
+ * @nauth: entries of @auth in use
+ * @auth_global: the ceiling's balance, as struct auth_addr (ip unused)
  * @log_sec: the second of the last libmicrohttpd log line
  * @log_count: lines logged in @log_sec
  * @log_dropped: lines not logged since
  */
 struct http_server {
+	struct collector *c;
 	struct http_listener l[HTTP_MAX_LISTEN];
 	unsigned int nl;
+	struct http_config cfg;
 	struct webconfig wc;
 	char *cert, *key, *ca;
 	unsigned char (*good_pw)[32];
 	bool *good_pw_set;
-	unsigned int max_connections;
-	unsigned int nconnections;
-	uint64_t resp_gen;
-	struct MHD_Response *resp, *resp_gz;
-	uint64_t bcrypt_sec;
-	unsigned int bcrypt_count;
+	struct ip_key scrapers[HTTP_MAX_SCRAPERS];
+	unsigned int nscrapers;
+	struct hconn *conns;
+	unsigned int ngeneral;
+	unsigned int nreserved;
+	struct {
+		struct ip_key ip;
+		bool reserved;
+		bool trusted;
+	} pending;
+	bool pending_set;
+	size_t held;
+	struct auth_addr auth[AUTH_ADDRS];
+	unsigned int nauth;
+	struct auth_addr auth_global;
 	uint64_t log_sec;
 	unsigned int log_count;
 	unsigned long log_dropped;
 };
+
+/* The connection's state, or NULL (not tracked: should not happen). */
+static struct hconn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+static bool ip_key_of(const struct sockaddr *sa, struct ip_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	if (!sa)
+		return false;
+	if (sa->sa_family == AF_INET) {
+		k->a[10] = 0xff;
+		k->a[11] = 0xff;
+		memcpy(k->a + 12, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return true;
+	}
+	if (sa->sa_family == AF_INET6) {
+		memcpy(k->a, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+		return true;
+	}
+	return false;
+}
+
+static bool is_scraper(const struct http_server *h, const struct ip_key *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < h->nscrapers; i++)
+		if (!memcmp(&h->scrapers[i], k, sizeof(*k)))
+			return true;
+	return false;
+}
+
+/* Can a client prove who it is: basic auth, or verified certificates? */
+static bool auth_configured(const struct http_server *h)
+{
+	return h->wc.nusers || (h->wc.tls && h->wc.client_auth != WEBCONFIG_NO_CLIENT_CERT);
+}
+
+/* Shut @hc down: it no longer counts; libmicrohttpd closes it. */
+static void conn_cut(struct http_server *h, struct hconn *hc)
+{
+	if (hc->cut)
+		return;
+	hc->cut = true;
+	if (hc->reserved)
+		h->nreserved--;
+	else
+		h->ngeneral--;
+	shutdown(hc->fd, SHUT_RDWR);
+}
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 			     const char *text)
@@ -179,54 +317,98 @@ static char *gzip_encode(const char *in, size_t len, size_t *outlen)
 	return out;
 }
 
+/* A response being sent from @body is over: unpin it. */
+static void body_release(void *cls)
+{
+	struct render_body *body = cls;
+	struct http_server *h = body->http;
+
+	if (!--body->pins && h)
+		h->held -= body->len + body->gzlen;
+	render_body_put(body);
+}
+
 /*
- * The response for /metrics, made from the cached exposition once per
- * render and shared by every connection (libmicrohttpd counts its users
- * and frees it after the last one, so a slow scraper still gets the text
- * of its render after a newer one replaced it here).
+ * Seconds until the oldest response now being sent has to be over (its
+ * deadline), for Retry-After: at least 1.
  */
-static struct MHD_Response *metrics_response(struct collector *c, bool gz)
+static unsigned int retry_after_s(struct http_server *h)
+{
+	uint64_t now = now_ms(), first = 0;
+	struct hconn *hc;
+
+	for (hc = h->conns; hc; hc = hc->next)
+		if (!hc->cut && hc->deadline && (!first || hc->deadline < first))
+			first = hc->deadline;
+	if (!first || first <= now + 1000)
+		return 1;
+	return (unsigned int)((first - now + 999) / 1000);
+}
+
+/*
+ * A response for /metrics, sent from the current rendering without a
+ * copy: plain, or its gzip encoding (made on the first request asking, in
+ * the same body).  *@busy is set instead when it would take the bytes held
+ * by responses still being sent past --http-max-held-bytes (a trusted
+ * client is served regardless; so is the first response when nothing is
+ * held, whatever the size of one rendering).
+ */
+static struct MHD_Response *metrics_response(struct collector *c, bool gz,
+					     bool trusted, bool *busy)
 {
 	struct http_server *h = c->http;
-	struct MHD_Response **slot;
-	const char *text;
-	size_t len, zlen;
+	struct render_body *body = render_body_get(c);
+	struct MHD_Response *r;
+	size_t add = 0, zlen;
 	char *z;
 
-	text = render_cached(c, &len);
-	if (!text)
+	*busy = false;
+	if (!body)
 		return NULL;
-	if (h->resp_gen != c->render.gen) {
-		if (h->resp)
-			MHD_destroy_response(h->resp);
-		if (h->resp_gz)
-			MHD_destroy_response(h->resp_gz);
-		h->resp = NULL;
-		h->resp_gz = NULL;
-		h->resp_gen = c->render.gen;
+	/*
+	 * Pinning one more rendering adds its bytes (and those of its gzip
+	 * encoding, estimated until it is made); a rendering already pinned
+	 * adds at most its one encoding, bounded by the renderings pinned.
+	 */
+	if (!body->pins) {
+		add += body->len + body->gzlen;
+		if (gz && !body->gz && !body->gz_failed)
+			add += body->len / 4;
 	}
-	slot = gz ? &h->resp_gz : &h->resp;
-	if (*slot)
-		return *slot;
-	if (gz) {
-		z = gzip_encode(text, len, &zlen);
-		if (!z)
-			return metrics_response(c, false);
-		*slot = MHD_create_response_from_buffer(zlen, z, MHD_RESPMEM_MUST_FREE);
-		if (!*slot) {
-			free(z);
-			return NULL;
+	if (add && h->held && h->held + add > h->cfg.max_held_bytes && !trusted) {
+		c->stats.http_busy++;
+		*busy = true;
+		render_body_put(body);
+		return NULL;
+	}
+	if (gz && !body->gz && !body->gz_failed) {
+		z = gzip_encode(body->text, body->len, &zlen);
+		if (z) {
+			body->gz = z;
+			body->gzlen = zlen;
+			if (body->pins)
+				h->held += zlen;
+		} else {
+			body->gz_failed = true;
 		}
-		MHD_add_response_header(*slot, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	} else {
-		*slot = MHD_create_response_from_buffer(len, (void *)text,
-							MHD_RESPMEM_MUST_COPY);
-		if (!*slot)
-			return NULL;
 	}
-	MHD_add_response_header(*slot, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
-	MHD_add_response_header(*slot, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	return *slot;
+	gz = gz && body->gz;
+	r = MHD_create_response_from_buffer_with_free_callback_cls(gz ? body->gzlen : body->len,
+								   gz ? body->gz : body->text,
+								   body_release, body);
+	if (!r) {
+		render_body_put(body);
+		return NULL;
+	}
+	if (!body->pins++) {
+		body->http = h;
+		h->held += body->len + body->gzlen;
+	}
+	if (gz)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	return r;
 }
 
 /* tls_server_config.client_auth_type: Return: NULL, or why to refuse. */
@@ -255,20 +437,108 @@ static const char *client_cert_refused(struct http_server *h,
 
 enum auth { AUTH_OK, AUTH_FAILED, AUTH_BUSY };
 
-/* May one more bcrypt check run in this second? */
-static bool bcrypt_allowed(struct http_server *h)
+/* Did the client present a certificate that verified? */
+static bool cert_proved(struct http_server *h, struct MHD_Connection *conn)
 {
-	uint64_t sec = now_ms() / 1000;
+	const union MHD_ConnectionInfo *ci;
+	unsigned int n = 0;
 
-	if (sec != h->bcrypt_sec) {
-		h->bcrypt_sec = sec;
-		h->bcrypt_count = 0;
-	}
-	return h->bcrypt_count++ < BCRYPT_PER_SEC;
+	if (!h->wc.tls || h->wc.client_auth == WEBCONFIG_NO_CLIENT_CERT)
+		return false;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (!ci || !ci->tls_session ||
+	    !gnutls_certificate_get_peers(ci->tls_session, &n) || !n)
+		return false;
+	return !client_cert_refused(h, conn);
 }
 
-/* basic_auth_users: may the request go on (AUTH_BUSY: no bcrypt left)? */
-static enum auth authorized(struct http_server *h, struct MHD_Connection *conn)
+/* CPU time of this thread, in microseconds. */
+static uint64_t cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* @a's balance now: refilled at @rate ms per second, saved up to a burst. */
+static int64_t balance_now(struct auth_addr *a, unsigned int rate, uint64_t now)
+{
+	int64_t cap = (int64_t)rate * AUTH_BURST_S;
+
+	if (now > a->when) {
+		a->balance += (int64_t)((now - a->when) * rate / 1000);
+		a->when = now;
+	}
+	if (a->balance > cap)
+		a->balance = cap;
+	return a->balance;
+}
+
+/* The bcrypt account of @ip: found, or the least recently used one reset. */
+static struct auth_addr *auth_account(struct http_server *h,
+				      const struct ip_key *ip, uint64_t now)
+{
+	struct auth_addr *a, *lru = NULL;
+	unsigned int i;
+
+	for (i = 0; i < h->nauth; i++) {
+		a = &h->auth[i];
+		if (!memcmp(&a->ip, ip, sizeof(*ip)))
+			return a;
+		if (!lru || a->when < lru->when)
+			lru = a;
+	}
+	if (h->nauth < AUTH_ADDRS)
+		lru = &h->auth[h->nauth++];
+	lru->ip = *ip;
+	lru->balance = (int64_t)h->cfg.auth_cpu_ms_per_ip * AUTH_BURST_S;
+	lru->when = now;
+	return lru;
+}
+
+/*
+ * One bcrypt check of @pw against @hash, if the budgets allow it: the
+ * address's (--http-auth-cpu-per-ip) and, but for a --http-scraper
+ * address, the ceiling over every address (--http-auth-cpu).  A check
+ * runs when the balances are not in debt and costs them its CPU time, so
+ * a guesser's address pays for its guesses and nobody else's.
+ *
+ * Return: AUTH_OK on a match, AUTH_FAILED, or AUTH_BUSY (not checked).
+ */
+static enum auth bcrypt_check(struct http_server *h, struct hconn *hc,
+			      const char *hash, const char *pw)
+{
+	uint64_t now = now_ms(), t0;
+	struct auth_addr *a = NULL;
+	bool global = !hc || !hc->trusted, ok;
+	int64_t spent;
+
+	if (hc) {
+		a = auth_account(h, &hc->ip, now);
+		if (balance_now(a, h->cfg.auth_cpu_ms_per_ip, now) < 0)
+			return AUTH_BUSY;
+	}
+	if (global && balance_now(&h->auth_global, h->cfg.auth_cpu_ms, now) < 0)
+		return AUTH_BUSY;
+	t0 = cpu_us();
+	ok = webconfig_check_password(hash, pw);
+	spent = (int64_t)((cpu_us() - t0 + 999) / 1000);
+	if (a)
+		a->balance -= spent;
+	if (global)
+		h->auth_global.balance -= spent;
+	h->c->stats.http_auth_cpu_ms += (uint64_t)spent;
+	return ok ? AUTH_OK : AUTH_FAILED;
+}
+
+/*
+ * basic_auth_users: may the request go on (AUTH_BUSY: its address, or
+ * every address, spent its bcrypt budget)?  *@proved is set when the
+ * client proved who it is (a password, or a verified certificate).
+ */
+static enum auth authorized(struct http_server *h, struct MHD_Connection *conn,
+			    struct hconn *hc, bool *proved)
 {
 	unsigned char digest[32], diff = 0;
 	char *user, *pw = NULL;
@@ -276,8 +546,11 @@ static enum auth authorized(struct http_server *h, struct MHD_Connection *conn)
 	unsigned int i;
 	size_t k;
 
-	if (!h->wc.nusers)
+	*proved = false;
+	if (!h->wc.nusers) {
+		*proved = cert_proved(h, conn);
 		return AUTH_OK;
+	}
 	user = MHD_basic_auth_get_username_password(conn, &pw);
 	if (!user || !pw)
 		goto out;
@@ -286,10 +559,9 @@ static enum auth authorized(struct http_server *h, struct MHD_Connection *conn)
 			break;
 	if (i == h->wc.nusers) {
 		/* As slow as a known user: the time tells no user names. */
-		if (!bcrypt_allowed(h))
-			ret = AUTH_BUSY;
-		else
-			webconfig_check_password(h->wc.users[0].hash, pw);
+		ret = bcrypt_check(h, hc, h->wc.users[0].hash, pw);
+		if (ret == AUTH_OK)
+			ret = AUTH_FAILED;
 		goto out;
 	}
 	if (gnutls_hash_fast(GNUTLS_DIG_SHA256, pw, strlen(pw), digest))
@@ -302,20 +574,38 @@ static enum auth authorized(struct http_server *h, struct MHD_Connection *conn)
 			goto out;
 		}
 	}
-	if (!bcrypt_allowed(h)) {
-		ret = AUTH_BUSY;
-		goto out;
-	}
-	if (!webconfig_check_password(h->wc.users[i].hash, pw))
+	ret = bcrypt_check(h, hc, h->wc.users[i].hash, pw);
+	if (ret != AUTH_OK)
 		goto out;
 	memcpy(h->good_pw[i], digest, sizeof(digest));
 	h->good_pw_set[i] = true;
-	ret = AUTH_OK;
 out:
+	*proved = ret == AUTH_OK;
 	if (pw)
 		MHD_free(pw);
 	if (user)
 		MHD_free(user);
+	return ret;
+}
+
+/* A short text answer with a Retry-After header. */
+static enum MHD_Result reply_retry(struct MHD_Connection *conn,
+				   unsigned int status, const char *text,
+				   unsigned int secs)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char after[16];
+
+	r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+					    MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	snprintf(after, sizeof(after), "%u", secs);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, after);
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
 	return ret;
 }
 
@@ -327,14 +617,23 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	static const char not_found[] = "not found\n";
 	static const char bad_method[] = "only GET and HEAD\n";
 	static const char unauthorized[] = "unauthorized\n";
-	static const char busy[] = "too many password checks, retry in a second\n";
+	static const char busy[] = "too many password checks, retry later\n";
+	static const char held[] = "too many responses still being sent, retry later\n";
 	struct collector *c = cls;
 	struct http_server *h = c->http;
+	struct hconn *hc = conn_of(conn);
 	struct MHD_Response *r;
+	bool proved, full;
 	const char *why;
 	enum MHD_Result ret;
 	enum auth auth;
 
+	/*
+	 * The headers are in: from now on the answer has --http-send-timeout
+	 * to be sent, whatever the client reads.
+	 */
+	if (!*req_cls && hc)
+		hc->deadline = now_ms() + h->cfg.send_timeout_s * 1000ull;
 	/* Answered at once: libmicrohttpd then closes the connection. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, bad_method);
@@ -355,16 +654,12 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	why = client_cert_refused(h, conn);
 	if (why)
 		return reply(conn, MHD_HTTP_FORBIDDEN, why);
-	auth = authorized(h, conn);
+	auth = authorized(h, conn, hc, &proved);
+	if (hc && proved)
+		hc->trusted = true;
 	if (auth == AUTH_BUSY) {
-		r = MHD_create_response_from_buffer(strlen(busy), (void *)busy,
-						    MHD_RESPMEM_PERSISTENT);
-		if (!r)
-			return MHD_NO;
-		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-		ret = MHD_queue_response(conn, MHD_HTTP_TOO_MANY_REQUESTS, r);
-		MHD_destroy_response(r);
-		return ret;
+		c->stats.http_auth_busy++;
+		return reply_retry(conn, MHD_HTTP_TOO_MANY_REQUESTS, busy, 1);
 	}
 	if (auth == AUTH_FAILED) {
 		r = MHD_create_response_from_buffer(strlen(unauthorized),
@@ -381,15 +676,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	if (strcmp(url, "/metrics"))
 		return reply(conn, MHD_HTTP_NOT_FOUND, not_found);
 	c->stats.scrapes++;
-	r = metrics_response(c, wants_gzip(conn));
+	r = metrics_response(c, wants_gzip(conn), hc && hc->trusted, &full);
+	if (full)
+		return reply_retry(conn, MHD_HTTP_SERVICE_UNAVAILABLE, held,
+				   retry_after_s(h));
 	if (!r)
 		return MHD_NO;
-	return MHD_queue_response(conn, MHD_HTTP_OK, r);
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+/* A log line, at most LOG_BURST a second: a client cannot flood the journal. */
+static void log_limited(struct http_server *h, const char *fmt, va_list ap)
 {
-	struct http_server *h = cls;
 	uint64_t sec = now_ms() / 1000;
 	char buf[256];
 
@@ -409,13 +709,90 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	logmsg("http: %s", buf);
 }
 
-/* Over every listener: libmicrohttpd's own limit counts one daemon only. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	log_limited(cls, fmt, ap);
+}
+
+__attribute__((format(printf, 2, 3)))
+static void http_log(struct http_server *h, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_limited(h, fmt, ap);
+	va_end(ap);
+}
+
+/* Connections in general slots from @ip (not cut). */
+static unsigned int conns_from(struct http_server *h, const struct ip_key *ip)
+{
+	unsigned int n = 0;
+	struct hconn *hc;
+
+	for (hc = h->conns; hc; hc = hc->next)
+		n += !hc->cut && !hc->reserved && !memcmp(&hc->ip, ip, sizeof(*ip));
+	return n;
+}
+
+/*
+ * A reserved slot for a newcomer: a free one, else the one of the
+ * connection that has held it longest without proving who it is (cut).
+ */
+static bool take_reserved(struct http_server *h)
+{
+	struct hconn *hc, *oldest = NULL;
+
+	if (h->nreserved < h->cfg.reserved)
+		return true;
+	for (hc = h->conns; hc; hc = hc->next)
+		if (!hc->cut && hc->reserved && !hc->trusted &&
+		    (!oldest || hc->since < oldest->since))
+			oldest = hc;
+	if (!oldest)
+		return false;
+	conn_cut(h, oldest);
+	h->c->stats.http_evicted++;
+	return true;
+}
+
+/*
+ * Over every listener, which slot a new connection gets (recorded for
+ * notify_connection()), or none: a --http-scraper address any slot, a
+ * reserved one last; anyone else a general slot within
+ * --http-max-connections and --http-max-per-ip, else a reserved one if
+ * clients can authenticate, which it keeps only by doing so.
+ */
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr,
 				     socklen_t addrlen)
 {
 	struct http_server *h = cls;
+	struct ip_key ip;
+	bool scraper, general;
 
-	return h->nconnections < h->max_connections ? MHD_YES : MHD_NO;
+	h->pending_set = false;
+	ip_key_of(addr, &ip);
+	scraper = is_scraper(h, &ip);
+	general = h->ngeneral < h->cfg.max_connections &&
+		  (scraper || conns_from(h, &ip) < h->cfg.max_per_ip);
+	h->pending.ip = ip;
+	h->pending.trusted = scraper;
+	h->pending.reserved = false;
+	if (!general) {
+		if (!h->cfg.reserved || (!scraper && !auth_configured(h)) ||
+		    !take_reserved(h)) {
+			char a[INET6_ADDRSTRLEN];
+
+			h->c->stats.http_refused++;
+			inet_ntop(AF_INET6, ip.a, a, sizeof(a));
+			http_log(h, "connection from %s refused: slots in use %u general, %u from it, %u reserved",
+				 a, h->ngeneral, conns_from(h, &ip), h->nreserved);
+			return MHD_NO;
+		}
+		h->pending.reserved = true;
+	}
+	h->pending_set = true;
+	return MHD_YES;
 }
 
 static void notify_connection(void *cls, struct MHD_Connection *conn,
@@ -424,15 +801,30 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 {
 	struct http_server *h = cls;
 	const union MHD_ConnectionInfo *ci;
+	struct hconn *hc;
 
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		hc = *socket_context;
+		if (!hc)
+			return;
+		conn_cut(h, hc);	/* uncounted, if not yet */
+		if (hc->prev)
+			hc->prev->next = hc->next;
+		else
+			h->conns = hc->next;
+		if (hc->next)
+			hc->next->prev = hc->prev;
+		free(hc);
+		*socket_context = NULL;
+		return;
+	}
 	/*
 	 * RequireAndVerifyClientCert: libmicrohttpd only asks for a client
 	 * certificate; require and verify it in the handshake, as Go's
 	 * crypto/tls does for exporter-toolkit, so a client without one
 	 * gets no HTTP at all.  client_cert_refused() checks again.
 	 */
-	if (code == MHD_CONNECTION_NOTIFY_STARTED &&
-	    h->wc.client_auth == WEBCONFIG_REQUIRE_AND_VERIFY) {
+	if (h->wc.client_auth == WEBCONFIG_REQUIRE_AND_VERIFY) {
 		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
 		if (ci && ci->tls_session) {
 			gnutls_certificate_server_set_request(ci->tls_session,
@@ -440,10 +832,58 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 			gnutls_session_set_verify_cert(ci->tls_session, NULL, 0);
 		}
 	}
-	if (code == MHD_CONNECTION_NOTIFY_STARTED)
-		h->nconnections++;
-	else if (code == MHD_CONNECTION_NOTIFY_CLOSED && h->nconnections)
-		h->nconnections--;
+	hc = calloc(1, sizeof(*hc));
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!hc || !ci) {
+		/* Cannot be tracked, so not served: closed at once. */
+		free(hc);
+		if (ci)
+			shutdown(ci->connect_fd, SHUT_RDWR);
+		h->pending_set = false;
+		return;
+	}
+	hc->fd = ci->connect_fd;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	ip_key_of(ci ? ci->client_addr : NULL, &hc->ip);
+	if (h->pending_set && !memcmp(&h->pending.ip, &hc->ip, sizeof(hc->ip))) {
+		hc->reserved = h->pending.reserved;
+		hc->trusted = h->pending.trusted;
+	}
+	h->pending_set = false;
+	hc->since = now_ms();
+	hc->deadline = hc->since + h->cfg.header_timeout_s * 1000ull;
+	if (hc->reserved)
+		h->nreserved++;
+	else
+		h->ngeneral++;
+	hc->next = h->conns;
+	if (h->conns)
+		h->conns->prev = hc;
+	h->conns = hc;
+	*socket_context = hc;
+}
+
+/*
+ * A request is over (its response sent, or the connection failed): the
+ * next one's headers are due within --http-header-timeout (a trusted
+ * client may idle for --http-idle-timeout).  A reserved slot is kept only
+ * by a client that proved who it is on its first request.
+ */
+static void notify_completed(void *cls, struct MHD_Connection *conn,
+			     void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct http_server *h = cls;
+	struct hconn *hc = conn_of(conn);
+
+	if (!hc || hc->cut)
+		return;
+	if (hc->reserved && !hc->trusted) {
+		conn_cut(h, hc);
+		return;
+	}
+	hc->since = now_ms();
+	hc->deadline = hc->since + 1000ull * (hc->trusted ? h->cfg.idle_timeout_s :
+					      h->cfg.header_timeout_s);
 }
 
 /**
@@ -588,10 +1028,14 @@ static struct MHD_Daemon *start_daemon(struct collector *c,
 					  (intptr_t)mhd_log, h };
 	o[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION,
 					  (intptr_t)notify_connection, h };
+	o[n++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED,
+					  (intptr_t)notify_completed, h };
+	/*
+	 * The slots are counted in accept_policy(), over every listener;
+	 * this only bounds the connections cut but not yet closed on top.
+	 */
 	o[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT,
-					  cfg->max_connections, NULL };
-	o[n++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-					  cfg->max_per_ip, NULL };
+		2 * (cfg->max_connections + cfg->reserved), NULL };
 	o[n++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT,
 					  cfg->idle_timeout_s, NULL };
 	if (listen_fd >= 0)
@@ -654,7 +1098,25 @@ int http_start(struct collector *c, const struct http_config *cfg)
 	if (!h)
 		return -1;
 	c->http = h;
-	h->max_connections = cfg->max_connections;
+	h->c = c;
+	h->cfg = *cfg;
+	h->auth_global.balance = (int64_t)cfg->auth_cpu_ms * AUTH_BURST_S;
+	h->auth_global.when = now_ms();
+	for (i = 0; i < cfg->nscrapers; i++) {
+		struct ip_key *k = &h->scrapers[h->nscrapers];
+
+		memset(k, 0, sizeof(*k));
+		k->a[10] = 0xff;
+		k->a[11] = 0xff;
+		if (inet_pton(AF_INET, cfg->scrapers[i], k->a + 12) == 1 ||
+		    inet_pton(AF_INET6, cfg->scrapers[i], k->a) == 1) {
+			h->nscrapers++;
+		} else {
+			logmsg("--http-scraper %s: expected a numeric IPv4 or IPv6 address",
+			       cfg->scrapers[i]);
+			return -1;
+		}
+	}
 	if (cfg->web_config_file && load_web_config(h, cfg->web_config_file))
 		return -1;
 	for (i = 0; i < cfg->nlisten; i++) {
@@ -713,10 +1175,23 @@ int http_write_ports(struct collector *c, FILE *f)
  */
 void http_run(struct collector *c)
 {
+	struct http_server *h = c->http;
+	struct hconn *hc;
 	unsigned int i;
+	uint64_t now;
 
-	for (i = 0; c->http && i < c->http->nl; i++)
-		MHD_run(c->http->l[i].mhd);
+	if (!h)
+		return;
+	for (i = 0; i < h->nl; i++)
+		MHD_run(h->l[i].mhd);
+	/* Deadlines: a shut down socket wakes libmicrohttpd, which closes it. */
+	now = now_ms();
+	for (hc = h->conns; hc; hc = hc->next) {
+		if (hc->cut || hc->deadline > now)
+			continue;
+		conn_cut(h, hc);
+		c->stats.http_deadlines++;
+	}
 }
 
 /**
@@ -728,10 +1203,23 @@ void http_run(struct collector *c)
 int http_timeout(struct collector *c)
 {
 	MHD_UNSIGNED_LONG_LONG t;
+	uint64_t now = now_ms();
+	struct hconn *hc;
 	unsigned int i;
 	int best = -1;
 
-	for (i = 0; c->http && i < c->http->nl; i++) {
+	if (!c->http)
+		return -1;
+	for (hc = c->http->conns; hc; hc = hc->next) {
+		if (hc->cut)
+			continue;
+		t = hc->deadline > now ? hc->deadline - now : 0;
+		if (t > 1000)
+			t = 1000;
+		if (best < 0 || (int)t < best)
+			best = (int)t;
+	}
+	for (i = 0; i < c->http->nl; i++) {
 		if (MHD_get_timeout(c->http->l[i].mhd, &t) != MHD_YES)
 			continue;
 		if (t > 1000)
@@ -755,10 +1243,6 @@ void http_stop(struct collector *c)
 		return;
 	for (i = 0; i < h->nl; i++)
 		MHD_stop_daemon(h->l[i].mhd);
-	if (h->resp)
-		MHD_destroy_response(h->resp);
-	if (h->resp_gz)
-		MHD_destroy_response(h->resp_gz);
 	webconfig_free(&h->wc);
 	free(h->cert);
 	free(h->key);

@@ -11,9 +11,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collector.h"
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
 
 static struct json_object *err_obj(const char *cls, const char *desc)
 {
@@ -58,24 +67,100 @@ static struct json_object *opt_arr(struct json_object *args, const char *key,
 	return v;
 }
 
-static bool arr_has_str(struct json_object *arr, const char *s)
-{
-	size_t i;
+/*
+ * A filter array, sorted once per request: matching a name or a number is
+ * then O(log n), whatever the number of sources and stats it is tried on.
+ */
+struct strset {
+	const char **v;
+	size_t n;
+};
 
-	for (i = 0; i < json_object_array_length(arr); i++)
-		if (!strcmp(json_object_get_string(json_object_array_get_idx(arr, i)), s))
-			return true;
-	return false;
+struct intset {
+	int64_t *v;
+	size_t n;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static bool arr_has_int(struct json_object *arr, int64_t x)
+static int cmp_int(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* @arr (strings, checked) as a sorted set; Return: false when out of memory. */
+static bool strset_make(struct json_object *arr, struct strset *set)
 {
 	size_t i;
 
-	for (i = 0; i < json_object_array_length(arr); i++)
-		if (json_object_get_int64(json_object_array_get_idx(arr, i)) == x)
-			return true;
-	return false;
+	set->n = arr ? json_object_array_length(arr) : 0;
+	set->v = set->n ? malloc(set->n * sizeof(*set->v)) : NULL;
+	if (set->n && !set->v)
+		return false;
+	for (i = 0; i < set->n; i++)
+		set->v[i] = json_object_get_string(json_object_array_get_idx(arr, i));
+	if (set->n)
+		qsort(set->v, set->n, sizeof(*set->v), cmp_str);
+	return true;
+}
+
+static bool strset_has(const struct strset *set, const char *s)
+{
+	return set->n && bsearch(&s, set->v, set->n, sizeof(*set->v), cmp_str);
+}
+
+static bool intset_make(struct json_object *arr, struct intset *set)
+{
+	size_t i;
+
+	set->n = arr ? json_object_array_length(arr) : 0;
+	set->v = set->n ? malloc(set->n * sizeof(*set->v)) : NULL;
+	if (set->n && !set->v)
+		return false;
+	for (i = 0; i < set->n; i++)
+		set->v[i] = json_object_get_int64(json_object_array_get_idx(arr, i));
+	if (set->n)
+		qsort(set->v, set->n, sizeof(*set->v), cmp_int);
+	return true;
+}
+
+static bool intset_has(const struct intset *set, int64_t x)
+{
+	return set->n && bsearch(&x, set->v, set->n, sizeof(*set->v), cmp_int);
+}
+
+/* Is any filter array of @args (or of its providers) above QUERY_FILTER_MAX? */
+static const char *filter_too_long(struct json_object *args)
+{
+	static const char *const keys[] = { "names", "vms", "vcpus", "providers",
+					    "sources" };
+	struct json_object *v, *p, *pn;
+	unsigned int i;
+	size_t j;
+
+	for (i = 0; args && i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!json_object_object_get_ex(args, keys[i], &v) ||
+		    !json_object_is_type(v, json_type_array))
+			continue;
+		if (json_object_array_length(v) > QUERY_FILTER_MAX)
+			return keys[i];
+		if (strcmp(keys[i], "providers"))
+			continue;
+		for (j = 0; j < json_object_array_length(v); j++) {
+			p = json_object_array_get_idx(v, j);
+			if (json_object_is_type(p, json_type_object) &&
+			    json_object_object_get_ex(p, "names", &pn) &&
+			    json_object_is_type(pn, json_type_array) &&
+			    json_object_array_length(pn) > QUERY_FILTER_MAX)
+				return "providers[].names";
+		}
+	}
+	return NULL;
 }
 
 /*
@@ -158,10 +243,11 @@ static struct json_object *cmd_remove_sources(struct collector *c,
 	const char *vm = opt_str(args, "vm", &bad);
 	struct json_object *ids = opt_arr(args, "sources", json_type_int, &bad);
 	struct source *s, *next;
+	struct intset idset = { 0 };
 	unsigned int n = 0;
 	struct json_object *ret;
 
-	if (bad || (!vm && !ids)) {
+	if (bad || (!vm && !ids) || !intset_make(ids, &idset)) {
 		*err = err_obj("GenericError",
 			       "remove-sources: give \"vm\" (a string) or \"sources\" (an array of ids)");
 		return NULL;
@@ -170,11 +256,12 @@ static struct json_object *cmd_remove_sources(struct collector *c,
 	for (s = cl->sources; s; s = next) {
 		next = s->next_in_client;
 		if ((vm && !strcmp(s->labels.vm, vm)) ||
-		    (ids && arr_has_int(ids, (int64_t)s->id))) {
+		    (ids && intset_has(&idset, (int64_t)s->id))) {
 			drop_source(c, s);
 			n++;
 		}
 	}
+	free(idset.v);
 	ret = json_object_new_object();
 	json_object_object_add(ret, "removed", json_object_new_int((int)n));
 	return ret;
@@ -270,26 +357,163 @@ static struct json_object *cmd_query_schemas(struct collector *c,
 /*
  * "providers": [{"provider": P, "names": [...]}] as in QEMU: a source is
  * reported when its provider is listed; "names" (optional) restricts the
- * stats.  Returns the entry for @s, or NULL when filtered out.
+ * stats.  The providers are sorted by name once per request.
  */
-static struct json_object *provider_entry(struct json_object *providers,
-					  const struct source *s, bool *match)
+struct prov {
+	const char *provider;	/* NULL: an entry without one, matches any */
+	size_t index;		/* in the request: the first match wins */
+	struct strset names;
+	bool has_names;
+};
+
+struct provset {
+	struct prov *v;
+	size_t n;
+};
+
+static int cmp_prov(const void *a, const void *b)
+{
+	const struct prov *x = a, *y = b;
+	int r;
+
+	if (!x->provider || !y->provider)
+		r = !!x->provider - !!y->provider;
+	else
+		r = strcmp(x->provider, y->provider);
+	return r ? r : x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void provset_free(struct provset *ps)
 {
 	size_t i;
 
-	*match = !providers;
-	for (i = 0; providers && i < json_object_array_length(providers); i++) {
+	for (i = 0; i < ps->n; i++)
+		free(ps->v[i].names.v);
+	free(ps->v);
+}
+
+static bool provset_make(struct json_object *providers, struct provset *ps)
+{
+	size_t i;
+
+	ps->n = providers ? json_object_array_length(providers) : 0;
+	ps->v = ps->n ? calloc(ps->n, sizeof(*ps->v)) : NULL;
+	if (ps->n && !ps->v)
+		return false;
+	for (i = 0; i < ps->n; i++) {
 		struct json_object *p = json_object_array_get_idx(providers, i), *v;
 
-		if (json_object_object_get_ex(p, "provider", &v) &&
-		    strcmp(json_object_get_string(v), s->labels.provider))
-			continue;
-		*match = true;
-		if (json_object_object_get_ex(p, "names", &v))
-			return v;
-		return NULL;
+		ps->v[i].index = i;
+		if (json_object_object_get_ex(p, "provider", &v))
+			ps->v[i].provider = json_object_get_string(v);
+		if (json_object_object_get_ex(p, "names", &v)) {
+			ps->v[i].has_names = true;
+			if (!strset_make(v, &ps->v[i].names))
+				return false;
+		}
 	}
-	return NULL;
+	/*
+	 * Entries without a provider first (they match any), then by name,
+	 * each group in request order: the first match in the request is
+	 * the one that counts, as in QEMU.
+	 */
+	if (ps->n)
+		qsort(ps->v, ps->n, sizeof(*ps->v), cmp_prov);
+	return true;
+}
+
+/*
+ * The entry for @provider: one without a provider (matches any), else the
+ * one naming it.  Return: false when none matches (no providers: all do).
+ */
+static bool provset_match(const struct provset *ps, const char *provider,
+			  const struct strset **names)
+{
+	size_t lo = 0, hi = ps->n, best = ps->n;
+
+	*names = NULL;
+	if (!ps->n)
+		return true;
+	if (!ps->v[0].provider)
+		best = 0;
+	/* The leftmost entry naming @provider: the first in the request. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int r = ps->v[mid].provider ? strcmp(ps->v[mid].provider, provider) : -1;
+
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < ps->n && ps->v[lo].provider && !strcmp(ps->v[lo].provider, provider) &&
+	    (best == ps->n || ps->v[lo].index < ps->v[best].index))
+		best = lo;
+	if (best == ps->n)
+		return false;
+	*names = ps->v[best].has_names ? &ps->v[best].names : NULL;
+	return true;
+}
+
+/*
+ * The stats of @sc that pass the name filters, decided once per schema
+ * and request (its sources share descriptors and provider): @cache holds
+ * the decision for the schemas met so far.
+ */
+struct match_cache {
+	const struct schema **sc;
+	unsigned char **match;
+	size_t n, cap;
+};
+
+static const unsigned char *schema_match(struct match_cache *mc,
+					 const struct source *s,
+					 const struct strset *names,
+					 const struct strset *pnames)
+{
+	unsigned int j, n = statsfd_num_stats(s->sf);
+	unsigned char *m;
+	size_t i;
+
+	for (i = 0; i < mc->n; i++)
+		if (mc->sc[i] == s->schema)
+			return mc->match[i];
+	if (mc->n == mc->cap) {
+		size_t cap = mc->cap ? 2 * mc->cap : 16;
+		const struct schema **nsc = realloc(mc->sc, cap * sizeof(*nsc));
+		unsigned char **nm;
+
+		if (!nsc)
+			return NULL;
+		mc->sc = nsc;
+		nm = realloc(mc->match, cap * sizeof(*nm));
+		if (!nm)
+			return NULL;
+		mc->match = nm;
+		mc->cap = cap;
+	}
+	m = malloc(n + 1);
+	if (!m)
+		return NULL;
+	for (j = 0; j < n; j++) {
+		const char *name = statsfd_stat(s->sf, j)->name;
+
+		m[j] = (!names->n || strset_has(names, name)) &&
+		       (!pnames || strset_has(pnames, name));
+	}
+	mc->sc[mc->n] = s->schema;
+	mc->match[mc->n++] = m;
+	return m;
+}
+
+static void match_cache_free(struct match_cache *mc)
+{
+	size_t i;
+
+	for (i = 0; i < mc->n; i++)
+		free(mc->match[i]);
+	free(mc->sc);
+	free(mc->match);
 }
 
 static struct json_object *cmd_query_stats(struct collector *c,
@@ -302,9 +526,14 @@ static struct json_object *cmd_query_stats(struct collector *c,
 	struct json_object *vcpus = opt_arr(args, "vcpus", json_type_int, &bad);
 	struct json_object *names = opt_arr(args, "names", json_type_string, &bad);
 	struct json_object *providers = opt_arr(args, "providers", json_type_object, &bad);
-	struct json_object *arr;
+	struct strset vmset = { 0 }, nameset = { 0 };
+	struct intset vcpuset = { 0 };
+	struct provset provs = { 0 };
+	struct match_cache mc = { 0 };
+	struct json_object *arr = NULL;
 	struct source *s;
-	size_t i;
+	size_t i, est = 0;
+	char msg[160];
 
 	for (i = 0; !bad && providers && i < json_object_array_length(providers); i++) {
 		struct json_object *p = json_object_array_get_idx(providers, i);
@@ -322,40 +551,75 @@ static struct json_object *cmd_query_stats(struct collector *c,
 		*err = err_obj("GenericError", "query-stats: vcpus only applies to target \"vcpu\"");
 		return NULL;
 	}
+	if (!strset_make(vms, &vmset) || !intset_make(vcpus, &vcpuset) ||
+	    !strset_make(names, &nameset) || !provset_make(providers, &provs)) {
+		*err = err_obj("GenericError", "out of memory");
+		goto out;
+	}
 	arr = json_object_new_array();
 	for (s = c->sources; s; s = s->next) {
-		struct json_object *pnames, *o, *stats;
+		const struct strset *pnames;
+		struct json_object *o, *stats;
+		const unsigned char *m;
 		unsigned int j;
-		bool match;
 
 		if (target && strcmp(target, s->labels.target))
 			continue;
-		if (vms && !arr_has_str(vms, s->labels.vm))
+		if (vms && !strset_has(&vmset, s->labels.vm))
 			continue;
 		/* A vCPU subset selects vCPU sources with those indices. */
-		if (vcpus && (s->labels.vcpu < 0 || !arr_has_int(vcpus, s->labels.vcpu)))
+		if (vcpus && (s->labels.vcpu < 0 || !intset_has(&vcpuset, s->labels.vcpu)))
 			continue;
-		pnames = provider_entry(providers, s, &match);
-		if (!match)
+		if (!provset_match(&provs, s->labels.provider, &pnames))
 			continue;
+		m = schema_match(&mc, s, &nameset, pnames);
+		if (!m) {
+			json_object_put(arr);
+			arr = NULL;
+			*err = err_obj("GenericError", "out of memory");
+			goto out;
+		}
 		o = json_object_new_object();
 		add_labels(o, s);
 		stats = json_object_new_array();
+		est += 100;
 		for (j = 0; j < statsfd_num_stats(s->sf); j++) {
 			const struct statsfd_stat *st = statsfd_stat(s->sf, j);
 			struct json_object *x;
 
-			if ((names && !arr_has_str(names, st->name)) ||
-			    (pnames && !arr_has_str(pnames, st->name)))
+			if (!m[j])
 				continue;
 			x = json_object_new_object();
 			json_object_object_add(x, "name", json_object_new_string(st->name));
 			json_object_object_add(x, "value", statsfd_json_value(st, s->values));
 			json_object_array_add(stats, x);
+			/* At least the name, the keys and a digit per value. */
+			est += strlen(st->name) + 20 + st->size;
 		}
 		json_object_object_add(o, "stats", stats);
 		json_object_array_add(arr, o);
+		/*
+		 * Past the reply cap already: stop building what would be
+		 * refused anyway; the work of one request stays bounded by the
+		 * cap, not by the number of sources times their stats.
+		 */
+		if (c->reply_max && est > c->reply_max) {
+			json_object_put(arr);
+			arr = NULL;
+			c->stats.replies_too_large++;
+			snprintf(msg, sizeof(msg),
+				 "reply larger than %zu bytes: narrow the query with filters",
+				 c->reply_max);
+			*err = err_obj("GenericError", msg);
+			goto out;
+		}
 	}
+out:
+	free(vmset.v);
+	free(nameset.v);
+	free(vcpuset.v);
+	provset_free(&provs);
+	match_cache_free(&mc);
 	return arr;
 }
 
@@ -396,7 +660,8 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 	struct json_tokener *tok = json_tokener_new();
 	struct json_object *req = NULL, *cmd, *args = NULL, *id = NULL;
 	struct json_object *ret = NULL, *err = NULL, *reply;
-	const char *name = "";
+	const char *name = "", *too_long;
+	uint64_t t0 = now_us();
 	unsigned int i;
 
 	if (tok)
@@ -414,6 +679,15 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 		json_object_object_get_ex(req, "arguments", &args);
 		if (args && !json_object_is_type(args, json_type_object))
 			err = err_obj("GenericError", "\"arguments\" must be an object");
+	}
+	too_long = err ? NULL : filter_too_long(args);
+	if (too_long) {
+		char msg[160];
+
+		c->stats.filters_refused++;
+		snprintf(msg, sizeof(msg), "%s: more than %u entries: split the query",
+			 too_long, QUERY_FILTER_MAX);
+		err = err_obj("GenericError", msg);
 	}
 	if (err) {
 		c->stats.bad_requests++;
@@ -433,9 +707,18 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 	} else if (!strcmp(name, "query-stats")) {
 		ret = cmd_query_stats(c, args, &err);
 	} else {
-		char msg[128];
+		char msg[128], shown[65];
+		size_t k;
 
-		snprintf(msg, sizeof(msg), "the command %.64s has not been found", name);
+		/*
+		 * Echoed as printable ASCII only: a client's bytes (invalid
+		 * UTF-8, control characters, a character cut at 64 bytes)
+		 * must not make the reply invalid JSON text.
+		 */
+		for (k = 0; name[k] && k < sizeof(shown) - 1; k++)
+			shown[k] = name[k] >= 0x20 && name[k] < 0x7f ? name[k] : '?';
+		shown[k] = '\0';
+		snprintf(msg, sizeof(msg), "the command %s has not been found", shown);
 		err = err_obj("CommandNotFound", msg);
 	}
 	for (i = 0; i < nfds; i++)
@@ -451,5 +734,9 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 	json_object_put(req);
 	if (tok)
 		json_tokener_free(tok);
+	/* The longest slice of the loop one request took: measured. */
+	t0 = now_us() - t0;
+	if (t0 > c->request_max_us)
+		c->request_max_us = t0;
 	return reply;
 }

@@ -198,6 +198,51 @@ static void collector_metrics(struct statsfd_buf *b, struct collector *c,
 	self_metric(b, "clients_dropped_total", "counter",
 		    "Clients dropped for idling or not reading their replies.",
 		    c->stats.clients_dropped);
+	self_metric(b, "exposition_estimate_bytes", "gauge",
+		    "Estimated exposition bytes of the sources, against --max-exposition.",
+		    c->expo);
+	self_metric(b, "reply_bytes", "gauge",
+		    "Bytes of replies queued on the unix socket, against --max-reply-bytes.",
+		    c->out_bytes);
+	self_metric(b, "duplicates_refused_total", "counter",
+		    "Fds refused because their open file is already a source.",
+		    c->stats.duplicates_refused);
+	self_metric(b, "fd_table_full_total", "counter",
+		    "Times the fd table was full: a connection or the fds of a message refused.",
+		    c->stats.fd_table_full);
+	self_metric(b, "changed_refused_total", "counter",
+		    "Fds refused because their header changed between admission and parsing.",
+		    c->stats.changed_refused);
+	self_metric(b, "filters_refused_total", "counter",
+		    "Queries refused for a filter array longer than 1024 entries.",
+		    c->stats.filters_refused);
+	statsfd_buf_printf(b, "# HELP statsfd_collector_request_max_seconds %s\n"
+			   "# TYPE statsfd_collector_request_max_seconds gauge\n"
+			   "statsfd_collector_request_max_seconds %" PRIu64 ".%06u\n",
+			   "The longest a request on the unix socket held the loop.",
+			   c->request_max_us / 1000000,
+			   (unsigned int)(c->request_max_us % 1000000));
+	self_metric(b, "http_refused_total", "counter",
+		    "HTTP connections refused: no general slot and no reserved one for them.",
+		    c->stats.http_refused);
+	self_metric(b, "http_evicted_total", "counter",
+		    "HTTP connections cut because a newcomer took their reserved slot before they authenticated.",
+		    c->stats.http_evicted);
+	self_metric(b, "http_deadlines_total", "counter",
+		    "HTTP connections cut at --http-header-timeout or --http-send-timeout.",
+		    c->stats.http_deadlines);
+	self_metric(b, "http_busy_total", "counter",
+		    "Scrapes answered 503: responses still being sent held --http-max-held-bytes.",
+		    c->stats.http_busy);
+	self_metric(b, "http_auth_busy_total", "counter",
+		    "Requests answered 429: their address or every address spent its bcrypt budget.",
+		    c->stats.http_auth_busy);
+	statsfd_buf_printf(b, "# HELP statsfd_collector_http_auth_cpu_seconds_total %s\n"
+			   "# TYPE statsfd_collector_http_auth_cpu_seconds_total counter\n"
+			   "statsfd_collector_http_auth_cpu_seconds_total %" PRIu64 ".%03u\n",
+			   "CPU time spent checking passwords with bcrypt.",
+			   c->stats.http_auth_cpu_ms / 1000,
+			   (unsigned int)(c->stats.http_auth_cpu_ms % 1000));
 	self_metric(b, "sources_polled", "gauge",
 		    "Stats fds waited on for their events (hangup, change of children).",
 		    c->npolled);
@@ -234,13 +279,18 @@ char *render_metrics(struct collector *c, size_t *len)
 {
 	struct statsfd_prom_series *ser;
 	struct statsfd_buf b = { 0 };
+	uint64_t *ranks;
 	unsigned long conflicts = 0;
 	struct source *s;
 	size_t n = 0;
 
 	ser = calloc(c->nsources + 1, sizeof(*ser));
-	if (!ser)
+	ranks = calloc(c->nsources + 1, sizeof(*ranks));
+	if (!ser || !ranks) {
+		free(ser);
+		free(ranks);
 		return NULL;
+	}
 	for (s = c->sources; s; s = s->next) {
 		if (s->failures)
 			continue;
@@ -250,13 +300,17 @@ char *render_metrics(struct collector *c, size_t *len)
 			.labels = s->prom_labels, .key = s->schema,
 			.skip = s->schema->skip,
 		};
+		/* Schemas are numbered as they register: the earlier wins. */
+		ranks[n - 1] = s->schema->id;
 	}
-	if (statsfd_prom_write(&b, ser, n, &conflicts)) {
+	if (statsfd_prom_write_ranked(&b, ser, ranks, n, &conflicts)) {
 		free(ser);
+		free(ranks);
 		statsfd_buf_free(&b);
 		return NULL;
 	}
 	free(ser);
+	free(ranks);
 	/* --host: the host's mapped stats under node_exporter's names. */
 	if (c->render_host && c->render_host(c, &b)) {
 		statsfd_buf_free(&b);
@@ -270,6 +324,43 @@ char *render_metrics(struct collector *c, size_t *len)
 	}
 	*len = b.len;
 	return b.data;
+}
+
+/**
+ * render_body_put() - drop a reference to a rendering
+ * @b: the body, or NULL; freed with its last reference
+ */
+void render_body_put(struct render_body *b)
+{
+	if (!b || --b->refs)
+		return;
+	free(b->text);
+	free(b->gz);
+	free(b);
+}
+
+/* The current rendering, made again when the sources changed since. */
+static struct render_body *render_current(struct collector *c)
+{
+	struct render_body *b;
+
+	if (c->render.valid && c->render.generation == c->generation)
+		return c->render.body;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->text = render_metrics(c, &b->len);
+	if (!b->text) {
+		free(b);
+		return NULL;
+	}
+	b->refs = 1;
+	b->gen = ++c->render.gen;
+	render_body_put(c->render.body);
+	c->render.body = b;
+	c->render.generation = c->generation;
+	c->render.valid = true;
+	return b;
 }
 
 /**
@@ -288,33 +379,42 @@ char *render_metrics(struct collector *c, size_t *len)
  */
 const char *render_cached(struct collector *c, size_t *len)
 {
-	char *text;
-	size_t n;
+	struct render_body *b = render_current(c);
 
-	if (c->render.valid && c->render.generation == c->generation) {
-		*len = c->render.len;
-		return c->render.text;
-	}
-	text = render_metrics(c, &n);
-	if (!text)
+	if (!b)
 		return NULL;
-	free(c->render.text);
-	c->render.text = text;
-	c->render.len = n;
-	c->render.generation = c->generation;
-	c->render.gen++;
-	c->render.valid = true;
-	*len = n;
-	return text;
+	*len = b->len;
+	return b->text;
+}
+
+/**
+ * render_body_get() - a reference to the current rendering
+ * @c: collector
+ *
+ * As render_cached(), but the body stays valid, unchanged, until
+ * render_body_put(): one body per render tick is shared by every response
+ * being sent from it.
+ *
+ * Return: the body, or NULL when out of memory.
+ */
+struct render_body *render_body_get(struct collector *c)
+{
+	struct render_body *b = render_current(c);
+
+	if (b)
+		b->refs++;
+	return b;
 }
 
 /**
  * render_free() - release the cached exposition
  * @c: collector
+ *
+ * Responses still holding a reference keep their body until they end.
  */
 void render_free(struct collector *c)
 {
-	free(c->render.text);
-	c->render.text = NULL;
+	render_body_put(c->render.body);
+	c->render.body = NULL;
 	c->render.valid = false;
 }

@@ -23,19 +23,24 @@
  * VMM that closes its connection, or a VM that goes away, while the
  * collector is down, is not resurrected.
  *
- * Every message is one datagram to systemd (sd_pid_notify_with_fds()), a
- * blocking send: PID 1 reads them as they come, so a burst (a VMM
- * registering 253 fds) costs a few microseconds each; a PID 1 that stops
- * reading would stall the loop, like any other sd_notify() user.
+ * Every message is one datagram to systemd on NOTIFY_SOCKET, sent here
+ * without blocking (libsystemd's sd_notify() blocks while PID 1's queue
+ * is full, which would stall the loop): a message that does not go at
+ * once is queued, in order, with a dup of its fd, and sent again from the
+ * loop every NOTIFY_RETRY_MS; past NOTIFY_QUEUE_MAX queued messages
+ * further ones are dropped, counted and logged (a dropped FDSTORE=1
+ * means that source is not restored by a restart).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -43,8 +48,25 @@
 #include "collector.h"
 #include "sd.h"
 
+#define NOTIFY_QUEUE_MAX	4096
+#define NOTIFY_RETRY_MS		50
+
+/* A notification that could not be sent yet. */
+struct notify_msg {
+	char *msg;
+	int fd;			/* a dup of the fd it carries, or -1 */
+};
+
 static struct {
 	bool taken;		/* LISTEN_FDS consumed */
+	int notify_fd;		/* our datagram socket, nonblocking, or -1 */
+	struct sockaddr_un notify_addr;
+	socklen_t notify_len;
+	struct notify_msg *queue;	/* unsent, oldest first */
+	unsigned int nqueue;
+	unsigned int queue_cap;
+	uint64_t retry_at;	/* monotonic ms of the next try, if queued */
+	unsigned long dropped;	/* past NOTIFY_QUEUE_MAX */
 	bool notify;		/* NOTIFY_SOCKET set: notify and store */
 	bool stopping;		/* exiting: leave the fd store alone */
 	bool notify_failed;	/* logged once */
@@ -56,7 +78,7 @@ static struct {
 	unsigned int nstored;
 	uint64_t watchdog_ms;	/* kick period (half of WATCHDOG_USEC), 0: off */
 	uint64_t next_kick;
-} sd = { .unix_fd = -1 };
+} sd = { .unix_fd = -1, .notify_fd = -1 };
 
 static void take_fds(void)
 {
@@ -132,15 +154,135 @@ bool systemd_owns_socket(void)
 	return sd.unix_fd >= 0;
 }
 
-/* Send one notification carrying @fd (or none: -1). */
+/* NOTIFY_SOCKET's address ("/path" or "@abstract"); Return: false if none. */
+static bool notify_open(void)
+{
+	const char *e = getenv("NOTIFY_SOCKET");
+	size_t n;
+
+	if (sd.notify_fd >= 0)
+		return true;
+	if (!e || (e[0] != '/' && e[0] != '@'))
+		return false;
+	n = strlen(e);
+	if (n >= sizeof(sd.notify_addr.sun_path))
+		return false;
+	sd.notify_addr.sun_family = AF_UNIX;
+	memcpy(sd.notify_addr.sun_path, e, n);
+	if (e[0] == '@')
+		sd.notify_addr.sun_path[0] = '\0';
+	sd.notify_len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n +
+				    (e[0] == '/'));
+	sd.notify_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	return sd.notify_fd >= 0;
+}
+
+/* One datagram, never blocking.  Return: 0, or -errno. */
+static int notify_send(const char *msg, int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = strlen(msg) };
+	struct msghdr mh = {
+		.msg_name = &sd.notify_addr, .msg_namelen = sd.notify_len,
+		.msg_iov = &iov, .msg_iovlen = 1,
+	};
+	struct cmsghdr *cm;
+
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	if (sendmsg(sd.notify_fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Send what is queued, in order, until the socket is full again. */
+static void notify_flush(void)
+{
+	unsigned int i = 0;
+	int r;
+
+	while (i < sd.nqueue) {
+		r = notify_send(sd.queue[i].msg, sd.queue[i].fd);
+		if (r == -EAGAIN || r == -EWOULDBLOCK || r == -ENOBUFS)
+			break;
+		if (r < 0 && !sd.notify_failed) {
+			sd.notify_failed = true;
+			logmsg("systemd: notify \"%.40s\": %s", sd.queue[i].msg, strerror(-r));
+		}
+		free(sd.queue[i].msg);
+		if (sd.queue[i].fd >= 0)
+			close(sd.queue[i].fd);
+		i++;
+	}
+	memmove(sd.queue, sd.queue + i, (sd.nqueue - i) * sizeof(*sd.queue));
+	sd.nqueue -= i;
+	sd.retry_at = sd.nqueue ? now_ms() + NOTIFY_RETRY_MS : 0;
+}
+
+/* Keep @msg (and a dup of @fd) for later; Return: false when dropped. */
+static bool notify_queue(const char *msg, int fd)
+{
+	struct notify_msg *q;
+
+	if (sd.nqueue >= NOTIFY_QUEUE_MAX)
+		goto drop;
+	if (sd.nqueue == sd.queue_cap) {
+		unsigned int cap = sd.queue_cap ? 2 * sd.queue_cap : 16;
+
+		q = realloc(sd.queue, cap * sizeof(*q));
+		if (!q)
+			goto drop;
+		sd.queue = q;
+		sd.queue_cap = cap;
+	}
+	q = &sd.queue[sd.nqueue];
+	q->msg = strdup(msg);
+	q->fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+	if (!q->msg || (fd >= 0 && q->fd < 0)) {
+		free(q->msg);
+		if (q->fd >= 0)
+			close(q->fd);
+		goto drop;
+	}
+	sd.nqueue++;
+	if (!sd.retry_at)
+		sd.retry_at = now_ms() + NOTIFY_RETRY_MS;
+	return true;
+drop:
+	if (!sd.dropped++ || !(sd.dropped % 1000))
+		logmsg("systemd: %lu notifications dropped: PID 1 is not reading them (\"%.40s\")",
+		       sd.dropped, msg);
+	return false;
+}
+
+/* Send one notification carrying @fd (or none: -1), never blocking. */
 static void notify(const char *msg, int fd)
 {
 	int r;
 
-	if (!sd.notify)
+	if (!sd.notify || !notify_open())
 		return;
-	r = fd >= 0 ? sd_pid_notify_with_fds(0, 0, msg, &fd, 1) :
-		      sd_notify(0, msg);
+	/* In order: while older ones wait, this one waits behind them. */
+	if (sd.nqueue) {
+		notify_queue(msg, fd);
+		return;
+	}
+	r = notify_send(msg, fd);
+	if (r == -EAGAIN || r == -EWOULDBLOCK || r == -ENOBUFS) {
+		notify_queue(msg, fd);
+		return;
+	}
 	if (r < 0 && !sd.notify_failed) {
 		sd.notify_failed = true;
 		logmsg("systemd: notify \"%.40s\": %s", msg, strerror(-r));
@@ -431,6 +573,14 @@ int systemd_watchdog(int timeout_ms)
 {
 	uint64_t now;
 
+	/* Queued notifications first, then a later try if still queued. */
+	if (sd.nqueue && now_ms() >= sd.retry_at)
+		notify_flush();
+	if (sd.nqueue) {
+		now = now_ms();
+		if (timeout_ms < 0 || (uint64_t)timeout_ms > sd.retry_at - now)
+			timeout_ms = sd.retry_at > now ? (int)(sd.retry_at - now) : 0;
+	}
 	if (!sd.watchdog_ms)
 		return timeout_ms;
 	now = now_ms();
@@ -445,6 +595,8 @@ int systemd_watchdog(int timeout_ms)
 
 void systemd_stopping(void)
 {
+	if (sd.nqueue)
+		notify_flush();
 	notify("STOPPING=1", -1);
 	sd.stopping = true;
 }

@@ -100,11 +100,13 @@ void systemd_unstore_client(struct client *cl);
 void systemd_ready(struct collector *c);
 
 /**
- * systemd_watchdog() - kick the watchdog when due (WATCHDOG=1)
+ * systemd_watchdog() - kick the watchdog when due (WATCHDOG=1), and send
+ *	the notifications PID 1 could not take yet
  * @timeout_ms: the event loop's next epoll_wait() timeout, -1 for none
  *
  * Called once per loop iteration, so a kick proves the loop turns.
- * Return: @timeout_ms, shortened so that the next kick is not late.
+ * Return: @timeout_ms, shortened so that the next kick is not late, nor
+ * the next try of queued notifications.
  */
 int systemd_watchdog(int timeout_ms);
 

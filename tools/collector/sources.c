@@ -13,12 +13,17 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <search.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/kcmp.h>
 
 #include "collector.h"
 #include "sd.h"
@@ -215,13 +220,59 @@ static int labels_check(struct collector *c, const struct client *cl,
 	return 0;
 }
 
+/**
+ * user_get() - the account of @uid, made on first use
+ * @c: collector
+ * @uid: the uid
+ *
+ * Return: the account, or NULL when out of memory.
+ */
+struct user *user_get(struct collector *c, uid_t uid)
+{
+	struct user *u;
+
+	for (u = c->users; u; u = u->next)
+		if (u->uid == uid)
+			return u;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->uid = uid;
+	u->next = c->users;
+	c->users = u;
+	return u;
+}
+
+/**
+ * user_put() - free @u once it has neither connections nor sources
+ * @c: collector
+ * @u: the account, or NULL
+ */
+void user_put(struct collector *c, struct user *u)
+{
+	struct user **pu;
+
+	if (!u || u->nclients || u->nsources || u->out_bytes)
+		return;
+	for (pu = &c->users; *pu; pu = &(*pu)->next) {
+		if (*pu == u) {
+			*pu = u->next;
+			break;
+		}
+	}
+	free(u);
+}
+
 /*
  * Quotas, checked before the library reads the fd: @cost bytes more must
- * fit the client's sources and bytes and the collector's budget.
+ * fit the client's sources and bytes, its uid's over all its connections,
+ * and the collector's budget.
  */
 static int quota_check(struct collector *c, const struct client *cl,
 		       size_t cost, char *why, size_t len)
 {
+	const struct user *u = cl->user;
+
 	if (c->nsources >= c->max_sources) {
 		snprintf(why, len, "source limit (%u) reached", c->max_sources);
 		return -ENOSPC;
@@ -236,12 +287,128 @@ static int quota_check(struct collector *c, const struct client *cl,
 			 c->client_max_bytes);
 		return -EDQUOT;
 	}
+	if (u && c->user_max_sources && u->nsources >= c->user_max_sources) {
+		snprintf(why, len, "uid %u's source quota (%u, --user-max-sources) reached",
+			 u->uid, c->user_max_sources);
+		return -EDQUOT;
+	}
+	if (u && c->user_max_bytes && u->bytes + cost > c->user_max_bytes) {
+		snprintf(why, len, "uid %u's quota of %zu bytes (--user-max-bytes) reached",
+			 u->uid, c->user_max_bytes);
+		return -EDQUOT;
+	}
 	if (c->bytes + cost > c->max_bytes) {
 		snprintf(why, len, "the collector's budget of %zu bytes (--max-bytes) reached",
 			 c->max_bytes);
 		return -ENOSPC;
 	}
 	return 0;
+}
+
+/*
+ * The bytes @s adds to the exposition, estimated from its exported stats:
+ * a line per value (a histogram's buckets, _sum and _count), each its
+ * metric name, labels and a value.  Families' HELP and TYPE lines are
+ * shared by a schema's sources and not counted.
+ */
+static size_t source_expo(const struct source *s)
+{
+	size_t lab = strlen(s->prom_labels), pre = strlen(source_ns_name(s->schema->ns));
+	size_t est = 0;
+	unsigned int i;
+
+	for (i = 0; i < statsfd_num_stats(s->sf); i++) {
+		const struct statsfd_stat *st = statsfd_stat(s->sf, i);
+		size_t lines = st->size + (statsfd_stat_is_hist(st) ? 3 : 0);
+
+		if (s->schema->skip[i])
+			continue;
+		/* name and suffix, labels (and le=), value and separators */
+		est += lines * (pre + strlen(st->name) + lab + 32);
+	}
+	return est;
+}
+
+static int expo_check(struct collector *c, const struct client *cl,
+		      size_t expo, char *why, size_t len)
+{
+	const struct user *u = cl->user;
+
+	if (u && c->user_max_expo && u->expo + expo > c->user_max_expo) {
+		snprintf(why, len,
+			 "uid %u's exposition quota of %zu bytes (--user-max-exposition) reached: this source adds about %zu",
+			 u->uid, c->user_max_expo, expo);
+		return -EDQUOT;
+	}
+	if (c->max_expo && c->expo + expo > c->max_expo) {
+		snprintf(why, len,
+			 "the collector's exposition budget of %zu bytes (--max-exposition) reached",
+			 c->max_expo);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/*
+ * Duplicates: the open file of every source, ordered by kcmp(KCMP_FILE)
+ * in a tree (its order is the kernel's, stable while the files are
+ * open), so that an fd whose file is already a source is found in
+ * O(log n) comparisons.  The items are pointers to struct source.file_fd.
+ */
+static int file_cmp(const void *a, const void *b)
+{
+	static pid_t self;
+	long r;
+
+	if (!self)
+		self = getpid();
+	r = syscall(SYS_kcmp, self, self, KCMP_FILE, *(const int *)a, *(const int *)b);
+	/* 0 equal, 1 less, 2 greater; an error sorts as "greater". */
+	return r == 0 ? 0 : r == 1 ? -1 : 1;
+}
+
+/* Can kcmp() compare files here (not so without CONFIG_KCMP)? */
+static bool kcmp_works(struct collector *c, int fd);
+
+/*
+ * Is @fd's open file already a source?  A discovered one gives way to a
+ * client registering the same file, as it does for its VM label
+ * (labels_check()); anyone else's is kept and @fd refused.
+ */
+static int duplicate_check(struct collector *c, const struct client *cl, int fd,
+			   char *why, size_t len)
+{
+	int **node;
+	struct source *old;
+
+	if (!kcmp_works(c, fd))
+		return 0;
+	node = tfind(&fd, &c->files, file_cmp);
+	if (!node)
+		return 0;
+	old = (struct source *)((char *)*node - offsetof(struct source, file_fd));
+	if (old->owner->discovered && !cl->discovered) {
+		logmsg("source %" PRIu64 " (discovered, pid %d): dropped: client pid %d uid %u registers its file",
+		       old->id, old->owner->pid, cl->pid, cl->uid);
+		drop_source(c, old);
+		return 0;
+	}
+	c->stats.duplicates_refused++;
+	snprintf(why, len, "its open file is already a source: an fd is registered once");
+	return -EEXIST;
+}
+
+/* Can kcmp() compare files here (not so without CONFIG_KCMP)? */
+static bool kcmp_works(struct collector *c, int fd)
+{
+	if (c->no_kcmp)
+		return false;
+	if (syscall(SYS_kcmp, getpid(), getpid(), KCMP_FILE, fd, fd) == 0)
+		return true;
+	logmsg("kcmp(KCMP_FILE): %s: an fd registered twice is not detected",
+	       strerror(errno));
+	c->no_kcmp = true;
+	return false;
 }
 
 /*
@@ -365,6 +532,11 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		close(fd);
 		return ret;
 	}
+	ret = duplicate_check(c, cl, fd, why, len);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		close(fd);
@@ -385,7 +557,23 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		snprintf(why, len, "not a valid stats fd: %s", err.msg);
 		return -EINVAL;
 	}
+	/*
+	 * The library read the header again: a file that changed since
+	 * admit_fd() checked its caps (a memfd in test mode; a stats fd's
+	 * header never changes) must not bring a larger block in.  What
+	 * the library parsed is held to what was admitted.
+	 */
 	ret = -EINVAL;
+	if (statsfd_data_size(s->sf) > info->data_size ||
+	    statsfd_header(s->sf)->name_size > ADMIT_NAME_SIZE_MAX ||
+	    statsfd_header(s->sf)->num_desc > ADMIT_NUM_DESC_MAX) {
+		c->stats.changed_refused++;
+		c->stats.fds_rejected++;
+		snprintf(why, len,
+			 "its header changed after admission (a data block of %zu bytes, %zu admitted)",
+			 statsfd_data_size(s->sf), info->data_size);
+		goto fail;
+	}
 	if (c->nfilter && use_view(c, s, why, len))
 		goto fail;
 	s->values = calloc(1, statsfd_data_size(s->sf) + 8);
@@ -403,6 +591,16 @@ int add_source(struct collector *c, struct client *cl, int fd,
 	sc = get_schema(c, s->sf, info->ns, l);
 	if (!sc)
 		goto fail_nomem;
+	s->schema = sc;
+	s->expo = source_expo(s);
+	ret = expo_check(c, cl, s->expo, why, len);
+	if (ret) {
+		c->stats.quota_refusals++;
+		goto fail_schema;
+	}
+	s->file_fd = statsfd_fd(s->sf);
+	if (!c->no_kcmp && !tsearch(&s->file_fd, &c->files, file_cmp))
+		goto fail_nomem_schema;
 
 	s->kind = EP_SOURCE;
 	s->id = ++c->next_source_id;
@@ -428,6 +626,12 @@ int add_source(struct collector *c, struct client *cl, int fd,
 	cl->sources = s;
 	cl->nsources++;
 	cl->bytes += s->cost;
+	c->expo += s->expo;
+	if (cl->user) {
+		cl->user->nsources++;
+		cl->user->bytes += s->cost;
+		cl->user->expo += s->expo;
+	}
 	c->generation++;
 	watch_source(c, s);
 	systemd_store_source(s);
@@ -439,6 +643,24 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		       l->provider, l->target, l->vm, l->vcpu, sc->id);
 	return 0;
 
+fail_nomem_schema:
+	snprintf(why, len, "out of memory");
+	ret = -ENOMEM;
+fail_schema:
+	/* A schema made for it alone goes with it. */
+	if (!sc->nmembers) {
+		struct schema **psc;
+
+		for (psc = &c->schemas; *psc; psc = &(*psc)->next) {
+			if (*psc == sc) {
+				*psc = sc->next;
+				break;
+			}
+		}
+		free(sc->skip);
+		free(sc);
+	}
+	goto fail;
 fail_nomem:
 	snprintf(why, len, "out of memory");
 	ret = -ENOMEM;
@@ -477,7 +699,16 @@ void drop_source(struct collector *c, struct source *s)
 	}
 	s->owner->nsources--;
 	s->owner->bytes -= s->cost;
+	if (s->owner->user) {
+		s->owner->user->nsources--;
+		s->owner->user->bytes -= s->cost;
+		s->owner->user->expo -= s->expo;
+	}
 	c->bytes -= s->cost;
+	c->expo -= s->expo;
+	/* Out of the tree while its fd still names its file. */
+	if (!c->no_kcmp)
+		tdelete(&s->file_fd, &c->files, file_cmp);
 	c->generation++;
 	if (s->prev)
 		s->prev->next = s->next;

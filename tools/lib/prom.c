@@ -60,6 +60,117 @@ static bool strip_suffix(char *s, const char *suffix)
 
 #define RESERVED_PREFIX	"statsfd_collector"
 
+/*
+ * Words `promtool check metrics` refuses as a token of a metric name
+ * (client_golang's promlint): abbreviated units, metric types, and units
+ * that are not base units (with or without an SI prefix).  A stat name's
+ * token among them gets an "x" in front: no such word starts with "x",
+ * and the name stays readable and distinct.
+ */
+static const char *const lint_words[] = {
+	"s", "ms", "us", "ns", "sec", "b", "kb", "mb", "gb", "tb", "pb", "m", "h",
+	"d", "counter", "gauge", "histogram", "summary", "untyped",
+};
+
+static const char *const lint_units[] = {
+	"amperes", "bytes", "celsius", "grams", "joules", "kelvin", "meters",
+	"metres", "seconds", "volts", "minutes", "hours", "days", "weeks",
+	"kelvins", "fahrenheit", "rankine", "inches", "yards", "miles", "bits",
+	"calories", "pounds", "ounces",
+};
+
+static const char *const lint_base[] = {
+	"amperes", "bytes", "celsius", "grams", "joules", "kelvin", "meters",
+	"metres", "seconds", "volts",
+};
+
+static const char *const lint_prefixes[] = {
+	"pico", "nano", "micro", "milli", "centi", "deci", "deca", "hecto",
+	"kilo", "kibi", "mega", "mibi", "giga", "gibi", "tera", "tebi", "peta",
+	"pebi",
+};
+
+#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
+
+static bool word_in(const char *w, size_t n, const char *const *list, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (strlen(list[i]) == n && !strncmp(list[i], w, n))
+			return true;
+	return false;
+}
+
+/* Would promtool object to the token @w (@n bytes)? */
+static bool lint_token(const char *w, size_t n)
+{
+	size_t i, p;
+
+	if (word_in(w, n, lint_words, ARRAY_LEN(lint_words)))
+		return true;
+	if (word_in(w, n, lint_units, ARRAY_LEN(lint_units)))
+		return !word_in(w, n, lint_base, ARRAY_LEN(lint_base));
+	for (i = 0; i < ARRAY_LEN(lint_prefixes); i++) {
+		p = strlen(lint_prefixes[i]);
+		if (n > p && !strncmp(w, lint_prefixes[i], p) &&
+		    word_in(w + p, n - p, lint_units, ARRAY_LEN(lint_units)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The stat part of a name, made clean for promtool: each refused token
+ * prefixed with "x" ("wait_ms" of a stat without a unit becomes
+ * "wait_xms").  @s has room for twice its length.
+ */
+static void lint_clean(char *s)
+{
+	char tmp[2 * (STATSFD_LIB_NAME_SIZE_MAX + 32)];
+	size_t i = 0, o = 0, n;
+
+	for (i = 0; s[i] && o < sizeof(tmp) - 3;) {
+		n = strcspn(s + i, "_");
+		if (n && lint_token(s + i, n))
+			tmp[o++] = 'x';
+		if (o + n >= sizeof(tmp) - 2)
+			n = sizeof(tmp) - 2 - o;
+		memcpy(tmp + o, s + i, n);
+		o += n;
+		i += n;
+		if (s[i] == '_')
+			tmp[o++] = s[i++];
+	}
+	tmp[o] = '\0';
+	strcpy(s, tmp);
+}
+
+/* Lower case: promtool refuses camelCase ("fooBar" becomes "foobar"). */
+static void lower(char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+}
+
+/* Suffixes of the samples of histograms, summaries, counters and infos. */
+static const char *const reserved_suffixes[] = {
+	"_bucket", "_sum", "_count", "_total", "_created", "_info",
+};
+
+static bool has_reserved_suffix(const char *s)
+{
+	size_t i, n = strlen(s), m;
+
+	for (i = 0; i < ARRAY_LEN(reserved_suffixes); i++) {
+		m = strlen(reserved_suffixes[i]);
+		if (n > m && !strcmp(s + n - m, reserved_suffixes[i]))
+			return true;
+	}
+	return false;
+}
+
 const char *statsfd_prom_name(const char *prefix,
 			      const struct statsfd_stat *st, char *buf,
 			      size_t len)
@@ -68,7 +179,7 @@ const char *statsfd_prom_name(const char *prefix,
 		"_seconds", "_nsec", "_usec", "_msec", "_secs", "_sec",
 		"_ns", "_us", "_ms", "_s",
 	};
-	char stat[STATSFD_LIB_NAME_SIZE_MAX + 32];
+	char stat[2 * (STATSFD_LIB_NAME_SIZE_MAX + 32)];
 	const char *type;
 	size_t i;
 
@@ -77,6 +188,7 @@ const char *statsfd_prom_name(const char *prefix,
 
 	snprintf(stat, sizeof(stat), "%s", st->name);
 	sanitize(stat);
+	lower(stat);
 	/* "halt_wait_ns_sum" becomes "halt_wait_sum_seconds": unit last. */
 	if (st->agg) {
 		snprintf(agg, sizeof(agg), "_%s", statsfd_agg_name(st->agg));
@@ -92,6 +204,7 @@ const char *statsfd_prom_name(const char *prefix,
 		strip_suffix(stat, "_bytes");
 		unit = "_bytes";
 	}
+	lint_clean(stat);
 	strcat(stat, agg);
 	strcat(stat, unit);
 	if (statsfd_stat_is_hist(st)) {
@@ -109,6 +222,15 @@ const char *statsfd_prom_name(const char *prefix,
 	/* A metric name must not start with a digit. */
 	if (buf[0] >= '0' && buf[0] <= '9')
 		buf[0] = '_';
+	/*
+	 * A gauge or histogram never ends like the samples of a histogram, a
+	 * summary, a counter or an info ("queue_count" is exported as
+	 * "queue_count_value"): no _total but on counters, and no collision
+	 * with the series of another family.
+	 */
+	if (strcmp(type, "counter") && has_reserved_suffix(buf) &&
+	    strlen(buf) + 7 <= len - 1)
+		strcat(buf, "_value");
 	/*
 	 * statsfd_collector_* is the collector's own namespace: a stat whose
 	 * name would land there is moved to statsfd_stat_collector_*, so no
@@ -209,13 +331,56 @@ struct prom_entry {
 	const char *type;
 	size_t group;
 	unsigned int stat;
-	size_t order;
+	uint64_t rank;
+	bool refused;
 };
 
 struct prom_group {
 	size_t first;	/* index into the sorted series order */
 	size_t count;
+	uint64_t rank;	/* the earliest of its series' */
 };
+
+/*
+ * The names the families accepted so far use: a family's own name, and
+ * for a histogram the names of its _bucket, _sum and _count samples.  An
+ * open-addressing table of claims, sized for every entry's four names.
+ */
+struct prom_claim {
+	char *name;		/* NULL: free slot */
+	const char *type;	/* the family's, for its own name; NULL for a sample's */
+	size_t group;
+	bool own;		/* the family's own name (@name is the entry's) */
+};
+
+struct prom_claims {
+	struct prom_claim *v;
+	size_t mask;
+};
+
+static size_t hash_name(const char *s)
+{
+	size_t h = 14695981039346656037ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static struct prom_claim *claim_find(struct prom_claims *t, const char *name)
+{
+	size_t i = hash_name(name) & t->mask;
+
+	while (t->v[i].name && strcmp(t->v[i].name, name))
+		i = (i + 1) & t->mask;
+	return &t->v[i];
+}
+
+/* Effective rank of a series: its own, else its position (1-based). */
+static uint64_t series_rank(const uint64_t *ranks, size_t i)
+{
+	return ranks ? ranks[i] : (uint64_t)i + 1;
+}
 
 static int cmp_series(const void *a, const void *b, void *ctx)
 {
@@ -223,32 +388,99 @@ static int cmp_series(const void *a, const void *b, void *ctx)
 	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
 	const void *ka = s[ia].key ? s[ia].key : (const void *)&s[ia];
 	const void *kb = s[ib].key ? s[ib].key : (const void *)&s[ib];
+	int c;
 
 	if (ka != kb)
 		return ka < kb ? -1 : 1;
+	/* Within a family, series by their labels: the same every time. */
+	c = strcmp(s[ia].labels ? s[ia].labels : "", s[ib].labels ? s[ib].labels : "");
+	if (c)
+		return c;
 	return (ia > ib) - (ia < ib);
 }
 
+/* Registration order: rank, then the stat's index in its schema. */
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct prom_entry *ea = a, *eb = b;
+
+	if (ea->rank != eb->rank)
+		return ea->rank < eb->rank ? -1 : 1;
+	if (ea->group != eb->group)
+		return ea->group < eb->group ? -1 : 1;
+	return (ea->stat > eb->stat) - (ea->stat < eb->stat);
+}
+
+/* Output order: by family name, then registration order. */
 static int cmp_entry(const void *a, const void *b)
 {
 	const struct prom_entry *ea = a, *eb = b;
 	int c = strcmp(ea->name, eb->name);
 
-	if (c)
-		return c;
-	return (ea->order > eb->order) - (ea->order < eb->order);
+	return c ? c : cmp_rank(a, b);
+}
+
+static const char *const hist_suffixes[] = { "_bucket", "_sum", "_count" };
+
+/*
+ * Accept @e, or refuse it: a family is accepted when its name is free, or
+ * is the name of a family of the same type that no stat of its own schema
+ * took; and, for a histogram, when none of its samples' names is taken.
+ * Entries come in registration order, so what registered first is never
+ * hidden by what came later.  Return: -ENOMEM, else 0.
+ */
+static int claim_entry(struct prom_claims *t, struct prom_entry *e)
+{
+	char buf[STATSFD_LIB_NAME_SIZE_MAX * 2 + 160];
+	bool hist = !strcmp(e->type, "histogram");
+	struct prom_claim *c = claim_find(t, e->name), *d;
+	size_t i;
+
+	if (c->name) {
+		if (!c->own || strcmp(c->type, e->type) || c->group == e->group)
+			e->refused = true;
+		else
+			c->group = e->group;	/* the family's latest schema */
+		return 0;
+	}
+	for (i = 0; hist && i < ARRAY_LEN(hist_suffixes); i++) {
+		snprintf(buf, sizeof(buf), "%s%s", e->name, hist_suffixes[i]);
+		if (claim_find(t, buf)->name) {
+			e->refused = true;
+			return 0;
+		}
+	}
+	/* Nor may a family be named like another histogram's samples. */
+	*c = (struct prom_claim){ e->name, e->type, e->group, true };
+	for (i = 0; hist && i < ARRAY_LEN(hist_suffixes); i++) {
+		snprintf(buf, sizeof(buf), "%s%s", e->name, hist_suffixes[i]);
+		d = claim_find(t, buf);
+		d->name = strdup(buf);
+		if (!d->name)
+			return -ENOMEM;
+		d->group = e->group;
+	}
+	return 0;
 }
 
 int statsfd_prom_write(struct statsfd_buf *out,
 		       const struct statsfd_prom_series *series, size_t n,
 		       unsigned long *conflicts)
 {
+	return statsfd_prom_write_ranked(out, series, NULL, n, conflicts);
+}
+
+int statsfd_prom_write_ranked(struct statsfd_buf *out,
+			      const struct statsfd_prom_series *series,
+			      const uint64_t *ranks, size_t n,
+			      unsigned long *conflicts)
+{
 	struct prom_entry *ents = NULL;
 	struct prom_group *groups = NULL;
-	size_t *order = NULL, ngroups = 0, nents = 0, i, j;
-	const char *fam = NULL, *fam_type = NULL;
-	size_t fam_first = 0, k;
-	char name[STATSFD_LIB_NAME_SIZE_MAX + 128];
+	struct prom_claims claims = { NULL, 0 };
+	size_t *order = NULL, ngroups = 0, nents = 0, i, j, size;
+	const char *fam = NULL;
+	char name[2 * (STATSFD_LIB_NAME_SIZE_MAX + 64)];
 	unsigned long skipped = 0;
 	int ret = -ENOMEM;
 
@@ -262,19 +494,27 @@ int statsfd_prom_write(struct statsfd_buf *out,
 	for (i = 0; i < n; i++) {
 		const struct statsfd_prom_series *s = &series[order[i]];
 		const struct statsfd_prom_series *p = i ? &series[order[i - 1]] : NULL;
+		uint64_t r = series_rank(ranks, order[i]);
 
 		if (!p || !s->key || s->key != p->key) {
 			groups[ngroups].first = i;
 			groups[ngroups].count = 0;
+			groups[ngroups].rank = r;
 			ngroups++;
 		}
 		groups[ngroups - 1].count++;
+		if (r < groups[ngroups - 1].rank)
+			groups[ngroups - 1].rank = r;
 	}
 
 	for (i = 0; i < ngroups; i++)
 		nents += statsfd_num_stats(series[order[groups[i].first]].sf);
 	ents = calloc(nents + 1, sizeof(*ents));
-	if (!ents)
+	for (size = 16; size < 8 * (nents + 1); size *= 2)
+		;
+	claims.v = calloc(size, sizeof(*claims.v));
+	claims.mask = size - 1;
+	if (!ents || !claims.v)
 		goto out;
 	nents = 0;
 	for (i = 0; i < ngroups; i++) {
@@ -292,9 +532,17 @@ int statsfd_prom_write(struct statsfd_buf *out,
 			if (!e->name)
 				goto out;
 			e->group = i;
-			e->stat = j;
-			e->order = nents++;
+			e->stat = (unsigned int)j;
+			e->rank = groups[i].rank;
+			nents++;
 		}
+	}
+	/* Conflicts are decided in registration order, the same every time. */
+	qsort(ents, nents, sizeof(*ents), cmp_rank);
+	for (i = 0; i < nents; i++) {
+		if (claim_entry(&claims, &ents[i]))
+			goto out;
+		skipped += ents[i].refused;
 	}
 	qsort(ents, nents, sizeof(*ents), cmp_entry);
 
@@ -304,10 +552,10 @@ int statsfd_prom_write(struct statsfd_buf *out,
 		const struct statsfd_prom_series *s0 = &series[order[g->first]];
 		const struct statsfd_stat *st = statsfd_stat(s0->sf, e->stat);
 
+		if (e->refused)
+			continue;
 		if (!fam || strcmp(fam, e->name)) {
 			fam = e->name;
-			fam_type = e->type;
-			fam_first = i;
 			statsfd_buf_printf(out, "# HELP %s statsfd stat ", e->name);
 			escape_help(out, st->name);
 			statsfd_buf_printf(out, " (%s, unit %s%s%s)\n",
@@ -317,22 +565,6 @@ int statsfd_prom_write(struct statsfd_buf *out,
 					   statsfd_agg_name(st->agg));
 			statsfd_buf_printf(out, "# TYPE %s %s\n", e->name,
 					   e->type);
-		} else if (strcmp(fam_type, e->type)) {
-			/* Two schemas disagree on a family's type: keep the first. */
-			skipped++;
-			continue;
-		} else {
-			/*
-			 * Two stats of one schema map to one name ("a.b" and
-			 * "a_b"): their series would be duplicates.  Keep the
-			 * first.
-			 */
-			for (k = fam_first; k < i && ents[k].group != e->group; k++)
-				;
-			if (k < i) {
-				skipped++;
-				continue;
-			}
 		}
 		for (j = 0; j < g->count; j++) {
 			const struct statsfd_prom_series *s = &series[order[g->first + j]];
@@ -354,6 +586,11 @@ out:
 	if (ents)
 		for (i = 0; i < nents; i++)
 			free(ents[i].name);
+	if (claims.v)
+		for (i = 0; i <= claims.mask; i++)
+			if (claims.v[i].name && !claims.v[i].own)
+				free(claims.v[i].name);
+	free(claims.v);
 	free(ents);
 	free(groups);
 	free(order);

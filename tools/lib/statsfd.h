@@ -662,13 +662,17 @@ void statsfd_prom_escape(struct statsfd_buf *b, const char *s);
  * @buf: output
  * @len: size of @buf
  *
- * The stat name is sanitized to [a-zA-Z0-9_], a time unit suffix such as
+ * The stat name is sanitized to [a-z0-9_] (lower case), a time unit suffix such as
  * "_ns" is replaced by "_seconds" (values are converted to seconds), bytes
  * get "_bytes", counters "_total"; an aggregate's "_sum"/"_max"/... suffix
  * stays before the unit ("halt_wait_ns_max" -> "halt_wait_max_seconds").
  * A name in the collector's own namespace, "statsfd_collector" or
  * "statsfd_collector_*", becomes "statsfd_stat_collector...": no stat can
- * shadow a metric of the collector.
+ * shadow a metric of the collector.  Tokens `promtool check metrics`
+ * refuses (abbreviated units such as "ms", metric types, non-base units
+ * such as "milliseconds") get an "x" in front ("wait_xms"), and a gauge
+ * or histogram whose name ends in a suffix reserved for other families' samples
+ * (_bucket, _sum, _count, _total, _created, _info) gets "_value" appended.
  * Return: the Prometheus type: "counter", "gauge" or "histogram".
  */
 const char *statsfd_prom_name(const char *prefix,
@@ -701,9 +705,11 @@ struct statsfd_prom_series {
  * @out: buffer
  * @series: sources
  * @n: number of @series
- * @conflicts: set to the number of stats skipped because an earlier series
- *	declared the same family with another type, or another stat of the
- *	same schema maps to the same name; may be NULL
+ * @conflicts: set to the number of stats refused because their family's
+ *	name, or for a histogram one of its samples' names (_bucket, _sum,
+ *	_count), is taken by a family of an earlier series (lower @rank) of
+ *	another type or shape, or by another stat of the same schema; the
+ *	earlier one (here: earlier in @series) is always kept; may be NULL
  *
  * Samples of one family are grouped under one HELP (escaped) and TYPE line,
  * families
@@ -718,6 +724,26 @@ struct statsfd_prom_series {
 int statsfd_prom_write(struct statsfd_buf *out,
 		       const struct statsfd_prom_series *series, size_t n,
 		       unsigned long *conflicts);
+
+/**
+ * statsfd_prom_write_ranked() - statsfd_prom_write() in registration order
+ * @out: buffer
+ * @series: sources
+ * @ranks: per series, its registration order (lower is earlier; series
+ *	sharing a key share it), or NULL for the order of @series
+ * @n: number of @series
+ * @conflicts: as for statsfd_prom_write()
+ *
+ * When two families conflict, the one of the lowest rank is kept and the
+ * later one refused (and counted), whatever the order of @series or the
+ * memory layout: a source that registered without conflict is never
+ * hidden by one that came later.
+ * Return: 0, or -ENOMEM.
+ */
+int statsfd_prom_write_ranked(struct statsfd_buf *out,
+			      const struct statsfd_prom_series *series,
+			      const uint64_t *ranks, size_t n,
+			      unsigned long *conflicts);
 
 /**
  * enum statsfd_vmfd_kind - what a VMM's fd is, by its /proc/PID/fd name

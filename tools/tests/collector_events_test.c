@@ -42,7 +42,8 @@ static struct source *add(int fd, const char *target, int vcpu)
 {
 	struct statsfd_labels l = { .vcpu = vcpu };
 	/* These fds are fakes (pipes, sockets): admission is not tested here. */
-	struct admit_info info = { .ns = SOURCE_NS_STATSFD, .cost = 4096 };
+	struct admit_info info = { .ns = SOURCE_NS_STATSFD, .cost = 4096,
+				    .data_size = ADMIT_DATA_SIZE_MAX };
 	struct source *s = NULL;
 	char why[400];
 
@@ -191,7 +192,8 @@ static void test_filter(void)
 	fake_view_errno = EMFILE;
 	{
 		struct statsfd_labels l = { .vcpu = 3 };
-		struct admit_info info = { .ns = SOURCE_NS_STATSFD, .cost = 4096 };
+		struct admit_info info = { .ns = SOURCE_NS_STATSFD, .cost = 4096,
+					   .data_size = ADMIT_DATA_SIZE_MAX };
 		int fd = vcpu_pipe(3, &wr3);
 
 		snprintf(l.provider, sizeof(l.provider), "statsfd_vm");

@@ -316,6 +316,40 @@ static void test_discovered_labels(void)
 	if (r)
 		drop_source(&col, r);
 	reap_sources(&col);
+	/*
+	 * The same open file under another label: the discovered source
+	 * gives way to the client's too; the client's is never refused as a
+	 * duplicate of a discovered one, nor the other way round.
+	 */
+	{
+		struct statsfd_labels l = { .vcpu = 0 };
+		struct admit_info info;
+		struct source *s1 = NULL, *s2 = NULL;
+		int fd = vcpu_memfd(), fd2 = dup(fd);
+
+		snprintf(l.provider, sizeof(l.provider), "statsfd_vm");
+		snprintf(l.target, sizeof(l.target), "vcpu");
+		snprintf(l.vm, sizeof(l.vm), "found");
+		if (!admit_fd(fd, true, &info, why, sizeof(why)))
+			add_source(&col, &disc, fd, &info, &l, why, sizeof(why), &s1);
+		snprintf(l.vm, sizeof(l.vm), "named");
+		ret = admit_fd(fd2, true, &info, why, sizeof(why));
+		if (!ret)
+			ret = add_source(&col, &vmm, fd2, &info, &l, why, sizeof(why), &s2);
+		tap_ok(s1 && !ret && s2 && disc.nsources == 0 && vmm.nsources == 1,
+		       "a client registers the file of a discovered source: the discovered one goes (%s)",
+		       ret ? why : "ok");
+		fd = s2 ? dup(statsfd_fd(s2->sf)) : -1;
+		snprintf(l.vm, sizeof(l.vm), "again");
+		ret = fd >= 0 ? admit_fd(fd, true, &info, why, sizeof(why)) : -1;
+		if (!ret)
+			ret = add_source(&col, &disc, fd, &info, &l, why, sizeof(why), &s1);
+		tap_ok(ret == -EEXIST && strstr(why, "already a source") && vmm.nsources == 1,
+		       "and a discovered one cannot take it back: -EEXIST");
+		if (s2)
+			drop_source(&col, s2);
+		reap_sources(&col);
+	}
 }
 
 static struct source *add_as(struct client *cl, const char *provider,
@@ -402,10 +436,50 @@ static void test_host_labels(void)
 	reap_sources(&col);
 }
 
+/*
+ * The file changes between admit_fd() and add_source(): its descriptor
+ * then claims a 64 MiB data block (a sparse memfd, test mode).  What the
+ * library parsed is held to what was admitted: refused, nothing allocated.
+ */
+static void test_changed_header(void)
+{
+	struct statsfd_header h = {
+		.name_size = 8, .num_desc = 1, .id_offset = 24, .desc_offset = 32,
+		.data_offset = 32 + 16 + 8,
+	};
+	struct statsfd_desc d = { .size = 1, .offset = 0 };
+	struct statsfd_labels l = { .vcpu = 0 };
+	struct admit_info info;
+	struct source *s = NULL;
+	char why[256] = "";
+	int fd = memfd_create("changing", MFD_CLOEXEC), ret;
+
+	snprintf(l.provider, sizeof(l.provider), "statsfd_vm");
+	snprintf(l.target, sizeof(l.target), "vcpu");
+	snprintf(l.vm, sizeof(l.vm), "changing");
+	if (fd < 0 || ftruncate(fd, (off_t)h.data_offset + (64 << 20) + 8) ||
+	    pwrite(fd, &h, sizeof(h), 0) != sizeof(h) || pwrite(fd, "chg", 4, 24) != 4 ||
+	    pwrite(fd, &d, sizeof(d), 32) != sizeof(d) || pwrite(fd, "x", 2, 48) != 2)
+		tap_diag("changing memfd: %s", strerror(errno));
+	tap_ok(admit_fd(fd, true, &info, why, sizeof(why)) == 0 && info.data_size == 8,
+	       "a file with an 8-byte data block: admitted");
+	d.offset = (64 << 20) - 16;
+	if (pwrite(fd, &d, sizeof(d), 32) != sizeof(d))
+		tap_diag("pwrite: %s", strerror(errno));
+	ret = add_source(&col, &cl1, fd, &info, &l, why, sizeof(why), &s);
+	tap_ok(ret == -EINVAL && strstr(why, "its header changed after admission") &&
+	       col.stats.changed_refused == 1 && !col.nsources,
+	       "then it claims 64 MiB before the library reads it: refused (%s)", why);
+	if (!ret)
+		drop_source(&col, s);
+	reap_sources(&col);
+}
+
 int main(void)
 {
 	col.epfd = epoll_create1(EPOLL_CLOEXEC);
 	test_admit();
+	test_changed_header();
 	test_sources();
 	test_rules();
 	test_render_cache();

@@ -86,6 +86,9 @@ run collector_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/collector_test" \
 	"$san/bin/statsfd-collector"
 run collector_hostile_test env ASAN_OPTIONS=detect_leaks=0 \
 	"$san/tests/collector_hostile_test" "$san/bin/statsfd-collector"
+# Attacks on the HTTP side by local users (issue 18): memory, time, slots.
+run collector_siege_test env ASAN_OPTIONS=detect_leaks=0 \
+	"$san/tests/collector_siege_test" "$san/bin/statsfd-collector"
 # systemd's side of the protocol played by the test: no systemd needed.
 run sd_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/sd_test" \
 	"$san/bin/statsfd-collector"

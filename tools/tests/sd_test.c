@@ -52,6 +52,9 @@ static unsigned int nready, nwatchdog, nstopping, nremoved;
 static char last_status[256];
 static bool other_watchdog;
 
+/* One more option for the daemon (run 5), or NULL. */
+static const char *extra_opt, *extra_val;
+
 /* --client-timeout: short in run 2, to see restored VMMs outlive it. */
 static const char *client_timeout = "60000";
 
@@ -293,7 +296,7 @@ static int start_daemon(const char *bin, const char *sock, const char *allow,
 		      "--listen", "127.0.0.1:0", "--port-file", port_path,
 		      "--user", "nobody", "--allow-uid", allow, "--interval", "100",
 		      "--client-timeout", client_timeout,
-		      "--test-accept-memfd", (char *)NULL);
+		      "--test-accept-memfd", extra_opt, extra_val, (char *)NULL);
 		_exit(127);
 	}
 	return 0;
@@ -608,8 +611,15 @@ int main(int argc, char **argv)
 	tap_ok(stored(name) < 0 && nstore == 3,
 	       "their fds are FDSTOREREMOVE'd (%u left)", nstore);
 	close(db);
-	msleep(300);
-	r = rpc(q, "{\"execute\":\"query-sources\"}", NULL, 0);
+	/* The hang-up is an event of the loop: wait for it, within 10 s. */
+	for (i = 0; i < 100; i++) {
+		msleep(100);
+		r = rpc(q, "{\"execute\":\"query-sources\"}", NULL, 0);
+		if (ret_of(r) && json_object_array_length(ret_of(r)) == 0)
+			break;
+		json_object_put(r);
+		r = NULL;
+	}
 	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 0,
 	       "a restored VMM closing its connection drops its sources");
 	json_object_put(r);
@@ -647,6 +657,41 @@ int main(int argc, char **argv)
 	tap_ok(nwatchdog == n, "WATCHDOG_PID of another process: no WATCHDOG=1 (%u)",
 	       nwatchdog - n);
 	stop_daemon();
+
+	/* Runs 4 and 5: what a restart restores passes the same quotas. */
+	other_watchdog = false;
+	drain(200);
+	for (i = 0; i < nstore; i++)
+		close(store[i].fd);
+	nstore = 0;
+	if (tap_ok(!start_daemon(argv[1], sock1, "0", NULL, NULL, 0) && wait_ready(4),
+		   "READY=1 for run 4")) {
+		int q4_fds[4], q4;
+		int64_t q4_ids[4];
+
+		q4 = register_vm(sock1, "quota", 4, q4_fds, q4_ids);
+		drain(300);
+		stop_daemon();
+		drain(200);
+		for (i = 0, n = 0; i < nstore; i++) {
+			pass[n] = store[i].fd;
+			names[n++] = store[i].name;
+		}
+		tap_ok(q4 >= 0 && n == 5, "run 4 stored a client and its 4 sources (%u fds)", n);
+		extra_opt = "--user-max-sources";
+		extra_val = "2";
+		if (tap_ok(!start_daemon(argv[1], sock1, "0", pass, names, n) && wait_ready(5),
+			   "READY=1 after a restart with --user-max-sources 2"))
+			tap_ok(!strcmp(last_status, "serving 2 sources of 1 clients"),
+			       "the restore passes the uid's quota: \"%s\"", last_status);
+		extra_opt = NULL;
+		extra_val = NULL;
+		stop_daemon();
+		if (q4 >= 0)
+			close(q4);
+		for (i = 0; q4 >= 0 && i < 4; i++)
+			close(q4_fds[i]);
+	}
 	close(late);
 	close(late_fds[0]);
 	close(web);
