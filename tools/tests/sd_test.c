@@ -410,7 +410,7 @@ int main(int argc, char **argv)
 	int pass[MAX_STORED + 4], junk[2];
 	const char *names[MAX_STORED + 4];
 	struct json_object *r, *src, *cli;
-	unsigned int n, i, port;
+	unsigned int n, i, port, wd_waited = 0;
 	char name[256], *body;
 	struct stat st;
 	int status;
@@ -461,12 +461,19 @@ int main(int argc, char **argv)
 	tap_ok(stored(name) < 0 && stored("cli.3") < 0 && nstore == 5,
 	       "client gone: FDSTOREREMOVE of its source and its connection (%u left)",
 	       nstore);
+	/*
+	 * Every 100 ms for WATCHDOG_USEC=200000: at most 15 in one second
+	 * (10 expected; a load can only make it fewer), and they keep
+	 * coming: 5 more within 10 s however loaded the machine is.
+	 */
 	n = nwatchdog;
 	drain(1000);
-	/* 10 expected: loose bounds for a loaded machine. */
-	tap_ok(nwatchdog - n >= 5 && nwatchdog - n <= 15,
-	       "WATCHDOG=1 every 100 ms for WATCHDOG_USEC=200000 (%u in 1 s)",
-	       nwatchdog - n);
+	i = nwatchdog - n;
+	while (nwatchdog - n < 5 && wd_waited++ < 90)
+		drain(100);
+	tap_ok(i <= 15 && nwatchdog - n >= 5,
+	       "WATCHDOG=1 every 100 ms for WATCHDOG_USEC=200000 (%u in 1 s, %u in all)",
+	       i, nwatchdog - n);
 	poke(web_fds[0], 0, 4242);
 	poke(db_fds[0], 0, 777);
 	msleep(300);
