@@ -17,6 +17,7 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/err.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
