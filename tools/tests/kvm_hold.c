@@ -13,9 +13,9 @@
  * after the memory holds the final instruction.  Every pass then traps;
  * kprobe_int3_handler() sees no INT3 in memory ("removed right after we
  * hit it"), backs up and retries, forever, with interrupts off inside
- * __schedule(): the guest stops dead (no soft-lockup or RCU report, as
- * both vCPUs spin there), or one vCPU spins and the soft-lockup detector
- * names the task that created or destroyed the VM.
+ * __schedule(): the other vCPU soon waits on it, and the guest stops dead
+ * (no soft-lockup or RCU report when that wait has interrupts off too) or
+ * the other vCPU's soft-lockup detector names the task it was running.
  *
  * With this VM (one vCPU, no irqchip) alive, the keys stay on: the tests'
  * VMs only move their counts above zero, and no text is patched.  The VM
