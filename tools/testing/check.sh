@@ -291,6 +291,9 @@ run_leg() {
 		for m in "${kvm_modules[@]}"; do
 			extra+=(--kmods "$(kvm_module_path "$m")")
 		done
+		# kvm_hold keeps one idle VM through the KVM tests (see
+		# tools/tests/kvm_hold.c); check-guest.sh starts it.
+		extra+=(--bin "$BUILD/tools/guest-helpers/kvm_hold")
 		extra+=(--bin /bin/bash:/bin/bash --bin "$(command -v jq)"
 			--bin "$servers/promtool" --bin "$(command -v setpriv)")
 		for t in "$BUILD"/tools/guest-tests/*; do

@@ -269,6 +269,38 @@ for t in $HARNESS_SELFTESTS; do
 	[ -f "/usr/libexec/statsfd-harness/$t" ] && run_selftest "/usr/libexec/statsfd-harness/$t"
 done
 
+# kvm_hold_start: one idle VM, held until the guest powers off, so that the
+# KVM tests' VMs never switch KVM's static keys (preempt_notifier_key in
+# __schedule(), kvm_has_noapic_vcpu): under QEMU's multi-threaded TCG the
+# text patching of a switch can leave a vCPU a stale translation of the
+# INT3 it writes first, on which both vCPUs then loop forever with
+# interrupts off (tools/tests/kvm_hold.c, tools/testing/README.md).  This
+# VM switches the keys on once, with CPU 1 offline, so that no other vCPU
+# runs while the text is patched; nothing switches them off again.
+kvm_hold_start() {
+	cpu1=/sys/devices/system/cpu/cpu1/online
+	off=0
+	if [ "$(cat "$cpu1" 2>/dev/null)" = 1 ] && echo 0 2>/dev/null >"$cpu1"; then
+		off=1
+	else
+		echo "# kvm_hold: CPU 1 not taken offline; its VM is created with both CPUs running"
+	fi
+	rm -f /tmp/kvm_hold.ready
+	kvm_hold /tmp/kvm_hold.ready >/tmp/kvm_hold.log 2>&1 &
+	hold_pid=$!
+	n=0
+	while [ ! -s /tmp/kvm_hold.ready ] && kill -0 "$hold_pid" 2>/dev/null && [ "$n" -lt 600 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	if [ "$off" = 1 ] && ! echo 1 2>/dev/null >"$cpu1"; then
+		result FAIL kvm "CPU 1 did not come back online after kvm_hold started"
+	fi
+	if [ ! -s /tmp/kvm_hold.ready ]; then
+		result FAIL kvm "kvm_hold did not start: $(cat /tmp/kvm_hold.log)"
+	fi
+}
+
 # Real upstream KVM (the 6.1 leg): its stats fds are what our library and
 # CLI must read; the tests that use them run only here, on every machine.
 if [ -n "$KVM_MODULES" ]; then
@@ -282,6 +314,7 @@ if [ -n "$KVM_MODULES" ]; then
 		fi
 	done
 	if [ "$kvm_ok" = 1 ] && [ -c /dev/kvm ]; then
+		kvm_hold_start
 		for t in /usr/libexec/statsfd-kvm/*; do
 			[ -f "$t" ] && run_selftest "$t"
 		done
