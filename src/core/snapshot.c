@@ -155,8 +155,19 @@ void statsfd_update_end(struct statsfd_source *src)
 	 * window.
 	 */
 	smp_wmb();
-	/* Readers may be copying this copy still; they will retry. */
-	for (i = 0; i < n; i++)
+	/*
+	 * Readers may be copying this copy still; they will retry.  Four
+	 * values a pass: the copy is the window's whole cost, and under
+	 * emulation (TCG) the loop's own instructions cost as much as the
+	 * moves.
+	 */
+	for (i = 0; i + 4 <= n; i += 4) {
+		WRITE_ONCE(next[i], live[i]);
+		WRITE_ONCE(next[i + 1], live[i + 1]);
+		WRITE_ONCE(next[i + 2], live[i + 2]);
+		WRITE_ONCE(next[i + 3], live[i + 3]);
+	}
+	for (; i < n; i++)
 		WRITE_ONCE(next[i], live[i]);
 	/* The copy before the count; pairs with the reader's smp_rmb(). */
 	smp_wmb();
