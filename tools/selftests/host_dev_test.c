@@ -42,26 +42,13 @@
 #include <linux/veth.h>
 
 #include "kselftest_harness.h"
+#include "host_util.h"
 
 /* See sample_test.c: a false positive of kselftest_harness.h's longjmp. */
 #pragma GCC diagnostic ignored "-Wclobbered"
 
-#define HOST_DEV	"/dev/statsfd_host"
 /* An ifindex no interface of the guest's first namespace has. */
 #define FAR_IFINDEX	4000
-
-static int host_fd_args(const struct statsfd_host_stats_fd *a)
-{
-	int dev = open(HOST_DEV, O_RDONLY | O_CLOEXEC);
-	int fd;
-
-	if (dev < 0)
-		return -1000 - errno;
-	fd = ioctl(dev, STATSFD_HOST_GET_STATS_FD, a);
-	fd = fd < 0 ? -errno : fd;
-	close(dev);
-	return fd;
-}
 
 static int net_fd(int ifindex)
 {
@@ -956,23 +943,6 @@ TEST(ram_disks_text_fd_text)
 	}
 }
 
-/* "MAJ:MIN" of /sys/class/block/@name/dev. */
-static int sysfs_devt(const char *name, unsigned int *major,
-		      unsigned int *minor)
-{
-	char path[128];
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", name);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%u:%u", major, minor);
-	fclose(f);
-	return n == 2 ? 0 : -EIO;
-}
-
 static int ram0_partition(int op)
 {
 	struct blkpg_partition p = {
@@ -1003,13 +973,13 @@ TEST(partition_is_einval)
 	ret = ram0_partition(BLKPG_ADD_PARTITION);
 	ASSERT_EQ(0, ret) TH_LOG("BLKPG_ADD_PARTITION on /dev/ram0: %s",
 				 strerror(-ret));
-	ret = sysfs_devt("ram0p1", &major, &minor);
+	ret = host_sysfs_devt("ram0p1", &major, &minor);
 	EXPECT_EQ(0, ret);
 	if (!ret) {
 		EXPECT_EQ(-EINVAL, block_fd(major, minor))
 			TH_LOG("ram0p1 is %u:%u", major, minor);
 		/* The whole disk still works, partition or not. */
-		ASSERT_EQ(0, sysfs_devt("ram0", &dmaj, &dmin));
+		ASSERT_EQ(0, host_sysfs_devt("ram0", &dmaj, &dmin));
 		fd = block_fd(dmaj, dmin);
 		EXPECT_LE(0, fd);
 		close(fd);
@@ -1034,23 +1004,6 @@ TEST(unknown_disk_is_enodev)
 	/* Too large for a dev_t: not silently truncated to 1:0 (ram0). */
 	EXPECT_EQ(-ENODEV, block_fd(4096 + 1, 0));
 	EXPECT_EQ(-ENODEV, block_fd(1, 1u << 20));
-}
-
-/* The reference count of module @name, or -1 (built in, or no such). */
-static int module_refcnt(const char *name)
-{
-	char path[128];
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", name);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &n) != 1)
-		n = -1;
-	fclose(f);
-	return n;
 }
 
 #define LOOP_NR		77
@@ -1094,7 +1047,7 @@ TEST(loop_disk_io_then_removed_hangs_up)
 	if (ctl < 0)
 		SKIP(return, "no /dev/loop-control: this kernel has no loop");
 	ASSERT_EQ(LOOP_NR, ioctl(ctl, LOOP_CTL_ADD, LOOP_NR));
-	ASSERT_EQ(0, sysfs_devt("loop77", &major, &minor));
+	ASSERT_EQ(0, host_sysfs_devt("loop77", &major, &minor));
 
 	dev = loop_bind();
 	ASSERT_LE(0, dev) TH_LOG("binding /dev/loop77: %s", strerror(-dev));
@@ -1110,12 +1063,12 @@ TEST(loop_disk_io_then_removed_hangs_up)
 	EXPECT_EQ(0, ioctl(dev, LOOP_CLR_FD, 0));
 	close(dev);
 
-	r0 = module_refcnt("loop");
+	r0 = host_module_refcnt("loop");
 	fd = block_fd(major, minor);
 	ASSERT_LE(0, fd);
 	/* No reference on the driver's module. */
 	if (r0 >= 0)
-		EXPECT_EQ(r0, module_refcnt("loop"));
+		EXPECT_EQ(r0, host_module_refcnt("loop"));
 	ASSERT_EQ(0, sfile_read(fd, &f1));
 	EXPECT_LE(sfile_stat(&f2, "write_ios"), sfile_stat(&f1, "write_ios"));
 	EXPECT_EQ(0, poll_events(fd, 0) & POLLHUP);
@@ -1128,7 +1081,7 @@ TEST(loop_disk_io_then_removed_hangs_up)
 	ASSERT_EQ(0, sfile_read(fd, &f2));
 	EXPECT_STREQ("host-block-loop77", sfile_id(&f2));
 	if (r0 >= 0)
-		EXPECT_EQ(r0, module_refcnt("loop"));
+		EXPECT_EQ(r0, host_module_refcnt("loop"));
 	ASSERT_EQ(0, sfile_read(fd, &f3));
 	/*
 	 * del_gendisk() zeroes the counters: the last values are those of
