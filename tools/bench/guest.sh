@@ -111,18 +111,24 @@ want b7 && step $bench b7 "$b7_busy"
 want b9 && step $bench b9
 want b4 && step $bench b4kvm 500
 
-# B4: the same workload on the two provider builds, alternating loads so
-# drift over the run cannot favour either.  B8 measures update windows on
-# and off in each load of the provider with stats (the same module and
-# vCPU, the update_windows parameter toggled between measurements).
+# B4: the same workload on the bench's two copies of the provider (with
+# stats, and with them compiled out; both with every function on its own
+# page, see run-bench), alternating loads so that drift over the run cannot
+# favour either.  B8 measures update windows on and off in each load of
+# the provider as shipped (the same module and vCPU, the update_windows
+# parameter toggled between measurements).
 step rmmod statsfd_vm
 i=0
 while { want b4 || want b8; } && [ $i -lt "$b4_loads" ]; do
-	step load_vm statsfd_vm 0
-	want b4 && step $bench b4 stats 50000
-	want b8 && step $bench b8 50000
-	step rmmod statsfd_vm
+	if want b8; then
+		step load_vm statsfd_vm 0
+		step $bench b8 50000
+		step rmmod statsfd_vm
+	fi
 	if want b4; then
+		step load_vm statsfd_vm_stats 0
+		step $bench b4 stats 50000
+		step rmmod statsfd_vm_stats
 		step load_vm statsfd_vm_nostats 0
 		step $bench b4 nostats 50000
 		step rmmod statsfd_vm_nostats
