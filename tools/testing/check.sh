@@ -171,7 +171,7 @@ for leg in $LEGS; do
 		# before the rest could run).  Here WARNINGs are still caught
 		# by the kernel-log scan, and races are sorted by summarize.py.
 		proofs="kcsan hung_task softlockup taint"
-		[ -n "$leg_selftests$HARNESS" ] || leg_selftests="vm_race_test vm_stats_test snapshot_test mmap_test"
+		[ -n "$leg_selftests$HARNESS" ] || leg_selftests="vm_race_test vm_stats_test snapshot_test mmap_test host_net_race_test host_disk_test"
 		;;
 	6.1)
 		if [ "$run_selftests" != 1 ]; then
