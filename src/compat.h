@@ -127,7 +127,7 @@ static inline void statsfd_compat_vm_flags_mod(struct vm_area_struct *vma,
 #endif
 
 /*
- * ----- provider section (H3) -----
+ * ----- provider section (statsfd_vm.ko) -----
  * The VM provider adds its version differences below this line.
  */
 

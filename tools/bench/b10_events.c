@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd-bench phase "b10": how soon a poller learns of a stats fd's
- * events (issue 12).
+ * events.
  *
  *   - create: a VM's stats fd polls POLLPRI once a vCPU was added to the
  *     VM.  The time from the STATSFD_VM_CREATE_VCPU call to the poller's

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd-bench phase "b13": what statsfd-collector costs on a fleet
- * (issue 10), as ratios measured side by side in one run.
+ * as ratios measured side by side in one run.
  *
  * CPU.  A fleet of VMs with vCPUs (1024 x 8 by default) and a stats fd for
  * each.  First the bench reads every data block itself, one pread() per
@@ -9,8 +9,7 @@
  * cost of the bare reads.  Then statsfd-collector ($STATSFD_BENCH_COLLECTOR)
  * gets the same fds, registered as VMMs would, and reads them at
  * --interval 500 for the same time, nobody scraping: its utime + stime
- * (/proc) over the bare reads' is the overhead (issue 10's target: 1.5 at
- * most).  The collector reads mapped vCPUs through their mapping
+ * (/proc) over the bare reads' is the overhead (target: 1.5 at most).  The collector reads mapped vCPUs through their mapping
  * (--max-mapped), so its reads may be cheaper than the bench's preads.
  *
  * Scrapes.  GET /metrics over one keep-alive connection, SCRAPES times:
@@ -18,8 +17,8 @@
  * (what every scrape cost before the per-tick cache), the next one is
  * served the cached text; then the same with Accept-Encoding: gzip (the
  * first one compresses, the next is cached).  Wall time of each request
- * to its last byte, medians; issue 10's target for cached over rendered:
- * 0.2 at most.
+ * to its last byte, medians; the target for cached over rendered: 0.2 at
+ * most.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>

@@ -438,7 +438,7 @@ int collector_register(int sock, const struct fleet *f)
 }
 
 /*
- * The collector daemon (H4's statsfd-collector, command in
+ * The collector daemon (statsfd-collector, command in
  * $STATSFD_BENCH_COLLECTOR) reading every stats fd of the fleet at 2 reads
  * per second (--interval 500): the fleet registers each VM's fds as a VMM
  * would (one add-sources per VM, fds attached), then the daemon's CPU time

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd-bench phase "b7": reading a vCPU's values through a read-only
- * mapping of its stats fd (issue 11) against one pread of the same bytes.
+ * mapping of its stats fd against one pread of the same bytes.
  *
  * The judged pair: a consistent copy of all of one vCPU's plain values out
  * of the mapping with the documented latch protocol of version 2 of the

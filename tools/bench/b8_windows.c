@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd-bench phase "b8": what update windows cost the provider's run
- * loop (issue 11).  The same module and the same vCPU, with the
+ * loop.  The same module and the same vCPU, with the
  * statsfd_vm.update_windows parameter set to Y and to N in turn between
  * measurements (the run loop reads it once per RUN): the marginal cost of
  * one exit, measured as B4 does, as the slope between runs of two lengths.

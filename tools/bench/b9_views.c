@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd-bench phase "b9": reading eight of a vCPU's stats through a view
- * fd (STATSFD_IOC_VIEW by name, issue 12) against reading them from the
+ * fd (STATSFD_IOC_VIEW by name) against reading them from the
  * vCPU's full stats fd.
  *
  * The judged contenders, side by side over NFD idle vCPUs of one VM:

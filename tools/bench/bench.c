@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd-bench: measures statsfd against upstream KVM stats, /dev/zero and
- * text files, inside one QEMU guest (see tools/bench/README.md, issue 4).
+ * text files, inside one QEMU guest (see tools/bench/README.md).
  *
  * Every phase prints one line "BENCH-JSON {...}" on stdout with all of its
  * figures; the host turns those lines into Documentation/bench/.  Progress

@@ -34,8 +34,8 @@ def load(path):
     return phases, notes
 
 
-# Per-instance memory of the last run before update windows and mmap
-# (issue 11), Documentation/bench/results.md at commit 999ba92: the
+# Per-instance memory of the last run before update windows and mmap,
+# Documentation/bench/results.md at commit 999ba92: the
 # baseline that a mappable source may exceed by at most one page.
 PREVIOUS = {
     "commit": "999ba92",
@@ -994,7 +994,7 @@ def reading_notes(res, host=None):
             "costs a page for its published copies plus its live values in slab, "
             "instead of the values' bytes in the owner's object. Its stats fd adds a "
             "`struct file` and a dentry, the same "
-            "as every KVM stats fd, and since issue 11 the file's read buffer "
+            "as every KVM stats fd, and since snapshots the file's read buffer "
             "(`kzalloc(data_size)` in src/core/fd.c `statsfd_source_getfile()`; for a "
             "vCPU's 1192 B data block a 2 KiB kmalloc object): that is why a stats fd "
             f"costs more than the {fmt(PREVIOUS['fleet_slab_per_stats_fd'])} B of "

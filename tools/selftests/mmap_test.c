@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mmap_test - the read-only mapping of a stats fd's values (issue 11,
- * item 3), on a VM and on a vCPU stats fd:
+ * mmap_test - the read-only mapping of a stats fd's values, on a VM and on a vCPU stats fd:
  *
  * - every bad input, each its own test with its errno: PROT_WRITE shared
  *   and private (EACCES), mprotect() to PROT_WRITE (EACCES), PROT_EXEC

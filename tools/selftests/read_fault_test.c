@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * read_fault_test - reads of a stats fd whose copies to user space fail
- * (issue 11, items 1 and 7).
+ * read_fault_test - reads of a stats fd whose copies to user space fail.
  *
  * The aggregate read used to retry a faulting copy for as long as
  * fault_in_writeable() succeeded: with fail_usercopy failing every copy

@@ -705,7 +705,7 @@ TEST_F(ioc, stats_fds_until_emfile_17)
 }
 
 /*
- * The device node as the default parameters make it (H1's device_test
+ * The device node as the default parameters make it (device_test
  * checks its mode): the node's mode and group come from the device's
  * devnode() callback, which the uevent shows too.
  */

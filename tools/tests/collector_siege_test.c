@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * statsfd-collector under siege from its own host (issue 18): attacks any
+ * statsfd-collector under siege from its own host: attacks any
  * local user can make on the HTTP side, each against a freshly started
  * sanitized daemon, each bounded by counts and bytes, never by timing:
  *

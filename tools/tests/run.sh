@@ -86,7 +86,7 @@ run collector_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/collector_test" \
 	"$san/bin/statsfd-collector"
 run collector_hostile_test env ASAN_OPTIONS=detect_leaks=0 \
 	"$san/tests/collector_hostile_test" "$san/bin/statsfd-collector"
-# Attacks on the HTTP side by local users (issue 18): memory, time, slots.
+# Attacks on the HTTP side by local users: memory, time, slots.
 run collector_siege_test env ASAN_OPTIONS=detect_leaks=0 \
 	"$san/tests/collector_siege_test" "$san/bin/statsfd-collector"
 # systemd's side of the protocol played by the test: no systemd needed.
