@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * statsfd CLI: the sources it reads and how it finds them.
+ * statsfd CLI: its options, the sources it reads and how it finds them,
+ * and the commands over them.
  */
 #ifndef STATSFD_CLI_H
 #define STATSFD_CLI_H
@@ -11,6 +12,54 @@
 #include "statsfd.h"
 #include "statsfd_hostfd.h"
 #include "statsfd_json.h"
+
+/* --name globs and query --vm names the command line may give. */
+#define CLI_MAX_NAMES		64
+#define CLI_MAX_VMS		16
+
+/**
+ * struct cli_opts - the command line, once parsed
+ * @cmd: show, watch, list, dump or query
+ * @json: show --json
+ * @prom: show --prometheus
+ * @all: --all: zero rows in watch, empty buckets in show
+ * @ansi: watch --ansi: refresh in place even when stdout is no tty
+ * @names: --name globs (CLI_MAX_NAMES at most)
+ * @nnames: how many
+ * @stats: --stats names, each once, in order
+ * @nstats: how many
+ * @interval: watch --interval, seconds
+ * @count: watch --count, 0 for until ^C
+ * @timeout_ms: --timeout (--socket, query)
+ * @output: dump --output, or NULL for stdout
+ * @collector: query --collector
+ * @schemas: query --schemas
+ * @list_sources: query --sources
+ * @target: query --target
+ * @provider: query --provider
+ * @names_csv: query --names
+ * @vcpus: query --vcpus
+ * @raw: query --raw
+ * @vms: query --vm names (CLI_MAX_VMS at most)
+ * @nvms: how many
+ */
+struct cli_opts {
+	const char *cmd;
+	bool json, prom, all, ansi;
+	const char **names;
+	unsigned int nnames;
+	const char *stats[256];
+	unsigned int nstats;
+	double interval;
+	long count;
+	int timeout_ms;
+	const char *output;
+	const char *collector;
+	bool schemas, list_sources;
+	const char *target, *provider, *names_csv, *vcpus, *raw;
+	const char *vms[CLI_MAX_VMS];
+	unsigned int nvms;
+};
 
 /* What a change of a source's children makes `watch` look through again. */
 enum cli_root {
@@ -110,14 +159,23 @@ int cli_add_handle(struct cli_sources *s, struct statsfd *sf,
 void cli_free_sources(struct cli_sources *s);
 void cli_drop_source(struct cli_sources *s, unsigned int i);
 int cli_rescan_default(struct cli_sources *s, enum cli_root root, pid_t pid);
-
-/* host.c: --host and the host pages. */
 int cli_add_host(struct cli_sources *s, const char *path);
-void cli_mark_host(struct cli_source *src);
+void cli_describe(const struct cli_source *src, char *buf, size_t len);
+
+/* host.c: the host pages. */
 bool cli_has_host(const struct cli_sources *s);
 void cli_host_page(const struct cli_sources *s, double dt, bool rate);
 
-/* watch.c: views for --stats, events for watch. */
+/* show.c, watch.c, query.c: the commands. */
+bool cli_name_ok(const struct cli_opts *o, const char *name);
+int cli_read_all(struct cli_sources *s);
+int cli_show(const struct cli_opts *o, struct cli_sources *s);
+int cli_list(struct cli_sources *s);
+int cli_dump(const struct cli_opts *o, struct cli_sources *s);
+int cli_watch(const struct cli_opts *o, struct cli_sources *s);
+int cli_query(const struct cli_opts *o);
+
+/* events.c: views for --stats, events for watch. */
 int cli_prepare(struct cli_sources *s, unsigned int from);
 void cli_warn_missing(const struct cli_sources *s);
 int cli_wait(struct cli_sources *s, int timeout_ms, struct cli_changes *ch);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * statsfd CLI: --host, the host's own stats fds (statsfd_host.ko: the
+ * statsfd CLI: the pages of the host's own stats fds (statsfd_host.ko: the
  * node, every online CPU, every interface of our network namespace, every
- * whole disk), and their compact pages in the manner of vmstat and sar:
+ * whole disk; found by --host, sources.c), in the manner of vmstat and sar:
  * CPU time by mode (seconds in show, % of the interval in watch), memory,
  * interfaces and disks (totals in show, per second in watch).  A saved
  * image of a host stats fd (statsfd dump) is recognized by its id and
@@ -18,82 +18,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-/* The labels of a host source: provider statsfd_host, its kind's target. */
-static void host_labels(struct cli_source *src)
-{
-	struct statsfd_labels *l = &src->labels;
-
-	memset(l, 0, sizeof(*l));
-	snprintf(l->provider, sizeof(l->provider), "statsfd_host");
-	snprintf(l->target, sizeof(l->target), "%s",
-		 statsfd_host_kind_name(src->hobj.kind));
-	l->vcpu = -1;
-}
-
-int cli_add_host(struct cli_sources *s, const char *path)
-{
-	struct statsfd_host_obj *objs;
-	struct statsfd_error err;
-	struct statsfd_labels l;
-	size_t n, i;
-	int dev, ret, added = 0;
-	char origin[96];
-
-	dev = open(path, O_RDONLY | O_CLOEXEC);
-	if (dev < 0) {
-		fprintf(stderr, "statsfd: %s: %s%s\n", path, strerror(errno),
-			errno == ENOENT ? " (is statsfd_host.ko loaded?)" : "");
-		return -errno;
-	}
-	ret = statsfd_host_scan("/sys", &objs, &n);
-	if (ret) {
-		fprintf(stderr, "statsfd: --host: cannot list the CPUs, interfaces and disks: %s\n",
-			strerror(-ret));
-		close(dev);
-		return ret;
-	}
-	for (i = 0; i < n; i++) {
-		int fd = statsfd_host_get_fd(dev, &objs[i]);
-		struct statsfd *sf;
-
-		snprintf(origin, sizeof(origin), "%s %s %s", path,
-			 statsfd_host_kind_name(objs[i].kind), objs[i].name);
-		if (fd < 0) {
-			/* Gone since the scan: nothing to show. */
-			if (fd != -ENODEV)
-				fprintf(stderr, "statsfd: %s: STATSFD_HOST_GET_STATS_FD: %s\n",
-					origin, strerror(-fd));
-			continue;
-		}
-		sf = statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD, &err);
-		if (!sf) {
-			fprintf(stderr, "statsfd: %s: not a valid stats fd: %s\n",
-				origin, err.msg);
-			continue;
-		}
-		memset(&l, 0, sizeof(l));
-		l.vcpu = -1;
-		if (cli_add_handle(s, sf, &l, origin))
-			break;
-		/* The object as scanned, whatever the id: its numbers too. */
-		s->v[s->n - 1].host = true;
-		s->v[s->n - 1].hobj = objs[i];
-		host_labels(&s->v[s->n - 1]);
-		added++;
-	}
-	free(objs);
-	close(dev);
-	return added ? 0 : -ENODEV;
-}
-
-void cli_mark_host(struct cli_source *src)
-{
-	src->host = statsfd_host_id_parse(statsfd_id(src->sf), &src->hobj);
-	if (src->host)
-		host_labels(src);
-}
-
 
 /* ---- the pages ----------------------------------------------------------- */
 

@@ -2,7 +2,8 @@
 /*
  * statsfd CLI: finding stats fds.  From the statsfd_vm device, from the VM
  * and vCPU fds of a running VMM (KVM or statsfd_vm, taken with
- * pidfd_getfd()), from an inherited fd, from a unix socket, or from a file.
+ * pidfd_getfd()), from an inherited fd, from a unix socket, from a file,
+ * or from the host device (--host).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,6 +29,50 @@
 	"statsfd needs ptrace permission over the VMM: run as its user "\
 	"(with kernel.yama.ptrace_scope=0) or as root (CAP_SYS_PTRACE)"
 
+/**
+ * cli_describe() - what a source is, for the messages and the tables
+ * @src: the source
+ * @buf: where the text goes, "provider P, target T[, vm V][, vcpu N]" and
+ *	a host source's CPU or device
+ * @len: its size; the text is cut to fit
+ */
+void cli_describe(const struct cli_source *src, char *buf, size_t len)
+{
+	const struct statsfd_labels *l = &src->labels;
+	int n;
+
+	n = snprintf(buf, len, "provider %s, target %s", l->provider, l->target);
+	if (l->vm[0] && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ", vm %s", l->vm);
+	if (l->vcpu >= 0 && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, ", vcpu %d", l->vcpu);
+	if (src->host && src->hobj.kind != STATSFD_HOST_NODE && n >= 0 &&
+	    (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ", %s %s",
+			 src->hobj.kind == STATSFD_HOST_CPU ? "cpu" : "device",
+			 src->hobj.name);
+}
+
+/* The labels of a host source: provider statsfd_host, its kind's target. */
+static void host_labels(struct cli_source *src)
+{
+	struct statsfd_labels *l = &src->labels;
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->provider, sizeof(l->provider), "statsfd_host");
+	snprintf(l->target, sizeof(l->target), "%s",
+		 statsfd_host_kind_name(src->hobj.kind));
+	l->vcpu = -1;
+}
+
+/* A host stats fd, or its image, by its id: labelled as such. */
+static void mark_host(struct cli_source *src)
+{
+	src->host = statsfd_host_id_parse(statsfd_id(src->sf), &src->hobj);
+	if (src->host)
+		host_labels(src);
+}
+
 int cli_add_handle(struct cli_sources *s, struct statsfd *sf,
 		   const struct statsfd_labels *l, const char *origin)
 {
@@ -46,8 +91,7 @@ int cli_add_handle(struct cli_sources *s, struct statsfd *sf,
 	memset(src, 0, sizeof(*src));
 	src->sf = sf;
 	src->labels = *l;
-	/* A host stats fd, or its image, by its id: labelled as such. */
-	cli_mark_host(src);
+	mark_host(src);
 	snprintf(src->origin, sizeof(src->origin), "%s", origin);
 	src->cur = calloc(1, statsfd_data_size(sf) + 8);
 	src->prev = calloc(1, statsfd_data_size(sf) + 8);
@@ -488,4 +532,68 @@ int cli_add_socket(struct cli_sources *s, const char *path, int timeout_ms)
 	free(json);
 	/* Kept open until exit: the VMM may treat its closing as "stop". */
 	return ret;
+}
+
+/**
+ * cli_add_host() - --host: a source for the node, each online CPU, each
+ * interface of our network namespace and each whole disk
+ * @s: the sources
+ * @path: the host device, normally STATSFD_HOST_DEVICE
+ *
+ * Return: 0 when at least one was added, else -errno.
+ */
+int cli_add_host(struct cli_sources *s, const char *path)
+{
+	struct statsfd_host_obj *objs;
+	struct statsfd_error err;
+	struct statsfd_labels l;
+	size_t n, i;
+	int dev, ret, added = 0;
+	char origin[96];
+
+	dev = open(path, O_RDONLY | O_CLOEXEC);
+	if (dev < 0) {
+		fprintf(stderr, "statsfd: %s: %s%s\n", path, strerror(errno),
+			errno == ENOENT ? " (is statsfd_host.ko loaded?)" : "");
+		return -errno;
+	}
+	ret = statsfd_host_scan("/sys", &objs, &n);
+	if (ret) {
+		fprintf(stderr, "statsfd: --host: cannot list the CPUs, interfaces and disks: %s\n",
+			strerror(-ret));
+		close(dev);
+		return ret;
+	}
+	for (i = 0; i < n; i++) {
+		int fd = statsfd_host_get_fd(dev, &objs[i]);
+		struct statsfd *sf;
+
+		snprintf(origin, sizeof(origin), "%s %s %s", path,
+			 statsfd_host_kind_name(objs[i].kind), objs[i].name);
+		if (fd < 0) {
+			/* Gone since the scan: nothing to show. */
+			if (fd != -ENODEV)
+				fprintf(stderr, "statsfd: %s: STATSFD_HOST_GET_STATS_FD: %s\n",
+					origin, strerror(-fd));
+			continue;
+		}
+		sf = statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD, &err);
+		if (!sf) {
+			fprintf(stderr, "statsfd: %s: not a valid stats fd: %s\n",
+				origin, err.msg);
+			continue;
+		}
+		memset(&l, 0, sizeof(l));
+		l.vcpu = -1;
+		if (cli_add_handle(s, sf, &l, origin))
+			break;
+		/* The object as scanned, whatever the id: its numbers too. */
+		s->v[s->n - 1].host = true;
+		s->v[s->n - 1].hobj = objs[i];
+		host_labels(&s->v[s->n - 1]);
+		added++;
+	}
+	free(objs);
+	close(dev);
+	return added ? 0 : -ENODEV;
 }

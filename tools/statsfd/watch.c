@@ -1,312 +1,290 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * statsfd CLI: reading through views (--stats) and reacting to the events
- * of stats fds in `watch`: a source whose owner hung up (POLLHUP: the VMM
- * closed the VM) is dropped at once; a change of a source's children
- * (POLLPRI: a vCPU added to a VM, a VM to the device) makes the CLI look
- * through the VMM's fds (or every process's) again, and the sources found
- * are added.  Separate from statsfd.c so that a host test can drive it
- * (tools/tests/cli_events_test.c).
+ * statsfd CLI: `watch`, per-second rates and current values refreshed in
+ * place, one column per source; between refreshes it waits on the
+ * sources' events (events.c) and lists what came and went.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
-int (*cli_rescan)(struct cli_sources *s, enum cli_root root, pid_t pid) =
-	cli_rescan_default;
+static volatile sig_atomic_t stop;
 
-/* Sources whose children can change: a VM (vCPUs), the device (VMs). */
-static bool has_children(const struct cli_source *src)
+static void on_signal(int sig)
 {
-	return !strcmp(src->labels.target, "vm") ||
-	       !strcmp(src->labels.target, "system");
+	stop = 1;
 }
 
-static void describe(const struct cli_source *src, char *buf, size_t len)
+/* Compact "1.23ms/s"-style cell for watch. */
+static void cell(const struct statsfd_stat *st, double v, bool rate, char *buf,
+		 size_t len)
+{
+	static const char *const si[] = { "", "k", "M", "G", "T", "P" };
+	const char *unit = "";
+	double a;
+	int i = 0;
+
+	if (st->unit == STATSFD_UNIT_BOOLEAN && !rate) {
+		snprintf(buf, len, "%s", v ? "true" : "false");
+		return;
+	}
+	if (st->unit == STATSFD_UNIT_SECONDS) {
+		a = v < 0 ? -v : v;
+		if (a == 0)
+			snprintf(buf, len, "0%s", rate ? "/s" : "");
+		else if (a >= 1)
+			snprintf(buf, len, "%.3gs%s", v, rate ? "/s" : "");
+		else if (a >= 1e-3)
+			snprintf(buf, len, "%.3gms%s", v * 1e3, rate ? "/s" : "");
+		else if (a >= 1e-6)
+			snprintf(buf, len, "%.3gus%s", v * 1e6, rate ? "/s" : "");
+		else
+			snprintf(buf, len, "%.3gns%s", v * 1e9, rate ? "/s" : "");
+		return;
+	}
+	if (st->unit == STATSFD_UNIT_BYTES) {
+		static const char *const iec[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+
+		a = v < 0 ? -v : v;
+		while (a >= 1024 && i < 5) {
+			a /= 1024;
+			v /= 1024;
+			i++;
+		}
+		snprintf(buf, len, i ? "%.3g%s%s" : "%.0f%s%s", v, iec[i], rate ? "/s" : "");
+		return;
+	}
+	if (st->unit == STATSFD_UNIT_CYCLES)
+		unit = "cy";
+	a = v < 0 ? -v : v;
+	while (a >= 1000 && i < 5) {
+		a /= 1000;
+		v /= 1000;
+		i++;
+	}
+	if (!i && v == (double)(uint64_t)v)
+		snprintf(buf, len, "%.0f%s%s", v, unit, rate ? "/s" : "");
+	else
+		snprintf(buf, len, "%.3g%s%s%s", v, si[i], unit, rate ? "/s" : "");
+}
+
+/*
+ * Rates are per second of the source's own clock when it has sample_ns
+ * (the moments its two snapshots were taken), else of the wall-clock
+ * time around the reads (@dt).
+ */
+static double row_value(const struct statsfd_stat *st, const struct cli_source *src,
+			double dt, bool *rate)
+{
+	const uint64_t *c = statsfd_values(st, src->cur);
+	const uint64_t *p = statsfd_values(st, src->prev);
+	uint64_t dc = 0;
+	unsigned int k;
+
+	dt = statsfd_sample_interval(src->sf, src->prev, src->cur, dt);
+
+	if (statsfd_stat_is_hist(st)) {
+		/* Histograms: samples per second, over all buckets. */
+		for (k = 0; k < st->size; k++)
+			dc += c[k] - p[k];
+		*rate = true;
+		return (double)dc / dt;
+	}
+	if (st->type == STATSFD_TYPE_CUMULATIVE) {
+		*rate = true;
+		/* Unsigned subtraction: a counter wrapping past U64_MAX stays right. */
+		return statsfd_scale_value(st, (double)(c[0] - p[0])) / dt;
+	}
+	*rate = false;
+	return statsfd_to_base(st, c[0]);
+}
+
+static const char *col_label(const struct cli_source *src, char *buf, size_t len)
 {
 	const struct statsfd_labels *l = &src->labels;
-	int n;
+	char full[96];
+	size_t n;
 
-	n = snprintf(buf, len, "provider %s, target %s", l->provider, l->target);
-	if (l->vm[0] && n >= 0 && (size_t)n < len)
-		n += snprintf(buf + n, len - (size_t)n, ", vm %s", l->vm);
-	if (l->vcpu >= 0 && n >= 0 && (size_t)n < len)
-		snprintf(buf + n, len - (size_t)n, ", vcpu %d", l->vcpu);
-}
-
-/* Swap @src's handle for the view @v, with buffers of the view's size. */
-static int use_view(struct cli_sources *s, struct cli_source *src,
-		    struct statsfd *v)
-{
-	uint64_t *cur = calloc(1, statsfd_data_size(v) + 8);
-	uint64_t *prev = calloc(1, statsfd_data_size(v) + 8);
-
-	if (!cur || !prev) {
-		free(cur);
-		free(prev);
-		statsfd_close(v);
-		return -ENOMEM;
-	}
-	free(src->cur);
-	free(src->prev);
-	src->cur = cur;
-	src->prev = prev;
-	/*
-	 * Any read of the data block acknowledges a change of children: a
-	 * source with children keeps its original fd to wait on, unread, so
-	 * that no read of ours ever consumes an event before we see it.  A
-	 * vCPU has none to miss: the view is all it needs, one fd.
-	 */
-	if (s->watch && has_children(src) &&
-	    statsfd_view_kind(v) == STATSFD_VIEW_KERNEL)
-		src->ev = src->sf;
+	if (l->vcpu >= 0)
+		snprintf(full, sizeof(full), "%s/%d", l->vm, l->vcpu);
 	else
-		statsfd_close(src->sf);
-	src->sf = v;
-	return 0;
+		snprintf(full, sizeof(full), "%s", l->vm[0] ? l->vm : l->target);
+	/* Keep the end, where VM numbers and vCPU indices differ. */
+	n = strlen(full);
+	snprintf(buf, len, "%.10s", n > 10 ? full + n - 10 : full);
+	return buf;
 }
 
-static int prepare_one(struct cli_sources *s, struct cli_source *src)
+static void render(const struct cli_opts *o, struct cli_sources *s, double dt,
+		   long frame, int width, bool tty, const struct cli_changes *ch)
 {
-	struct statsfd_error err;
-	const char **sel = NULL;
-	unsigned int *idx = NULL;
-	struct statsfd *v = NULL;
-	unsigned int i, k = 0;
-	int ret = 0;
+	const int cw = 11, nw = 26;
+	unsigned int *group = calloc(s->n + 1, sizeof(*group));
+	unsigned int i, j, g, ngroups = 0;
+	char buf[64], of[32] = "";
 
-	src->prepared = true;
-	if (s->nstats) {
-		sel = calloc(s->nstats, sizeof(*sel));
-		if (!sel)
-			return -ENOMEM;
-		for (i = 0; i < s->nstats; i++)
-			if (statsfd_find(src->sf, s->stats[i]))
-				sel[k++] = s->stats[i];
-		if (!k) {
-			/* Not shown, but still waited on for its events. */
-			src->hidden = true;
-			goto out;
-		}
-		v = statsfd_open_view(src->sf, sel, k, STATSFD_VIEW_EMULATE, &err);
-		if (!v) {
-			fprintf(stderr, "statsfd: %s: --stats: %s\n",
-				statsfd_id(src->sf), err.msg);
-			ret = -err.err;
-			goto out;
-		}
-		if (statsfd_view_kind(v) == STATSFD_VIEW_EMULATED)
-			s->no_views++;
-	} else if (s->watch && has_children(src)) {
-		/* A view of everything: the same values, a separate file. */
-		k = statsfd_num_stats(src->sf);
-		idx = calloc(k + 1, sizeof(*idx));
-		if (!idx)
-			return -ENOMEM;
-		for (i = 0; i < k; i++)
-			idx[i] = i;
-		v = k ? statsfd_open_view_indices(src->sf, idx, k, 0, &err) : NULL;
-		/* Without views there are no events either: read it as it is. */
-		if (!v)
-			goto out;
-	} else {
-		goto out;
+	if (!group)
+		return;
+	if (tty)
+		printf("\033[H\033[J");
+	else if (frame > 1)
+		printf("\n");
+	if (o->count)
+		snprintf(of, sizeof(of), "/%ld", o->count);
+	printf("statsfd watch: %u source%s, every %.3g s, refresh %ld%s  "
+	       "(counters: per second; others: current value)\n", s->n,
+	       s->n == 1 ? "" : "s", o->interval, frame, of);
+	if (ch->ngone)
+		printf("gone (hung up): %s\n", ch->gone.data);
+	if (ch->nadded)
+		printf("new: %s\n", ch->added.data);
+	if (cli_has_host(s)) {
+		printf("\n");
+		cli_host_page(s, dt, true);
 	}
-	ret = use_view(s, src, v);
-out:
-	free(sel);
-	free(idx);
-	return ret;
-}
-
-/*
- * Give sources from index @from on their views (--stats), or in watch a
- * separate file to read for sources with children.  A source whose view
- * cannot be made for lack of resources is dropped, with a message.
- * Return: 0, or the last error.
- */
-int cli_prepare(struct cli_sources *s, unsigned int from)
-{
-	unsigned int i = from;
-	int ret = 0, r;
-
-	while (i < s->n) {
-		if (s->v[i].prepared) {
-			i++;
+	/* Sources sharing a schema, provider and target become columns of one table. */
+	for (i = 0; i < s->n; i++) {
+		if (s->v[i].hidden || s->v[i].host) {
+			group[i] = UINT32_MAX;
 			continue;
 		}
-		r = prepare_one(s, &s->v[i]);
-		if (r < 0) {
-			cli_drop_source(s, i);
-			ret = r;
-			continue;
-		}
-		i++;
-	}
-	return ret;
-}
-
-/* Names of --stats that no source has: probably misspelt. */
-void cli_warn_missing(const struct cli_sources *s)
-{
-	unsigned int i, j;
-
-	for (i = 0; i < s->nstats; i++) {
-		for (j = 0; j < s->n; j++)
-			if (statsfd_find(s->v[j].sf, s->stats[i]) ||
-			    (s->v[j].ev && statsfd_find(s->v[j].ev, s->stats[i])))
+		for (j = 0; j < i; j++)
+			if (!s->v[j].hidden && !s->v[j].host && statsfd_same_schema(s->v[i].sf, s->v[j].sf) &&
+			    !strcmp(s->v[i].labels.target, s->v[j].labels.target) &&
+			    !strcmp(s->v[i].labels.provider, s->v[j].labels.provider))
 				break;
-		if (j == s->n)
-			fprintf(stderr, "statsfd: --stats: no source has a stat named %s\n",
-				s->stats[i]);
+		group[i] = j < i ? group[j] : ngroups++;
 	}
-}
+	for (g = 0; g < ngroups; g++) {
+		unsigned int members[256] = { 0 }, nm = 0, shown, k;
+		const struct cli_source *first = NULL;
 
-void cli_changes_reset(struct cli_changes *ch)
-{
-	statsfd_buf_free(&ch->gone);
-	statsfd_buf_free(&ch->added);
-	ch->ngone = 0;
-	ch->nadded = 0;
-}
+		for (i = 0; i < s->n && nm < 256; i++)
+			if (group[i] == g)
+				members[nm++] = i;
+		first = &s->v[members[0]];
+		shown = nm;
+		if (nw + (int)(shown + (nm > 1)) * cw > width)
+			shown = (unsigned int)((width - nw) / cw) - (nm > 1);
+		if (!shown || shown > nm)
+			shown = 1;
+		printf("\n%s %s (%u source%s%s)\n", first->labels.provider,
+		       first->labels.target, nm, nm == 1 ? "" : "s",
+		       shown < nm ? ", first columns only; total covers all" : "");
+		printf("%-*s", nw, "  stat");
+		for (k = 0; k < shown; k++)
+			printf("%*s", cw, col_label(&s->v[members[k]], buf, sizeof(buf)));
+		if (nm > 1)
+			printf("%*s", cw, "total");
+		printf("\n");
+		for (j = 0; j < statsfd_num_stats(first->sf); j++) {
+			const struct statsfd_stat *st = statsfd_stat(first->sf, j);
+			double total = 0;
+			bool rate = false, any = false;
 
-/* Whether source @i has the id of a source before it. */
-static bool known(const struct cli_sources *s, unsigned int i)
-{
-	const char *id = statsfd_id(s->v[i].sf);
-	unsigned int j;
+			/* The time base of the rates, not a value to watch. */
+			if (!cli_name_ok(o, st->name) || st == statsfd_sample_stat(first->sf))
+				continue;
+			for (k = 0; k < nm; k++) {
+				double v = row_value(st, &s->v[members[k]], dt, &rate);
 
-	for (j = 0; j < i; j++)
-		if (!strcmp(statsfd_id(s->v[j].sf), id) &&
-		    !strcmp(s->v[j].labels.provider, s->v[i].labels.provider))
-			return true;
-	return false;
-}
-
-/* Look through @pid (or every process) again and keep what is new. */
-static void rescan(struct cli_sources *s, enum cli_root root, pid_t pid,
-		   struct cli_changes *ch)
-{
-	struct statsfd_error err;
-	unsigned int n0 = s->n, i;
-	char desc[200];
-
-	cli_rescan(s, root, pid);
-	for (i = n0; i < s->n;) {
-		if (known(s, i)) {
-			cli_drop_source(s, i);
-			continue;
+				total = st->type == STATSFD_TYPE_PEAK && k ?
+					(v > total ? v : total) : total + v;
+				any |= v != 0;
+			}
+			if (!any && !o->all)
+				continue;
+			printf("  %-*.*s", nw - 2, nw - 3, st->name);
+			for (k = 0; k < shown; k++) {
+				cell(st, row_value(st, &s->v[members[k]], dt, &rate), rate,
+				     buf, sizeof(buf));
+				printf("%*s", cw, buf);
+			}
+			if (nm > 1) {
+				cell(st, total, rate, buf, sizeof(buf));
+				printf("%*s", cw, buf);
+			}
+			printf("\n");
 		}
-		i++;
 	}
-	cli_prepare(s, n0);
-	for (i = n0; i < s->n; i++) {
-		struct cli_source *src = &s->v[i];
-
-		/* Its first rates are over the time since it was found. */
-		if (!src->hidden && !statsfd_read(src->sf, src->cur, &err))
-			memcpy(src->prev, src->cur, statsfd_data_size(src->sf));
-		describe(src, desc, sizeof(desc));
-		fprintf(stderr, "statsfd: new source %s (%s; from %s)\n",
-			statsfd_id(src->sf), desc, src->origin);
-		statsfd_buf_printf(&ch->added, "%s%s", ch->nadded ? ", " : "",
-				   statsfd_id(src->sf));
-		ch->nadded++;
-	}
+	fflush(stdout);
+	free(group);
 }
 
-static void owe_rescan(struct cli_sources *s, enum cli_root root, pid_t pid)
+static double mono_s(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/**
+ * cli_watch() - `watch`: refresh rates and values until ^C or --count
+ * @o: the options (--interval, --count, --ansi, --name, --all)
+ * @s: the sources, prepared with &cli_sources.watch set
+ *
+ * Between refreshes, waits on every source's events (cli_wait()): a source
+ * whose owner hung up is dropped at once, a change of children makes it
+ * look for new sources.  Both are listed at the top of the next refresh.
+ *
+ * Return: 0, or 1 when a read or a wait failed.
+ */
+int cli_watch(const struct cli_opts *o, struct cli_sources *s)
+{
+	struct cli_changes ch = { 0 };
+	struct timespec t0, t1;
+	struct winsize ws;
+	bool tty = o->ansi || isatty(STDOUT_FILENO);
+	int width = 132, ret = 0;
+	long frame;
 	unsigned int i;
 
-	for (i = 0; i < s->npending; i++)
-		if (s->pending[i].root == root && s->pending[i].pid == pid)
-			return;
-	if (s->npending < CLI_MAX_PENDING) {
-		s->pending[s->npending].root = root;
-		s->pending[s->npending].pid = pid;
-		s->npending++;
-	}
-}
+	if (tty && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 40)
+		width = ws.ws_col;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (cli_read_all(s))
+		return 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (frame = 1; !stop && (!o->count || frame <= o->count); frame++) {
+		double dt, deadline = mono_s() + o->interval, left;
 
-/*
- * Wait up to @timeout_ms for events on every source and react: drop the
- * sources that hung up, rescan where children changed.  The rescans are
- * owed once more at the next refresh (cli_rescan_pending()): statsfd_vm
- * adds a vCPU to its VM just before the VMM gets the vCPU's fd.
- * Return: the number of sources with events, 0 on timeout, -EINTR on a
- * signal, or another negative errno.
- */
-int cli_wait(struct cli_sources *s, int timeout_ms, struct cli_changes *ch)
-{
-	struct statsfd_wait_item *items = calloc(s->n + 1, sizeof(*items));
-	struct {
-		enum cli_root root;
-		pid_t pid;
-	} *roots = calloc(s->n + 1, sizeof(*roots));
-	struct statsfd_error err;
-	unsigned int i, j, nroots = 0;
-	char desc[200];
-	int r;
+		while (!stop && (left = deadline - mono_s()) > 0) {
+			int r = cli_wait(s, (int)(left * 1000) + 1, &ch);
 
-	if (!items || !roots) {
-		free(items);
-		free(roots);
-		return -ENOMEM;
-	}
-	for (i = 0; i < s->n; i++)
-		items[i].sf = s->v[i].ev ? s->v[i].ev : s->v[i].sf;
-	r = statsfd_wait_many(items, s->n, timeout_ms, &err);
-	if (r < 0 && r != -EINTR)
-		fprintf(stderr, "statsfd: waiting for events: %s\n", err.msg);
-	for (i = 0; r > 0 && i < s->n; i++) {
-		const struct cli_source *src = &s->v[i];
-
-		if (!(items[i].events & STATSFD_EVENT_CHILDREN) ||
-		    src->root == CLI_ROOT_NONE ||
-		    (items[i].events & STATSFD_EVENT_HANGUP))
-			continue;
-		for (j = 0; j < nroots; j++)
-			if (roots[j].root == src->root && roots[j].pid == src->pid)
+			if (r < 0 && r != -EINTR) {
+				ret = 1;
 				break;
-		if (j == nroots) {
-			roots[nroots].root = src->root;
-			roots[nroots].pid = src->pid;
-			nroots++;
+			}
 		}
-	}
-	/* From the end, so that the indices of the others stay valid. */
-	for (i = s->n; r > 0 && i-- > 0;) {
-		const struct cli_source *src = &s->v[i];
+		if (stop || ret)
+			break;
+		cli_rescan_pending(s, &ch);
+		for (i = 0; i < s->n; i++) {
+			uint64_t *tmp = s->v[i].prev;
 
-		if (!(items[i].events & STATSFD_EVENT_HANGUP))
-			continue;
-		describe(src, desc, sizeof(desc));
-		fprintf(stderr, "statsfd: %s (%s) went away (hangup): dropped\n",
-			statsfd_id(src->sf), desc);
-		statsfd_buf_printf(&ch->gone, "%s%s", ch->ngone ? ", " : "",
-				   statsfd_id(src->sf));
-		ch->ngone++;
-		cli_drop_source(s, i);
+			s->v[i].prev = s->v[i].cur;
+			s->v[i].cur = tmp;
+		}
+		if (cli_read_all(s)) {
+			ret = 1;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		t0 = t1;
+		render(o, s, dt > 0 ? dt : 1e-9, frame, width, tty, &ch);
+		cli_changes_reset(&ch);
 	}
-	for (j = 0; j < nroots; j++) {
-		rescan(s, roots[j].root, roots[j].pid, ch);
-		owe_rescan(s, roots[j].root, roots[j].pid);
-	}
-	free(items);
-	free(roots);
-	return r;
-}
-
-/* The rescans owed since the last refresh, once more. */
-void cli_rescan_pending(struct cli_sources *s, struct cli_changes *ch)
-{
-	unsigned int i, n = s->npending;
-
-	s->npending = 0;
-	for (i = 0; i < n; i++)
-		rescan(s, s->pending[i].root, s->pending[i].pid, ch);
+	cli_changes_reset(&ch);
+	return ret;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * How `statsfd watch` reacts to the events of stats fds, on the host: the
- * CLI's own code (statsfd/watch.c, statsfd/sources.c) with sources whose
+ * CLI's own code (statsfd/events.c, statsfd/sources.c) with sources whose
  * fds poll for real (fakesys.h: a pipe whose writer closes hangs up, a
  * TCP socket with urgent data polls POLLPRI) and views made by the fake
  * STATSFD_IOC_VIEW.  A hangup drops the source at once; a change of
