@@ -483,33 +483,34 @@ static const char usage[] =
 "  --kvm                use real KVM (/dev/kvm) instead\n"
 "  --quiet\n";
 
-int main(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "vms", required_argument, NULL, 'n' },
-		{ "vcpus", required_argument, NULL, 'c' },
-		{ "workload", required_argument, NULL, 'w' },
-		{ "names", required_argument, NULL, 'N' },
-		{ "collector", required_argument, NULL, 'C' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "teardown", required_argument, NULL, 't' },
-		{ "keep-connection", no_argument, NULL, 'K' },
-		{ "add-vcpu", required_argument, NULL, 'a' },
-		{ "ready-file", required_argument, NULL, 'r' },
-		{ "device", required_argument, NULL, 'D' },
-		{ "kvm", no_argument, NULL, 'k' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *wl_list = "io,halt", *names = NULL;
-	const struct workload *wl[MAX_VMS];
-	struct sigaction sa = { .sa_handler = on_signal };
-	struct timespec start, now;
-	int c, i, j, nwl = 0, dev = -1;
-	char *dup, *tok, *save = NULL;
+static const struct option longopts[] = {
+	{ "vms", required_argument, NULL, 'n' },
+	{ "vcpus", required_argument, NULL, 'c' },
+	{ "workload", required_argument, NULL, 'w' },
+	{ "names", required_argument, NULL, 'N' },
+	{ "collector", required_argument, NULL, 'C' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "teardown", required_argument, NULL, 't' },
+	{ "keep-connection", no_argument, NULL, 'K' },
+	{ "add-vcpu", required_argument, NULL, 'a' },
+	{ "ready-file", required_argument, NULL, 'r' },
+	{ "device", required_argument, NULL, 'D' },
+	{ "kvm", no_argument, NULL, 'k' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
 
-	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+/*
+ * The command line into opt, @wl_list and @names.  Return: -1 to go on,
+ * or the exit code (0 for --help, 2 for a bad option).
+ */
+static int parse_args(int argc, char **argv, const char **wl_list,
+		      const char **names)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			opt.nvms = atoi(optarg);
@@ -518,10 +519,10 @@ int main(int argc, char **argv)
 			opt.nvcpus = atoi(optarg);
 			break;
 		case 'w':
-			wl_list = optarg;
+			*wl_list = optarg;
 			break;
 		case 'N':
-			names = optarg;
+			*names = optarg;
 			break;
 		case 'C':
 			opt.collector = optarg;
@@ -530,19 +531,15 @@ int main(int argc, char **argv)
 			opt.duration = atof(optarg);
 			break;
 		case 't':
-			if (sscanf(optarg, "%d:%lf", &opt.teardown_vm, &opt.teardown_after) != 2) {
-				fputs(usage, stderr);
-				return 2;
-			}
+			if (sscanf(optarg, "%d:%lf", &opt.teardown_vm, &opt.teardown_after) != 2)
+				goto usage;
 			break;
 		case 'K':
 			opt.keep_connection = true;
 			break;
 		case 'a':
-			if (sscanf(optarg, "%d:%lf", &opt.add_vcpu_vm, &opt.add_vcpu_after) != 2) {
-				fputs(usage, stderr);
-				return 2;
-			}
+			if (sscanf(optarg, "%d:%lf", &opt.add_vcpu_vm, &opt.add_vcpu_after) != 2)
+				goto usage;
 			break;
 		case 'r':
 			opt.ready_file = optarg;
@@ -560,79 +557,83 @@ int main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
-			return 2;
+			goto usage;
 		}
 	}
 	if (opt.nvms < 1 || opt.nvms > MAX_VMS || opt.nvcpus < 1 || opt.nvcpus > MAX_VCPUS) {
 		fprintf(stderr, "statsfd-vmm: --vms 1..%d, --vcpus 1..%d\n", MAX_VMS, MAX_VCPUS);
 		return 2;
 	}
-	dup = strdup(wl_list);
-	for (tok = strtok_r(dup, ",", &save); tok && nwl < MAX_VMS; tok = strtok_r(NULL, ",", &save)) {
+	return -1;
+usage:
+	fputs(usage, stderr);
+	return 2;
+}
+
+/* --workload's list into @wl.  Return: how many, or 0 for an unknown one. */
+static int parse_workloads(const char *wl_list, const struct workload **wl)
+{
+	char *dup = strdup(wl_list), *tok, *save = NULL;
+	int nwl = 0;
+
+	for (tok = strtok_r(dup, ",", &save); tok && nwl < MAX_VMS;
+	     tok = strtok_r(NULL, ",", &save)) {
 		wl[nwl] = find_workload(tok);
 		if (!wl[nwl++]) {
 			fprintf(stderr, "statsfd-vmm: unknown workload '%s'\n%s", tok, usage);
-			return 2;
+			nwl = 0;
+			break;
 		}
 	}
 	free(dup);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* SIGUSR1 only interrupts a blocking run ioctl (EINTR). */
-	sigaction(SIGUSR1, &sa, NULL);
+	return nwl;
+}
 
-	if (opt.kvm) {
-		kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-		if (kvm_fd < 0)
-			die("%s: %s", "/dev/kvm");
-	} else {
-		dev = open(opt.device, O_RDWR | O_CLOEXEC);
-		if (dev < 0)
-			die("%s: %s", opt.device);
+/* VM @i: created, registered with the collector, its vCPU threads running. */
+static void start_vm(int i, const char *name, const struct workload *wl, int dev)
+{
+	struct vm *vm = &vms[i];
+	int j;
+
+	if (name)
+		snprintf(vm->name, sizeof(vm->name), "%s", name);
+	else
+		snprintf(vm->name, sizeof(vm->name), "vm%d", i);
+	vm->wl = wl;
+	vm->nvcpus = opt.nvcpus;
+	if (opt.kvm)
+		create_vm_kvm(vm);
+	else
+		create_vm_sfd(vm, dev);
+	if (opt.collector)
+		register_vm(vm);
+	for (j = 0; j < vm->nvcpus; j++) {
+		if (pthread_create(&vm->vcpus[j].thread, NULL,
+				   opt.kvm ? vcpu_thread_kvm : vcpu_thread_sfd,
+				   &vm->vcpus[j]))
+			die("%s: pthread_create: %s", vm->name);
+		vm->vcpus[j].started = true;
 	}
-	dup = names ? strdup(names) : NULL;
-	tok = dup ? strtok_r(dup, ",", &save) : NULL;
-	for (i = 0; i < opt.nvms; i++) {
-		struct vm *vm = &vms[i];
+	if (!opt.kvm && !pthread_create(&vm->kicker, NULL, kicker_thread, vm))
+		vm->kicker_started = true;
+	if (!opt.quiet) {
+		struct statsfd *sf = statsfd_open_fd(vm->stats_fd, 0, NULL);
 
-		if (tok) {
-			snprintf(vm->name, sizeof(vm->name), "%s", tok);
-			tok = strtok_r(NULL, ",", &save);
-		} else {
-			snprintf(vm->name, sizeof(vm->name), "vm%d", i);
-		}
-		vm->wl = wl[i % nwl];
-		vm->nvcpus = opt.nvcpus;
-		if (opt.kvm)
-			create_vm_kvm(vm);
-		else
-			create_vm_sfd(vm, dev);
-		if (opt.collector)
-			register_vm(vm);
-		for (j = 0; j < vm->nvcpus; j++) {
-			if (pthread_create(&vm->vcpus[j].thread, NULL,
-					   opt.kvm ? vcpu_thread_kvm : vcpu_thread_sfd,
-					   &vm->vcpus[j]))
-				die("%s: pthread_create: %s", vm->name);
-			vm->vcpus[j].started = true;
-		}
-		if (!opt.kvm && !pthread_create(&vm->kicker, NULL, kicker_thread, vm))
-			vm->kicker_started = true;
-		if (!opt.quiet) {
-			struct statsfd *sf = statsfd_open_fd(vm->stats_fd, 0, NULL);
-
-			printf("statsfd-vmm: pid %d: VM %s (stats id %s): %d vCPUs, workload %s: %s%s\n",
-			       getpid(), vm->name, sf ? statsfd_id(sf) : "?", vm->nvcpus,
-			       vm->wl->name, vm->wl->what,
-			       opt.collector ? "; stats fds handed to the collector client" : "");
-			statsfd_close(sf);
-		}
+		printf("statsfd-vmm: pid %d: VM %s (stats id %s): %d vCPUs, workload %s: %s%s\n",
+		       getpid(), vm->name, sf ? statsfd_id(sf) : "?", vm->nvcpus,
+		       vm->wl->name, vm->wl->what,
+		       opt.collector ? "; stats fds handed to the collector client" : "");
+		statsfd_close(sf);
 	}
-	free(dup);
-	if (dev >= 0)
-		close(dev);
-	fflush(stdout);
+}
+
+/*
+ * Until a signal or --duration: the collector's messages, the ready file,
+ * --teardown and --add-vcpu when their time comes.
+ */
+static void run_vms(void)
+{
+	struct timespec start, now;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!stop_all) {
@@ -666,6 +667,13 @@ int main(int argc, char **argv)
 		if (opt.duration > 0 && t >= opt.duration)
 			break;
 	}
+}
+
+/* Every VM still running stopped, then every collector connection closed. */
+static void stop_vms(void)
+{
+	int i, j;
+
 	for (i = 0; i < opt.nvms; i++) {
 		unsigned long runs = 0;
 
@@ -680,6 +688,49 @@ int main(int argc, char **argv)
 	/* Connections --keep-connection kept for VMs torn down earlier. */
 	for (i = 0; i < opt.nvms; i++)
 		statsfd_client_free(vms[i].cl);
+}
+
+int main(int argc, char **argv)
+{
+	const char *wl_list = "io,halt", *names = NULL;
+	const struct workload *wl[MAX_VMS];
+	struct sigaction sa = { .sa_handler = on_signal };
+	int i, nwl, dev = -1, ret;
+	char *dup, *tok, *save = NULL;
+
+	ret = parse_args(argc, argv, &wl_list, &names);
+	if (ret >= 0)
+		return ret;
+	nwl = parse_workloads(wl_list, wl);
+	if (!nwl)
+		return 2;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* SIGUSR1 only interrupts a blocking run ioctl (EINTR). */
+	sigaction(SIGUSR1, &sa, NULL);
+
+	if (opt.kvm) {
+		kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+		if (kvm_fd < 0)
+			die("%s: %s", "/dev/kvm");
+	} else {
+		dev = open(opt.device, O_RDWR | O_CLOEXEC);
+		if (dev < 0)
+			die("%s: %s", opt.device);
+	}
+	dup = names ? strdup(names) : NULL;
+	tok = dup ? strtok_r(dup, ",", &save) : NULL;
+	for (i = 0; i < opt.nvms; i++) {
+		start_vm(i, tok, wl[i % nwl], dev);
+		if (tok)
+			tok = strtok_r(NULL, ",", &save);
+	}
+	free(dup);
+	if (dev >= 0)
+		close(dev);
+	fflush(stdout);
+	run_vms();
+	stop_vms();
 	if (kvm_fd >= 0)
 		close(kvm_fd);
 	return 0;
