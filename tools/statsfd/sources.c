@@ -210,6 +210,116 @@ static bool already_seen(const int *seen, unsigned int n, int fd)
 	return false;
 }
 
+/* The state of one scan_pid(). */
+struct pid_scan {
+	struct cli_sources *s;
+	pid_t pid;
+	bool statsfd_only;
+	bool quiet;
+	unsigned int *denied;
+	int pidfd;
+	int seen[1024];			/* our copies of the VMM's fds */
+	unsigned int nseen;
+	int eio_vcpu[256];		/* KVM vCPUs that refused us a stats fd */
+	unsigned int neio_vcpu;
+	bool stats_vcpu[256];		/* KVM vCPUs with a stats fd of the VMM's */
+	int nstats_vm;			/* KVM VM stats fds the VMM holds */
+	int neio_vm;			/* KVM VMs that refused us a stats fd */
+	int added;
+	int ret;
+};
+
+/*
+ * The fd @name of the VMM (its link @link, of @kind): taken with
+ * pidfd_getfd() and asked for a stats fd.  Return: 0 to go on with the
+ * next fd, -1 to stop the scan (no pidfd, or no permission).
+ */
+static int scan_fd(struct pid_scan *sc, const char *name, const char *link,
+		   enum statsfd_vmfd_kind kind, int vcpu)
+{
+	char origin[96];
+	int local, sfd;
+
+	if (sc->pidfd < 0) {
+		sc->pidfd = (int)syscall(SYS_pidfd_open, sc->pid, 0);
+		if (sc->pidfd < 0) {
+			sc->ret = -errno;
+			if (!sc->quiet)
+				fprintf(stderr, "statsfd: pid %d: pidfd_open: %s\n",
+					sc->pid, strerror(errno));
+			return -1;
+		}
+	}
+	local = (int)syscall(SYS_pidfd_getfd, sc->pidfd, atoi(name), 0);
+	if (local < 0) {
+		sc->ret = -errno;
+		if (errno == EPERM || errno == EACCES) {
+			(*sc->denied)++;
+			if (!sc->quiet)
+				fprintf(stderr, "statsfd: pid %d: pidfd_getfd refused: %s; " PERM_HINT "\n",
+					sc->pid, strerror(errno));
+			return -1;
+		}
+		return 0;	/* closed meanwhile */
+	}
+	/* A VMM may hold one VM through several fds: count it once. */
+	if (already_seen(sc->seen, sc->nseen, local) ||
+	    sc->nseen == sizeof(sc->seen) / sizeof(sc->seen[0])) {
+		close(local);
+		return 0;
+	}
+	sc->seen[sc->nseen++] = local;
+	/* A stats fd is duplicated: @seen's copy is closed by scan_pid(). */
+	sfd = statsfd_vmfd_stats_fd(local, kind);
+	if (kind == STATSFD_VMFD_KVM_VM_STATS)
+		sc->nstats_vm++;
+	else if (kind == STATSFD_VMFD_KVM_VCPU_STATS && vcpu >= 0 && vcpu < 256)
+		sc->stats_vcpu[vcpu] = true;
+	snprintf(origin, sizeof(origin), "pid %d fd %.12s (%.48s)", sc->pid,
+		 name, link + strlen("anon_inode:"));
+	if (sfd < 0 && errno == EIO && kind == STATSFD_VMFD_KVM_VM) {
+		sc->neio_vm++;
+		return 0;
+	}
+	if (sfd < 0 && errno == EIO && kind == STATSFD_VMFD_KVM_VCPU) {
+		if (sc->neio_vcpu < 256)
+			sc->eio_vcpu[sc->neio_vcpu++] = vcpu;
+		return 0;
+	}
+	if (sfd < 0) {
+		if (!sc->quiet)
+			fprintf(stderr, "statsfd: %s: get stats fd: %s\n",
+				origin, strerror(errno));
+		return 0;
+	}
+	if (!add_fd(sc->s, sfd, STATSFD_OPEN_CLOSE_FD,
+		    kind < STATSFD_VMFD_SFD_VM ? "kvm" : "statsfd_vm", vcpu,
+		    sc->pid, origin))
+		sc->added++;
+	return 0;
+}
+
+/* The KVM VMs and vCPUs that gave us no stats fd and have none in the VMM. */
+static void report_eio(const struct pid_scan *sc)
+{
+	unsigned int i;
+	int v;
+
+	if (sc->quiet)
+		return;
+	if (sc->neio_vm > sc->nstats_vm)
+		fprintf(stderr, "statsfd: pid %d: %d KVM VM(s) without a stats fd of the VMM's own; "
+			"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO)\n",
+			sc->pid, sc->neio_vm - sc->nstats_vm);
+	for (i = 0; i < sc->neio_vcpu; i++) {
+		v = sc->eio_vcpu[i];
+		if (v < 0 || v >= 256 || !sc->stats_vcpu[v])
+			fprintf(stderr, "statsfd: pid %d: KVM vCPU %d without a stats fd of the VMM's own; "
+				"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO)\n",
+				sc->pid, v);
+	}
+}
+
 /*
  * Take every VM/vCPU fd of @pid and ask each for a stats fd.  With
  * @quiet, permission problems are only counted in *@denied (device scan).
@@ -224,12 +334,11 @@ static bool already_seen(const int *seen, unsigned int n, int fd)
 static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 		    bool quiet, unsigned int *denied)
 {
-	int seen[1024], pidfd = -1, added = 0, ret = 0;
-	int eio_vcpu[256], nstats_vm = 0, neio_vm = 0;
-	bool stats_vcpu[256] = { false };
-	unsigned int nseen = 0, neio_vcpu = 0, i;
+	struct pid_scan *sc;
 	char dir[64], path[320], link[128];
 	struct dirent *de;
+	unsigned int i;
+	int ret;
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
@@ -247,11 +356,17 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 		}
 		return ret;
 	}
+	sc = calloc(1, sizeof(*sc));
+	if (!sc) {
+		closedir(d);
+		return -ENOMEM;
+	}
+	*sc = (struct pid_scan){ .s = s, .pid = pid, .statsfd_only = statsfd_only,
+				 .quiet = quiet, .denied = denied, .pidfd = -1 };
 	while ((de = readdir(d))) {
 		enum statsfd_vmfd_kind kind;
-		int vcpu, local, sfd, tfd;
 		ssize_t n;
-		char origin[96];
+		int vcpu;
 
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
@@ -264,80 +379,17 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 		if (kind == STATSFD_VMFD_NONE ||
 		    (statsfd_only && kind < STATSFD_VMFD_SFD_VM))
 			continue;
-		if (pidfd < 0) {
-			pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-			if (pidfd < 0) {
-				ret = -errno;
-				if (!quiet)
-					fprintf(stderr, "statsfd: pid %d: pidfd_open: %s\n",
-						pid, strerror(errno));
-				break;
-			}
-		}
-		tfd = atoi(de->d_name);
-		local = (int)syscall(SYS_pidfd_getfd, pidfd, tfd, 0);
-		if (local < 0) {
-			ret = -errno;
-			if (errno == EPERM || errno == EACCES) {
-				(*denied)++;
-				if (!quiet)
-					fprintf(stderr, "statsfd: pid %d: pidfd_getfd refused: %s; " PERM_HINT "\n",
-						pid, strerror(errno));
-				break;
-			}
-			continue;	/* closed meanwhile */
-		}
-		/* A VMM may hold one VM through several fds: count it once. */
-		if (already_seen(seen, nseen, local) ||
-		    nseen == sizeof(seen) / sizeof(seen[0])) {
-			close(local);
-			continue;
-		}
-		seen[nseen++] = local;
-		/* A stats fd is duplicated: @seen's copy is closed below. */
-		sfd = statsfd_vmfd_stats_fd(local, kind);
-		if (kind == STATSFD_VMFD_KVM_VM_STATS)
-			nstats_vm++;
-		else if (kind == STATSFD_VMFD_KVM_VCPU_STATS && vcpu < 256)
-			stats_vcpu[vcpu] = true;
-		snprintf(origin, sizeof(origin), "pid %d fd %.12s (%.48s)", pid,
-			 de->d_name, link + strlen("anon_inode:"));
-		if (sfd < 0 && errno == EIO && kind == STATSFD_VMFD_KVM_VM) {
-			neio_vm++;
-			continue;
-		}
-		if (sfd < 0 && errno == EIO && kind == STATSFD_VMFD_KVM_VCPU) {
-			if (neio_vcpu < 256)
-				eio_vcpu[neio_vcpu++] = vcpu;
-			continue;
-		}
-		if (sfd < 0) {
-			if (!quiet)
-				fprintf(stderr, "statsfd: %s: get stats fd: %s\n",
-					origin, strerror(errno));
-			continue;
-		}
-		if (!add_fd(s, sfd, STATSFD_OPEN_CLOSE_FD,
-			    kind < STATSFD_VMFD_SFD_VM ? "kvm" : "statsfd_vm", vcpu,
-			    pid, origin))
-			added++;
+		if (scan_fd(sc, de->d_name, link, kind, vcpu))
+			break;
 	}
-	for (i = 0; i < nseen; i++)
-		close(seen[i]);
-	if (pidfd >= 0)
-		close(pidfd);
+	for (i = 0; i < sc->nseen; i++)
+		close(sc->seen[i]);
+	if (sc->pidfd >= 0)
+		close(sc->pidfd);
 	closedir(d);
-	if (!quiet && neio_vm > nstats_vm)
-		fprintf(stderr, "statsfd: pid %d: %d KVM VM(s) without a stats fd of the VMM's own; "
-			"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO)\n",
-			pid, neio_vm - nstats_vm);
-	for (i = 0; i < neio_vcpu; i++)
-		if (!quiet && (eio_vcpu[i] < 0 || eio_vcpu[i] >= 256 || !stats_vcpu[eio_vcpu[i]]))
-			fprintf(stderr, "statsfd: pid %d: KVM vCPU %d without a stats fd of the VMM's own; "
-				"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO)\n",
-				pid, eio_vcpu[i]);
-	if (added)
-		return added;
+	report_eio(sc);
+	ret = sc->added ? sc->added : sc->ret;
+	free(sc);
 	return ret;
 }
 
