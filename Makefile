@@ -17,6 +17,7 @@
 # Other parts of the project hook in through tools/*.mk and tools/*/*.mk.
 
 ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+include $(ROOT)/modules.mk
 BUILD ?= $(ROOT)/build
 JOBS ?= 2
 export JOBS
@@ -151,14 +152,14 @@ distclean:
 		echo "distclean: test kernels kept in $(KCACHE); drop them with: make distclean KCACHE_CLEAN=1"; \
 	fi
 
-# Install the three modules built for KDIR under updates/statsfd/ (depmod
+# Install the modules of modules.mk built for KDIR under updates/statsfd/ (depmod
 # runs only for a real install, not into DESTDIR), plus the tools, the
 # collector's systemd unit and its user (tools/install.mk).  The KUnit and
 # harness modules are test-only and never installed.
 install: modules tools-install
 	@out=$$($(T)/modules.sh $(KDIR) $(BUILD)) && \
-	krel=$$(modinfo -F vermagic $$out/src/core/statsfd.ko | cut -d" " -f1) && \
-	for ko in src/core/statsfd.ko src/vm/statsfd_vm.ko src/host/statsfd_host.ko; do \
+	krel=$$(modinfo -F vermagic $$out/$(firstword $(STATSFD_MODULES)).ko | cut -d" " -f1) && \
+	for ko in $(addsuffix .ko,$(STATSFD_MODULES)); do \
 		install -D -m 0644 $$out/$$ko \
 			$(DESTDIR)/lib/modules/$$krel/updates/statsfd/$$(basename $$ko) || exit 1; \
 	done && \

@@ -46,10 +46,10 @@ for p in statsfd-dkms:all statsfd-tools:$arch libstatsfd1:$arch libstatsfd-dev:$
 	check "${p%%:*}_${ver}_${p##*:}.deb exists and reads" deb "${p%%:*}" "${p##*:}"
 done
 
-# statsfd-dkms: the Kbuild tree and dkms.conf, nothing else.
+# statsfd-dkms: the Kbuild tree, modules.mk and dkms.conf, nothing else.
 s=/usr/src/statsfd-$kver
-check "statsfd-dkms: $s holds dkms.conf, Kbuild, the three modules' sources" \
-	has statsfd-dkms "$s/dkms.conf" "$s/Kbuild" "$s/src/core/Kbuild" "$s/src/vm/Kbuild" \
+check "statsfd-dkms: $s holds dkms.conf, Kbuild, modules.mk, the three modules' sources" \
+	has statsfd-dkms "$s/dkms.conf" "$s/Kbuild" "$s/modules.mk" "$s/src/core/Kbuild" "$s/src/vm/Kbuild" \
 	"$s/src/host/Kbuild" "$s/src/compat.h" "$s/include/linux/statsfd.h" \
 	"$s/include/uapi/linux/statsfd.h"
 check "statsfd-dkms: its dkms.conf is the repository's" \

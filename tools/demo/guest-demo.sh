@@ -30,9 +30,11 @@ waitfor() { # tenths-of-a-second budget, command...
 }
 
 step "1. Loading the statsfd modules"
-for m in statsfd statsfd_vm statsfd_host; do
-	insmod /lib/statsfd/$m.ko 2>/dev/null || grep -q "^$m " /proc/modules ||
-		fail "insmod $m.ko"
+# The shipped modules, in load order (modules.mk, via run-guest).
+mods=$(cat /lib/statsfd/modules.list) || fail "no /lib/statsfd/modules.list"
+for ko in $mods; do
+	insmod "/lib/statsfd/$ko" 2>/dev/null || grep -q "^${ko%.ko} " /proc/modules ||
+		fail "insmod $ko"
 done
 ls -l /dev/statsfd_vm /dev/statsfd_host || fail "no /dev/statsfd_vm or /dev/statsfd_host"
 echo "statsfd.ko serves binary stats fds; statsfd_vm.ko is a toy hypervisor whose"
@@ -113,6 +115,6 @@ waitfor 30 sh -c "wget -q -O - http://127.0.0.1:9477/metrics | grep -qx 'statsfd
 wget -q -O - http://127.0.0.1:9477/metrics | grep -E '^statsfd_collector_sources '
 kill $cpid
 wait $cpid
-for m in statsfd_host statsfd_vm statsfd; do rmmod $m || fail "rmmod $m"; done
+for ko in $(echo "$mods" | tac); do rmmod "${ko%.ko}" || fail "rmmod $ko"; done
 echo
 echo "demo: done"

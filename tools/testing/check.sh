@@ -18,7 +18,7 @@
 #   TEST_TIMEOUT   seconds each selftest program may run in the guest (600)
 #   HARNESS        harness-proof probe (tools/testing/check-harness.sh)
 #   HARNESS_SELFTESTS  harness selftests (tests/harness) the probe runs
-#   LOAD_MODULES   0 to skip loading statsfd.ko/statsfd_vm.ko/statsfd_host.ko
+#   LOAD_MODULES   0 to skip loading the shipped modules (modules.mk)
 #                  (check-harness)
 #   LOGDIR         where logs and results go (default: BUILD/logs)
 #   SERIAL         1 to run host tests and guests one after the other

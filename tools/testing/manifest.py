@@ -160,11 +160,21 @@ def harness_enabled(opts, fixture, variant, test):
     return not has_positive
 
 
+def shipped_modules():
+    """The shipped modules' file names in load order, from modules.mk."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with open(os.path.join(root, "modules.mk")) as f:
+        for line in f:
+            if line.startswith("STATSFD_MODULES :="):
+                return [os.path.basename(m) + ".ko" for m in line.split(":=", 1)[1].split()]
+    raise SystemExit("manifest.py: no STATSFD_MODULES in modules.mk")
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--leg", required=True)
     ap.add_argument("--load-modules", action="store_true",
-                    help="statsfd.ko, statsfd_vm.ko and statsfd_host.ko are loaded and unloaded")
+                    help="the shipped modules (modules.mk) are loaded and unloaded")
     ap.add_argument("--kunit-src", action="append", default=[])
     ap.add_argument("--kunit-glob", default="")
     ap.add_argument("--selftests-dir", action="append", default=[])
@@ -182,8 +192,8 @@ def main(argv):
         out.append("kmemleak")
     out += [f"kernel/{p}" for p in a.kernel_proofs.split()]
     if a.load_modules:
-        out += ["load/statsfd.ko", "load/statsfd_vm.ko", "load/statsfd_host.ko",
-                "unload/statsfd_host.ko", "unload/statsfd_vm.ko", "unload/statsfd.ko"]
+        mods = shipped_modules()
+        out += [f"load/{m}" for m in mods] + [f"unload/{m}" for m in reversed(mods)]
 
     ncases = 0
     all_suites = []

@@ -38,7 +38,7 @@ rsync -a --delete \
 	--exclude='.*.cmd' --exclude='.*.d' --exclude='*.a' \
 	--exclude='modules.order' --exclude='Module.symvers' \
 	--exclude='.tmp_*' --exclude='*.dwo' --exclude='.kernelrelease' \
-	--include='/Kbuild' --include='/include/***' --include='/src/***' \
+	--include='/Kbuild' --include='/modules.mk' --include='/include/***' --include='/src/***' \
 	--include='/tests/' --include='/tests/kunit/***' --include='/tests/harness/***' \
 	--include='/samples/' --include='/samples/statsfd/***' \
 	--exclude='*' \

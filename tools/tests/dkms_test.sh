@@ -42,8 +42,8 @@ trap 'rm -rf "$tmp"' EXIT
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$root/dkms.conf")
 src=$tmp/source/statsfd-$ver
 mkdir -p "$src" "$tmp/tree" "$tmp/install"
-# What a source package would ship: the Kbuild tree and dkms.conf.
-cp -r "$root/Kbuild" "$root/dkms.conf" "$root/include" "$root/src" "$src/"
+# What a source package would ship: the Kbuild tree, modules.mk and dkms.conf.
+cp -r "$root/Kbuild" "$root/modules.mk" "$root/dkms.conf" "$root/include" "$root/src" "$src/"
 [ -d "$root/tests" ] && cp -r "$root/tests" "$src/"
 find "$src" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
 

@@ -15,7 +15,7 @@
 #   HARNESS        a harness-proof probe (tools/testing/check-harness.sh):
 #                  kunit, kunit-missing, warn, leak, oob, abba, race; empty in
 #                  a normal run
-#   LOAD_MODULES   0 to leave statsfd.ko, statsfd_vm.ko and statsfd_host.ko
+#   LOAD_MODULES   0 to leave the shipped modules (/lib/statsfd/modules.list)
 #                  out (harness probes)
 #   TEST_TIMEOUT   seconds per selftest binary
 #   STRESS         1: export STATSFD_STRESS=1 (full stress counts, CI)
@@ -201,15 +201,18 @@ selected() {
 	return 1
 }
 
+# The shipped modules in load order (modules.list, from modules.mk): the
+# core first; a provider is tried only once the core is in.  $loaded lists
+# them in unload order.
 loaded=
-if [ "$LOAD_MODULES" = 1 ] && load statsfd.ko; then
-	loaded="statsfd.ko"
-	if load statsfd_vm.ko; then
-		loaded="statsfd_vm.ko $loaded"
-	fi
-	if load statsfd_host.ko; then
-		loaded="statsfd_host.ko $loaded"
-	fi
+if [ "$LOAD_MODULES" = 1 ]; then
+	while read -r ko; do
+		if load "$ko"; then
+			loaded="$ko $loaded"
+		elif [ -z "$loaded" ]; then
+			break
+		fi
+	done <"$MODDIR/modules.list"
 fi
 
 # The disks and interfaces the host tests read, where they are modules:
