@@ -133,6 +133,11 @@ LINT_DIRS := src tests tools/selftests include samples
 lint: ksrc
 	@$(T)/lint.sh $(BUILD) $(LINT_DIRS)
 
+# The uapi structs in Documentation/ rewritten from the headers (kernel-doc);
+# make lint fails while they differ.
+docs: ksrc
+	@python3 $(T)/uapi-doc.py --kernel-doc $(BUILD)/ksrc/scripts/kernel-doc
+
 # Apply the kernel's .clang-format in place: FILES=... (default: all of ours).
 format: ksrc
 	@$(T)/lint.sh --fix $(BUILD) $(or $(FILES),$(LINT_DIRS))
@@ -167,7 +172,7 @@ install: modules tools-install
 	if [ -z "$(DESTDIR)" ]; then depmod -a $$krel; fi
 
 .PHONY: all deps deps-demo stock kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \
-	check check-harness check-kcsan lint format clean distclean install deb check-deb
+	check check-harness check-kcsan lint docs format clean distclean install deb check-deb
 
 # Hooks for the rest of the project (make demo, make bench, ...).
 -include $(wildcard $(ROOT)/tools/*.mk $(ROOT)/tools/*/*.mk)

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # ksrc.sh - the few kernel source files the build needs without a kernel
-# build: kselftest_harness.h (selftests), checkpatch.pl and .clang-format
-# (lint).  They come from the linux-source-6.12 package at build time and
+# build: kselftest_harness.h (selftests), checkpatch.pl, .clang-format and
+# kernel-doc (lint, make docs).  They come from the linux-source-6.12 package at build time and
 # land in BUILD_DIR/ksrc/ with their source-tree paths; never copy them into
 # git.
 #
@@ -19,12 +19,15 @@ files=(
 	scripts/checkpatch.pl
 	scripts/spelling.txt
 	scripts/const_structs.checkpatch
+	scripts/kernel-doc
 	tools/testing/selftests/kselftest_harness.h
 	tools/testing/selftests/kselftest.h
 )
 
 pkgver=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || stat -c %Y "$tarball")
-if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$pkgver" ]; then
+# A new file in the list extracts again.
+stamp="$pkgver ${files[*]}"
+if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then
 	exit 0
 fi
 
@@ -38,4 +41,4 @@ else
 	top=$(basename "$tarball" .tar.xz)
 	tar -xf "$tarball" -C "$out" --strip-components=1 "${files[@]/#/$top/}"
 fi
-echo "$pkgver" >"$out/.stamp"
+echo "$stamp" >"$out/.stamp"

@@ -95,6 +95,27 @@ for kdir in "${sparse_kdirs[@]}"; do
 	fi
 done
 
+# The uapi structs the docs show are the headers', through kernel-doc
+# (tools/testing/uapi-doc.py; `make docs` rewrites them).  The check is
+# shown to fail first: a page whose struct lost a member must be refused.
+echo "lint: uapi structs in Documentation/ (kernel-doc)"
+kdoc=$ksrc/scripts/kernel-doc
+planted=$(mktemp -d)
+sed '0,/^\t\t__u32 name_size;$/{/^\t\t__u32 name_size;$/d}' "$root/Documentation/statsfd-abi.rst" \
+	>"$planted/statsfd-abi.rst"
+if python3 "$root/tools/testing/uapi-doc.py" --kernel-doc "$kdoc" --check \
+	"$planted/statsfd-abi.rst" >"$logs/lint-uapi-doc.log" 2>&1; then
+	echo "  uapi-doc: a page with a member missing from struct statsfd_header passed the check"
+	bad=1
+fi
+rm -rf "$planted"
+if ! python3 "$root/tools/testing/uapi-doc.py" --kernel-doc "$kdoc" --check \
+	>>"$logs/lint-uapi-doc.log" 2>&1; then
+	sed 's/^/  /' "$logs/lint-uapi-doc.log"
+	echo "  ('make docs' rewrites the blocks from the headers)"
+	bad=1
+fi
+
 if [ "$bad" -ne 0 ]; then
 	echo "lint: FAILED (logs in $logs/lint-*.log)"
 	exit 1
