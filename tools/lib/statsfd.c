@@ -929,6 +929,52 @@ static void put_meta(const struct statsfd *sf, uint64_t *buf,
 		buf[sf->gen_st->offset / 8] = meta->generation;
 }
 
+/*
+ * The read of a view the library emulates (statsfd_open_view() on an fd
+ * without STATSFD_IOC_VIEW): one pread() of the span of the parent's data
+ * block that holds the view's stats, gathered into the view's layout.
+ */
+static int emul_read(const struct statsfd *sf, uint64_t *buf,
+		     const struct statsfd_stat *const *stats, unsigned int n,
+		     struct statsfd_error *err)
+{
+	uint64_t stackbuf[512], *tmp = stackbuf;
+	uint64_t lo = UINT64_MAX, hi = 0, off;
+	unsigned int i, cnt = stats ? n : sf->num_stats;
+	const struct statsfd_stat *st;
+	int ret;
+
+	for (i = 0; i < cnt; i++) {
+		st = stats ? stats[i] : &sf->stats[i];
+		off = sf->emul_off[st->index];
+		if (off < lo)
+			lo = off;
+		if (off + (uint64_t)st->size * 8 > hi)
+			hi = off + (uint64_t)st->size * 8;
+	}
+	if (hi <= lo)
+		return 0;
+	if (hi - lo > sizeof(stackbuf)) {
+		tmp = malloc(hi - lo);
+		if (!tmp) {
+			set_err(err, ENOMEM, "data: out of memory");
+			return -ENOMEM;
+		}
+	}
+	/* One pread is one snapshot of every value it covers. */
+	ret = statsfd__read_exact(sf->fd, tmp, hi - lo,
+				  sf->emul_data_offset + lo, "data", err);
+	for (i = 0; !ret && i < cnt; i++) {
+		st = stats ? stats[i] : &sf->stats[i];
+		memcpy((char *)buf + st->offset,
+		       (char *)tmp + (sf->emul_off[st->index] - lo),
+		       (size_t)st->size * 8);
+	}
+	if (tmp != stackbuf)
+		free(tmp);
+	return ret;
+}
+
 int statsfd_read(const struct statsfd *sf, uint64_t *buf,
 		 struct statsfd_error *err)
 {
@@ -937,7 +983,7 @@ int statsfd_read(const struct statsfd *sf, uint64_t *buf,
 	if (!sf->data_size)
 		return 0;
 	if (sf->emul_off)
-		return statsfd__emul_read(sf, buf, NULL, 0, err);
+		return emul_read(sf, buf, NULL, 0, err);
 	if (sf->map_full &&
 	    map_snapshot(sf, buf, NULL, 0, sf->sample_st != NULL, &meta)) {
 		/* Only sample_ns, generation and holes are past the mapping. */
@@ -986,7 +1032,7 @@ int statsfd_read_stats(const struct statsfd *sf,
 	if (!n)
 		return 0;
 	if (sf->emul_off)
-		return statsfd__emul_read(sf, buf, stats, n, err);
+		return emul_read(sf, buf, stats, n, err);
 	if (mapped && map_snapshot(sf, buf, stats, n, want_ns, &meta)) {
 		put_meta(sf, buf, &meta, want_ns, want_gen);
 		return 0;

@@ -72,8 +72,5 @@ int statsfd__read_exact(int fd, void *buf, size_t len, uint64_t off,
 			const char *what, struct statsfd_error *err);
 int statsfd__parse(struct statsfd *sf, struct statsfd_error *err);
 void statsfd__finish(struct statsfd *sf);
-int statsfd__emul_read(const struct statsfd *sf, uint64_t *buf,
-		       const struct statsfd_stat *const *stats, unsigned int n,
-		       struct statsfd_error *err);
 
 #endif /* STATSFD_LIB_PRIV_H */

@@ -329,46 +329,6 @@ fail:
 	return NULL;
 }
 
-int statsfd__emul_read(const struct statsfd *sf, uint64_t *buf,
-		       const struct statsfd_stat *const *stats, unsigned int n,
-		       struct statsfd_error *err)
-{
-	uint64_t stackbuf[512], *tmp = stackbuf;
-	uint64_t lo = UINT64_MAX, hi = 0, off;
-	unsigned int i, cnt = stats ? n : sf->num_stats;
-	const struct statsfd_stat *st;
-	int ret;
-
-	for (i = 0; i < cnt; i++) {
-		st = stats ? stats[i] : &sf->stats[i];
-		off = sf->emul_off[st->index];
-		if (off < lo)
-			lo = off;
-		if (off + (uint64_t)st->size * 8 > hi)
-			hi = off + (uint64_t)st->size * 8;
-	}
-	if (hi <= lo)
-		return 0;
-	if (hi - lo > sizeof(stackbuf)) {
-		tmp = malloc(hi - lo);
-		if (!tmp) {
-			set_err(err, ENOMEM, "data: out of memory");
-			return -ENOMEM;
-		}
-	}
-	/* One pread is one snapshot of every value it covers. */
-	ret = statsfd__read_exact(sf->fd, tmp, hi - lo,
-				  sf->emul_data_offset + lo, "data", err);
-	for (i = 0; !ret && i < cnt; i++) {
-		st = stats ? stats[i] : &sf->stats[i];
-		memcpy((char *)buf + st->offset,
-		       (char *)tmp + (sf->emul_off[st->index] - lo),
-		       (size_t)st->size * 8);
-	}
-	if (tmp != stackbuf)
-		free(tmp);
-	return ret;
-}
 
 static struct statsfd *open_view(const struct statsfd *sf,
 				 const char *const *names,
