@@ -354,23 +354,10 @@ void phase_b13(int nvm, int nvcpu, int seconds, int scrapes)
 {
 	const char *cmd = getenv("STATSFD_BENCH_COLLECTOR");
 	struct fleet f = { .nvm = nvm, .nvcpu = nvcpu };
-	int dev, i, j, n = nvm * nvcpu;
+	int dev, i, n = nvm * nvcpu;
 
-	f.vm = calloc(nvm, sizeof(int));
-	f.vm_stats = calloc(nvm, sizeof(int));
-	f.vcpu = calloc(n, sizeof(int));
-	f.vcpu_stats = calloc(n, sizeof(int));
-	if (!f.vm || !f.vm_stats || !f.vcpu || !f.vcpu_stats)
-		die("calloc");
-	dev = vm_dev();
-	for (i = 0; i < nvm; i++) {
-		f.vm[i] = vm_create(dev);
-		f.vm_stats[i] = stats_fd(f.vm[i]);
-		for (j = 0; j < nvcpu; j++) {
-			f.vcpu[i * nvcpu + j] = vcpu_create(f.vm[i], j);
-			f.vcpu_stats[i * nvcpu + j] = stats_fd(f.vcpu[i * nvcpu + j]);
-		}
-	}
+	fleet_alloc(&f);
+	dev = fleet_create(&f);
 	fprintf(stderr, "b13: %d VMs x %d vCPUs created\n", nvm, nvcpu);
 
 	jbegin("b13");

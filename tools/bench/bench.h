@@ -247,7 +247,7 @@ void bench_set_open(struct bench_set *b, int dev, uint32_t num_desc,
 /* Close what bench_set_open() opened. */
 void bench_set_close(struct bench_set *b);
 
-/* ---- a fleet of VMs, and the collector reading it (B5, B13) ---- */
+/* ---- a fleet of VMs, and the collector reading it (fleet.c: B5, B13) ---- */
 
 /**
  * struct fleet - many VMs with vCPUs and a stats fd for each
@@ -263,6 +263,10 @@ struct fleet {
 	int *vm, *vcpu, *vm_stats, *vcpu_stats;
 };
 
+/* Allocate @f's fd arrays for its nvm x nvcpu (zeroed); dies on failure. */
+void fleet_alloc(struct fleet *f);
+/* Create @f's VMs and vCPUs, a stats fd each; returns the VM device's fd. */
+int fleet_create(struct fleet *f);
 /* One pread of every data block of @f into buf; the time of each kind. */
 void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
 	      uint32_t vc_off, uint32_t vc_len, double *vm_ns,
