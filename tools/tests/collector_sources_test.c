@@ -375,10 +375,11 @@ static struct source *add_as(struct client *cl, const char *provider,
 
 static int render_host_calls, render_host_ret;
 
-static int fake_render_host(struct collector *c, struct statsfd_buf *b)
+static int fake_render_host(struct collector *c, struct expo *x)
 {
 	render_host_calls++;
-	statsfd_buf_printf(b, "# HELP node_fake Fake.\n# TYPE node_fake gauge\nnode_fake 1\n");
+	expo_family(x, "node_fake", "gauge", "Fake.");
+	expo_sample(x, "node_fake", NULL, "1", 0);
 	return render_host_ret;
 }
 
