@@ -18,6 +18,7 @@
 
 const struct expo_ops *const expo_formats[EXPO_NFORMATS] = {
 	[EXPO_TEXT] = &expo_text,
+	[EXPO_OPENMETRICS] = &expo_openmetrics,
 };
 
 /* One media range of an Accept header. */
@@ -89,6 +90,10 @@ static void parse_media(const char *s, size_t n, struct media *m)
 /* The format a media range asks for, or NULL. */
 static const struct expo_ops *media_format(const struct media *m)
 {
+	if (!strcasecmp(m->type, "application/openmetrics-text") &&
+	    (!*m->version || !strcmp(m->version, "1.0.0") ||
+	     !strcmp(m->version, "0.0.1")))
+		return expo_formats[EXPO_OPENMETRICS];
 	if (!strcasecmp(m->type, "text/plain") &&
 	    (!*m->version || !strcmp(m->version, "0.0.4")))
 		return expo_formats[EXPO_TEXT];
@@ -111,7 +116,8 @@ static int cmp_media(const void *a, const void *b)
  * @accept: the header, or NULL
  *
  * Media ranges by decreasing q-value (the header's order among equal
- * ones); the first one a format serves wins: the text format 0.0.4 (text/plain, text/ *,
+ * ones); the first one a format serves wins: OpenMetrics 1.0.0 (also for
+ * version 0.0.1 or none), the text format 0.0.4 (text/plain, text/ *,
  * * / *).  A range with q=0 is refused.  Without a header, or when nothing
  * matches, the text format, as the client libraries do.  Only the first
  * MEDIA_MAX ranges are looked at.
@@ -207,6 +213,26 @@ void expo_destroy(struct expo *x)
 	x->priv = NULL;
 }
 
+/**
+ * expo_name_unit() - does a family's name end in a unit?
+ * @name: the family's name, as the text format has it
+ * @unit: a base unit ("seconds"), or "" for none
+ *
+ * A counter's name is looked at without its _total.
+ * Return: @unit when @name ends in "_" @unit, else NULL.
+ */
+const char *expo_name_unit(const char *name, const char *unit)
+{
+	size_t n = strlen(name), m = strlen(unit);
+
+	if (n > 6 && !strcmp(name + n - 6, "_total"))
+		n -= 6;
+	if (!m || n <= m + 1 || name[n - m - 1] != '_' ||
+	    strncmp(name + n - m, unit, m))
+		return NULL;
+	return unit;
+}
+
 static int stat_family(void *ctx, const char *name, const char *type,
 		       const struct statsfd_stat *st)
 {
@@ -215,7 +241,9 @@ static int stat_family(void *ctx, const char *name, const char *type,
 	int ret;
 
 	statsfd_prom_help(&help, st);
-	ret = help.oom ? -ENOMEM : x->ops->family(x, name, type, help.data);
+	/* The stat's own unit, not a word of its name ("bytes" of a flag). */
+	ret = help.oom ? -ENOMEM : x->ops->family(x, name, type, help.data,
+						   expo_name_unit(name, statsfd_base_unit(st)));
 	statsfd_buf_free(&help);
 	return ret;
 }
@@ -255,7 +283,8 @@ static int host_family(void *ctx, const char *name, const char *type,
 {
 	struct expo *x = ctx;
 
-	return x->ops->family(x, name, type, help);
+	expo_family(x, name, type, help);
+	return x->err;
 }
 
 static int host_sample(void *ctx, const char *name, const char *labels,

@@ -18,6 +18,7 @@
 /* The formats, also the index of their cached rendering. */
 enum expo_id {
 	EXPO_TEXT,
+	EXPO_OPENMETRICS,
 	EXPO_NFORMATS,
 };
 
@@ -32,7 +33,8 @@ struct statsfd_host_series;
  * @begin: the rendering starts (may be NULL)
  * @family: a family starts: @name as the text exposition names it
  *	(counters end in _total), @type "counter", "gauge" or "histogram",
- *	@help unescaped
+ *	@help unescaped, @unit the base unit its name ends in ("seconds",
+ *	"bytes") or NULL
  * @sample: one sample of a counter or gauge of the collector or of the
  *	host's families: @name, @labels without braces or NULL for none
  *	(escaped as in the text format), @value as text (an integer or a
@@ -54,7 +56,7 @@ struct expo_ops {
 	const char *content_type;
 	int (*begin)(struct expo *x);
 	int (*family)(struct expo *x, const char *name, const char *type,
-		      const char *help);
+		      const char *help, const char *unit);
 	int (*sample)(struct expo *x, const char *name, const char *labels,
 		      const char *value, double created);
 	int (*stat)(struct expo *x, const char *name, const char *type,
@@ -79,12 +81,22 @@ struct expo {
 	int err;
 };
 
-/* A family starts (see &struct expo_ops.family); errors go to @x->err. */
+const char *expo_name_unit(const char *name, const char *unit);
+
+/*
+ * A family of the collector or of the host starts (see &struct
+ * expo_ops.family), its unit read from its name's suffix: those names
+ * are chosen, not made from a stat's; errors go to @x->err.
+ */
 static inline void expo_family(struct expo *x, const char *name,
 			       const char *type, const char *help)
 {
+	const char *unit = expo_name_unit(name, "seconds");
+
+	if (!unit)
+		unit = expo_name_unit(name, "bytes");
 	if (!x->err)
-		x->err = x->ops->family(x, name, type, help);
+		x->err = x->ops->family(x, name, type, help, unit);
 }
 
 /* One sample (see &struct expo_ops.sample); errors go to @x->err. */
@@ -97,6 +109,7 @@ static inline void expo_sample(struct expo *x, const char *name,
 }
 
 extern const struct expo_ops expo_text;
+extern const struct expo_ops expo_openmetrics;
 extern const struct expo_ops *const expo_formats[EXPO_NFORMATS];
 
 const struct expo_ops *expo_negotiate(const char *accept);

@@ -7,7 +7,7 @@
 #include "statsfd_expo.h"
 
 static int text_family(struct expo *x, const char *name, const char *type,
-		       const char *help)
+		       const char *help, const char *unit)
 {
 	statsfd_buf_printf(x->out, "# HELP %s ", name);
 	expo_escape_help(x->out, help, false);

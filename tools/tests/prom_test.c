@@ -12,7 +12,12 @@
  * types, camelCase, the collector's namespace), several sources each,
  * rendered in random registration orders: promtool accepts every result,
  * the result does not depend on the order of the series, and nothing the
- * first-registered schema exports alone is hidden by the others.
+ * first-registered schema exports alone is hidden by the others.  Each
+ * is also rendered as OpenMetrics by the collector's format
+ * (collector/expo_openmetrics.c): its samples are the text format's (but
+ * for canonical bucket bounds), and Prometheus' own OpenMetrics parser
+ * (`promtool tsdb create-blocks-from openmetrics`; `promtool check
+ * metrics` reads only the text format) accepts it.
  * STRESS=1 runs more rounds.
  */
 #include <stdio.h>
@@ -21,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../collector/expo.h"
 #include "image.h"
 #include "statsfd.h"
 #include "tap.h"
@@ -62,6 +68,104 @@ static bool promtool_ok(const char *text)
 	st = system(cmd);
 	unlink(path);
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/*
+ * Prometheus' OpenMetrics parser accepts @text: every sample gets a
+ * timestamp (backfilling needs one) and promtool makes TSDB blocks of it.
+ */
+static bool om_promtool_ok(const char *text)
+{
+	char dir[] = "/tmp/statsfd-om-test.XXXXXX", cmd[512], path[64];
+	const char *p, *nl;
+	FILE *f;
+	int st;
+
+	if (!mkdtemp(dir))
+		return false;
+	snprintf(path, sizeof(path), "%s/om.txt", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	for (p = text; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		if (*p == '#')
+			fprintf(f, "%.*s\n", (int)(nl - p), p);
+		else
+			fprintf(f, "%.*s 1700000000\n", (int)(nl - p), p);
+	}
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "promtool tsdb create-blocks-from openmetrics %s %s/blocks >%s/log 2>&1; r=$?; "
+		 "[ $r = 0 ] || sed 's/^/# /' %s/log >&2; rm -rf %s; exit $r",
+		 path, dir, dir, dir, dir);
+	st = system(cmd);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The OpenMetrics exposition of @n series, as the collector renders it. */
+static int om_write(struct statsfd_buf *out, const struct statsfd_prom_series *ser,
+		    const uint64_t *ranks, size_t n)
+{
+	struct expo x;
+	int ret = expo_begin(&x, &expo_openmetrics, out);
+
+	if (!ret)
+		ret = expo_stats(&x, ser, ranks, n, NULL);
+	if (!ret)
+		ret = expo_end(&x);
+	expo_destroy(&x);
+	return ret;
+}
+
+/*
+ * The sample lines of @om are those of @text, the bucket bounds made
+ * canonical floats ("le=\"3.0\"" for "le=\"3\""); the samples of a
+ * counter family F are F_total, and each # UNIT names a suffix of its
+ * family.  @om ends with "# EOF".
+ */
+static bool om_matches_text(const char *om, const char *text)
+{
+	struct statsfd_buf a = { 0 }, b = { 0 };
+	const char *p, *nl, *q;
+	bool ok = true;
+
+	for (p = text; (nl = strchr(p, '\n')); p = nl + 1)
+		if (*p != '#')
+			statsfd_buf_append(&a, p, (size_t)(nl - p + 1));
+	for (p = om; (nl = strchr(p, '\n')); p = nl + 1) {
+		char fam[256], unit[32], type[16];
+
+		if (sscanf(p, "# TYPE %255s %15s", fam, type) == 2 && !strcmp(type, "counter")) {
+			size_t n = strlen(fam);
+
+			snprintf(fam + n, sizeof(fam) - n, "_total");
+			ok &= !strncmp(nl + 1, fam, strlen(fam)) ||
+			      !strncmp(nl + 1, "# UNIT ", 7);
+		}
+		if (sscanf(p, "# UNIT %255s %31s", fam, unit) == 2) {
+			size_t n = strlen(fam), m = strlen(unit);
+
+			ok &= n > m + 1 && fam[n - m - 1] == '_' && !strcmp(fam + n - m, unit);
+		}
+		if (*p == '#')
+			continue;
+		q = strstr(p, ".0\"} ");
+		if (q && q < nl && strstr(p, "_bucket")) {
+			statsfd_buf_append(&b, p, (size_t)(q - p));
+			statsfd_buf_append(&b, q + 2, (size_t)(nl - q - 1));
+		} else {
+			statsfd_buf_append(&b, p, (size_t)(nl - p + 1));
+		}
+	}
+	ok &= strlen(om) >= 6 && !strcmp(om + strlen(om) - 6, "# EOF\n");
+	ok &= !a.oom && !b.oom && a.len == b.len && (!a.len || !memcmp(a.data, b.data, a.len));
+
+	statsfd_buf_free(&a);
+	statsfd_buf_free(&b);
+	return ok;
 }
 
 static void test_names(void)
@@ -314,7 +418,7 @@ static void test_property(unsigned int rounds)
 {
 	enum { NSCH = 3, NST = 6 };
 	unsigned int seed = 20261202, r, i, bad_promtool = 0, bad_order = 0,
-		     bad_hidden = 0, done = 0;
+		     bad_hidden = 0, done = 0, bad_om = 0, bad_om_parse = 0, om_parsed = 0;
 	unsigned long conflicts = 0;
 
 	for (r = 0; r < rounds; r++) {
@@ -323,7 +427,7 @@ static void test_property(unsigned int rounds)
 		struct statsfd_prom_series ser[2 * NSCH], rev[2 * NSCH];
 		uint64_t ranks[2 * NSCH], rranks[2 * NSCH], *vals[NSCH] = { 0 };
 		struct statsfd *sf[NSCH] = { 0 };
-		struct statsfd_buf a = { 0 }, b = { 0 }, alone = { 0 };
+		struct statsfd_buf a = { 0 }, b = { 0 }, alone = { 0 }, om = { 0 };
 		unsigned long c = 0;
 		bool ok = true;
 
@@ -360,6 +464,19 @@ static void test_property(unsigned int rounds)
 			bad_order++;
 		if (alone.data && a.data && !types_kept(alone.data, a.data))
 			bad_hidden++;
+		if (om_write(&om, ser, ranks, 2 * NSCH) || !a.data ||
+		    !om_matches_text(om.data, a.data)) {
+			if (!bad_om++)
+				tap_diag("round %u: OpenMetrics differs:\n%s", r,
+					 om.data ? om.data : "");
+		}
+		/* Prometheus' parser costs 0.3 s a run: every 10th round. */
+		if (!(r % 10) && om.data && ++om_parsed && !om_promtool_ok(om.data)) {
+			if (!bad_om_parse++)
+				tap_diag("round %u: refused by the OpenMetrics parser:\n%s", r,
+					 om.data);
+		}
+		statsfd_buf_free(&om);
 		statsfd_buf_free(&a);
 		statsfd_buf_free(&b);
 		statsfd_buf_free(&alone);
@@ -377,6 +494,11 @@ next:
 	tap_ok(!bad_order, "every rendering is the same with the series reversed (%u differ)",
 	       bad_order);
 	tap_ok(!bad_hidden, "the first schema's families are all there (%u hidden)", bad_hidden);
+	tap_ok(!bad_om, "OpenMetrics: the text's samples, counter F's samples F_total, units as suffixes, # EOF (%u differ)",
+	       bad_om);
+	tap_ok(om_parsed && !bad_om_parse,
+	       "Prometheus' OpenMetrics parser accepts every rendering tried (%u of %u refused)",
+	       bad_om_parse, om_parsed);
 }
 
 int main(void)
