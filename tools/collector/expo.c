@@ -19,6 +19,7 @@
 const struct expo_ops *const expo_formats[EXPO_NFORMATS] = {
 	[EXPO_TEXT] = &expo_text,
 	[EXPO_OPENMETRICS] = &expo_openmetrics,
+	[EXPO_PROTOBUF] = &expo_protobuf,
 };
 
 /* One media range of an Accept header. */
@@ -90,6 +91,10 @@ static void parse_media(const char *s, size_t n, struct media *m)
 /* The format a media range asks for, or NULL. */
 static const struct expo_ops *media_format(const struct media *m)
 {
+	if (!strcasecmp(m->type, "application/vnd.google.protobuf") &&
+	    !strcmp(m->proto, "io.prometheus.client.MetricFamily") &&
+	    !strcasecmp(m->encoding, "delimited"))
+		return expo_formats[EXPO_PROTOBUF];
 	if (!strcasecmp(m->type, "application/openmetrics-text") &&
 	    (!*m->version || !strcmp(m->version, "1.0.0") ||
 	     !strcmp(m->version, "0.0.1")))
@@ -116,8 +121,10 @@ static int cmp_media(const void *a, const void *b)
  * @accept: the header, or NULL
  *
  * Media ranges by decreasing q-value (the header's order among equal
- * ones); the first one a format serves wins: OpenMetrics 1.0.0 (also for
- * version 0.0.1 or none), the text format 0.0.4 (text/plain, text/ *,
+ * ones); the first one a format serves wins: the protobuf exposition
+ * (application/vnd.google.protobuf with proto=io.prometheus.client.MetricFamily
+ * and encoding=delimited), OpenMetrics 1.0.0 (also for version 0.0.1 or
+ * none), the text format 0.0.4 (text/plain, text/ *,
  * * / *).  A range with q=0 is refused.  Without a header, or when nothing
  * matches, the text format, as the client libraries do.  Only the first
  * MEDIA_MAX ranges are looked at.

@@ -19,6 +19,7 @@
 enum expo_id {
 	EXPO_TEXT,
 	EXPO_OPENMETRICS,
+	EXPO_PROTOBUF,
 	EXPO_NFORMATS,
 };
 
@@ -110,6 +111,7 @@ static inline void expo_sample(struct expo *x, const char *name,
 
 extern const struct expo_ops expo_text;
 extern const struct expo_ops expo_openmetrics;
+extern const struct expo_ops expo_protobuf;
 extern const struct expo_ops *const expo_formats[EXPO_NFORMATS];
 
 const struct expo_ops *expo_negotiate(const char *accept);

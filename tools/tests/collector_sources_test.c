@@ -303,7 +303,8 @@ static void test_render_formats(void)
 
 /*
  * Accept negotiation as client_golang's expfmt.Negotiate: q-values, then
- * the header's order; OpenMetrics 1.0.0 or 0.0.1; text for anything else.
+ * the header's order; the delimited MetricFamily protobuf stream,
+ * OpenMetrics 1.0.0 or 0.0.1; text for anything else.
  */
 static void test_negotiate(void)
 {
@@ -329,6 +330,17 @@ static void test_negotiate(void)
 		{ "application/openmetrics-text;q=2, text/plain;q=0.1", EXPO_TEXT },
 		{ ",,;;=,application/openmetrics-text;;q=1;", EXPO_OPENMETRICS },
 		{ "text/html, image/png", EXPO_TEXT },
+		/* Prometheus 2.42 with --enable-feature=native-histograms. */
+		{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+		  EXPO_PROTOBUF },
+		{ "application/vnd.google.protobuf; proto=\"io.prometheus.client.MetricFamily\"; encoding=delimited",
+		  EXPO_PROTOBUF },
+		/* Not the delimited MetricFamily stream: not protobuf. */
+		{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text",
+		  EXPO_TEXT },
+		{ "application/vnd.google.protobuf;proto=other.Message;encoding=delimited", EXPO_TEXT },
+		{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.1,application/openmetrics-text",
+		  EXPO_OPENMETRICS },
 	};
 	unsigned int i, bad = 0;
 
