@@ -46,8 +46,15 @@
 #include "metrics.pb-c.h"
 #include "statsfd_expo.h"
 
-/* A message type of metrics.proto, as protoc-c names it. */
-#define PB(t)	Io__Prometheus__Client__##t
+/* The message types of metrics.proto, as protoc-c names them. */
+#define pb_family_msg	Io__Prometheus__Client__MetricFamily
+#define pb_metric_msg	Io__Prometheus__Client__Metric
+#define pb_label_msg	Io__Prometheus__Client__LabelPair
+#define pb_hist_msg	Io__Prometheus__Client__Histogram
+#define pb_bucket_msg	Io__Prometheus__Client__Bucket
+#define pb_span_msg	Io__Prometheus__Client__BucketSpan
+#define pb_counter_msg	Io__Prometheus__Client__Counter
+#define pb_gauge_msg	Io__Prometheus__Client__Gauge
 
 #define ARENA_CHUNK	(64 * 1024)
 
@@ -69,7 +76,7 @@ struct arena_chunk {
  * @open: a family is being built
  */
 struct pb_state {
-	PB(MetricFamily) fam;
+	struct pb_family_msg fam;
 	size_t cap;
 	const char *type;
 	struct arena_chunk *chunks;
@@ -166,10 +173,10 @@ static int pb_begin(struct expo *x)
 	return x->priv ? 0 : -ENOMEM;
 }
 
-static int pb_family(struct expo *x, const char *name, const char *type,
-		     const char *help, const char *unit)
+static int pb_family_start(struct expo *x, const char *name, const char *type,
+			   const char *help, const char *unit)
 {
-	static const PB(MetricFamily) init = IO__PROMETHEUS__CLIENT__METRIC_FAMILY__INIT;
+	static const struct pb_family_msg init = IO__PROMETHEUS__CLIENT__METRIC_FAMILY__INIT;
 	struct pb_state *p = x->priv;
 	int ret = pb_flush(x);
 
@@ -196,9 +203,9 @@ static int pb_family(struct expo *x, const char *name, const char *type,
  * The labels of the text format ('a="x",b="y\"z"', escaped) as label
  * pairs of @m.
  */
-static int pb_labels(struct pb_state *p, PB(Metric) *m, const char *labels)
+static int pb_labels(struct pb_state *p, struct pb_metric_msg *m, const char *labels)
 {
-	static const PB(LabelPair) init = IO__PROMETHEUS__CLIENT__LABEL_PAIR__INIT;
+	static const struct pb_label_msg init = IO__PROMETHEUS__CLIENT__LABEL_PAIR__INIT;
 	const char *s = labels, *q;
 	size_t n = 0, k;
 	char *v;
@@ -211,7 +218,7 @@ static int pb_labels(struct pb_state *p, PB(Metric) *m, const char *labels)
 	if (!m->label)
 		return -ENOMEM;
 	while (*s && m->n_label < n) {
-		PB(LabelPair) *l = arena_alloc(p, sizeof(*l));
+		struct pb_label_msg *l = arena_alloc(p, sizeof(*l));
 
 		q = strchr(s, '=');
 		if (!l || !q || q[1] != '"')
@@ -219,7 +226,8 @@ static int pb_labels(struct pb_state *p, PB(Metric) *m, const char *labels)
 		*l = init;
 		l->name = arena_strndup(p, s, (size_t)(q - s));
 		/* The value, unescaped: at most as long as its text. */
-		l->value = v = arena_alloc(p, strlen(q));
+		v = arena_alloc(p, strlen(q));
+		l->value = v;
 		if (!l->name || !v)
 			return -ENOMEM;
 		for (s = q + 2, k = 0; *s && *s != '"'; s++) {
@@ -241,11 +249,11 @@ static int pb_labels(struct pb_state *p, PB(Metric) *m, const char *labels)
 }
 
 /* A new metric of the current family, with @labels. */
-static PB(Metric) *pb_metric_new(struct expo *x, const char *labels, int *err)
+static struct pb_metric_msg *pb_metric_new(struct expo *x, const char *labels, int *err)
 {
-	static const PB(Metric) init = IO__PROMETHEUS__CLIENT__METRIC__INIT;
+	static const struct pb_metric_msg init = IO__PROMETHEUS__CLIENT__METRIC__INIT;
 	struct pb_state *p = x->priv;
-	PB(Metric) *m, **grown;
+	struct pb_metric_msg *m, **grown;
 
 	*err = -ENOMEM;
 	if (!p->open) {
@@ -271,11 +279,11 @@ static PB(Metric) *pb_metric_new(struct expo *x, const char *labels, int *err)
 }
 
 /* A counter's or a gauge's value. */
-static int pb_value(struct expo *x, PB(Metric) *m, double v)
+static int pb_value(struct expo *x, struct pb_metric_msg *m, double v)
 {
-	static const PB(Counter) cinit =
+	static const struct pb_counter_msg cinit =
 		IO__PROMETHEUS__CLIENT__COUNTER__INIT;
-	static const PB(Gauge) ginit =
+	static const struct pb_gauge_msg ginit =
 		IO__PROMETHEUS__CLIENT__GAUGE__INIT;
 	struct pb_state *p = x->priv;
 
@@ -300,7 +308,7 @@ static int pb_value(struct expo *x, PB(Metric) *m, double v)
 static int pb_sample(struct expo *x, const char *name, const char *labels,
 		     const char *value, double created)
 {
-	PB(Metric) *m;
+	struct pb_metric_msg *m;
 	int ret;
 
 	m = pb_metric_new(x, labels, &ret);
@@ -317,10 +325,10 @@ static int pb_shift(const struct statsfd_stat *st)
 }
 
 /* Counts of the log2 histogram @st as a native histogram of schema 0. */
-static int pb_native(struct pb_state *p, PB(Histogram) *h,
+static int pb_native(struct pb_state *p, struct pb_hist_msg *h,
 		     const struct statsfd_stat *st, const uint64_t *v)
 {
-	static const PB(BucketSpan) init = IO__PROMETHEUS__CLIENT__BUCKET_SPAN__INIT;
+	static const struct pb_span_msg init = IO__PROMETHEUS__CLIENT__BUCKET_SPAN__INIT;
 	int shift = pb_shift(st);
 	unsigned int i, j, nspans = 0, ndeltas = 0, gap;
 	int64_t prev = 0;
@@ -346,12 +354,13 @@ static int pb_native(struct pb_state *p, PB(Histogram) *h,
 		 */
 		gap = nspans ? (unsigned int)((int)i - last - 1) : 0;
 		if (!nspans || gap > 2) {
-			PB(BucketSpan) *s = arena_alloc(p, sizeof(*s));
+			struct pb_span_msg *s = arena_alloc(p, sizeof(*s));
 
 			if (!s)
 				return -ENOMEM;
 			*s = init;
-			s->has_offset = s->has_length = true;
+			s->has_offset = true;
+			s->has_length = true;
 			s->offset = nspans ? (int32_t)gap : (int32_t)i + shift;
 			h->positive_span[nspans++] = s;
 		} else {
@@ -368,12 +377,13 @@ static int pb_native(struct pb_state *p, PB(Histogram) *h,
 	}
 	if (!nspans) {
 		/* A native histogram without buckets: the no-op span says so. */
-		PB(BucketSpan) *s = arena_alloc(p, sizeof(*s));
+		struct pb_span_msg *s = arena_alloc(p, sizeof(*s));
 
 		if (!s)
 			return -ENOMEM;
 		*s = init;
-		s->has_offset = s->has_length = true;
+		s->has_offset = true;
+		s->has_length = true;
 		h->positive_span[nspans++] = s;
 	}
 	h->n_positive_span = nspans;
@@ -382,10 +392,10 @@ static int pb_native(struct pb_state *p, PB(Histogram) *h,
 }
 
 /* Counts of the linear histogram @st as classic cumulative buckets. */
-static int pb_classic(struct pb_state *p, PB(Histogram) *h,
+static int pb_classic(struct pb_state *p, struct pb_hist_msg *h,
 		      const struct statsfd_stat *st, const uint64_t *v)
 {
-	static const PB(Bucket) init = IO__PROMETHEUS__CLIENT__BUCKET__INIT;
+	static const struct pb_bucket_msg init = IO__PROMETHEUS__CLIENT__BUCKET__INIT;
 	struct statsfd_bucket bk;
 	uint64_t cum = 0;
 	unsigned int i;
@@ -394,7 +404,7 @@ static int pb_classic(struct pb_state *p, PB(Histogram) *h,
 	if (!h->bucket)
 		return -ENOMEM;
 	for (i = 0; i < st->size; i++) {
-		PB(Bucket) *b;
+		struct pb_bucket_msg *b;
 
 		statsfd_bucket(st, i, &bk);
 		cum += v[i];
@@ -404,7 +414,8 @@ static int pb_classic(struct pb_state *p, PB(Histogram) *h,
 		if (!b)
 			return -ENOMEM;
 		*b = init;
-		b->has_cumulative_count = b->has_upper_bound = true;
+		b->has_cumulative_count = true;
+		b->has_upper_bound = true;
 		b->cumulative_count = cum;
 		/* The text format's le: the largest integer the bucket holds. */
 		b->upper_bound = st->exponent ? statsfd_to_base(st, bk.hi - 1) :
@@ -418,12 +429,12 @@ static int pb_stat(struct expo *x, const char *name, const char *type,
 		   const struct statsfd_prom_series *s,
 		   const struct statsfd_stat *st)
 {
-	static const PB(Histogram) init = IO__PROMETHEUS__CLIENT__HISTOGRAM__INIT;
+	static const struct pb_hist_msg init = IO__PROMETHEUS__CLIENT__HISTOGRAM__INIT;
 	struct pb_state *p = x->priv;
 	const uint64_t *v = statsfd_values(st, s->values);
 	uint64_t total = 0;
 	unsigned int i;
-	PB(Metric) *m;
+	struct pb_metric_msg *m;
 	int ret;
 
 	m = pb_metric_new(x, s->labels, &ret);
@@ -438,7 +449,8 @@ static int pb_stat(struct expo *x, const char *name, const char *type,
 	*m->histogram = init;
 	for (i = 0; i < st->size; i++)
 		total += v[i];
-	m->histogram->has_sample_count = m->histogram->has_sample_sum = true;
+	m->histogram->has_sample_count = true;
+	m->histogram->has_sample_sum = true;
 	m->histogram->sample_count = total;
 	m->histogram->sample_sum = statsfd_prom_hist_sum(st, v);
 	if (st->type == STATSFD_TYPE_LOG_HIST)
@@ -469,7 +481,7 @@ const struct expo_ops expo_protobuf = {
 	.content_type = "application/vnd.google.protobuf; "
 			"proto=io.prometheus.client.MetricFamily; encoding=delimited",
 	.begin = pb_begin,
-	.family = pb_family,
+	.family = pb_family_start,
 	.sample = pb_sample,
 	.stat = pb_stat,
 	.end = pb_end,
