@@ -96,34 +96,35 @@ static void b13_bare(const struct fleet *f, int seconds)
 	sfile_close(&vc_s);
 }
 
-/**
- * struct scrape - one GET /metrics
- * @ms: wall time, request sent to last byte received
- * @len: body bytes
- * @reads: statsfd_collector_reads_total in a plain body (0 for gzip)
- */
-struct scrape {
-	double ms;
-	size_t len;
-	uint64_t reads;
-};
-
-/* GET /metrics on the keep-alive connection @s into buf; die on error. */
+/* GET /metrics on the keep-alive connection @s, as the text format. */
 static struct scrape scrape(int s, bool gz)
 {
-	static const char plain_req[] =
-		"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
-	static const char gz_req[] =
-		"GET /metrics HTTP/1.1\r\nHost: localhost\r\n"
-		"Accept-Encoding: gzip\r\n\r\n";
+	return b13_scrape(s, NULL, gz);
+}
+
+/**
+ * b13_scrape() - one GET /metrics on a keep-alive connection
+ * @s: the connection
+ * @accept: the Accept header's value, or NULL for none (the text format)
+ * @gz: ask for gzip
+ *
+ * Dies on error.
+ * Return: wall time, body bytes, and statsfd_collector_reads_total of a
+ * plain text body.
+ */
+struct scrape b13_scrape(int s, const char *accept, bool gz)
+{
 	static char *body;
 	static size_t cap;
-	const char *req = gz ? gz_req : plain_req;
+	char req[512];
 	struct scrape r = { 0 };
 	size_t have = 0, want = 0, hdr = 0;
 	double t0 = now_ns();
 	const char *p;
 
+	snprintf(req, sizeof(req), "GET /metrics HTTP/1.1\r\nHost: localhost\r\n%s%s%s%s\r\n",
+		 accept ? "Accept: " : "", accept ? accept : "", accept ? "\r\n" : "",
+		 gz ? "Accept-Encoding: gzip\r\n" : "");
 	if (write(s, req, strlen(req)) != (ssize_t)strlen(req))
 		die("b13: send the request");
 	for (;;) {
@@ -155,7 +156,7 @@ static struct scrape scrape(int s, bool gz)
 	}
 	r.ms = (now_ns() - t0) / 1e6;
 	r.len = want - hdr;
-	if (!gz) {
+	if (!gz && !accept) {
 		p = memmem(body + hdr, r.len, "\nstatsfd_collector_reads_total ", 31);
 		if (!p)
 			die("b13: no statsfd_collector_reads_total in the exposition");
@@ -164,13 +165,17 @@ static struct scrape scrape(int s, bool gz)
 	return r;
 }
 
-/*
- * Start the collector (@cmd) reading every @interval ms, with HTTP on a
- * free port of 127.0.0.1; *@port and *@sock (a connection to its socket)
- * set.  Return: its pid, or -1 after adding "error" to the open object.
+/**
+ * b13_start_collector() - start statsfd-collector for a fleet
+ * @cmd: its command
+ * @interval: its --interval, in ms
+ * @port: set to its HTTP port on 127.0.0.1
+ * @sock: set to a connection to its unix socket
+ *
+ * Return: its pid, or -1 after adding "error" to the open object.
  */
-static pid_t start_collector(const char *cmd, const char *interval,
-			     unsigned int *port, int *sock)
+pid_t b13_start_collector(const char *cmd, const char *interval,
+			  unsigned int *port, int *sock)
 {
 	int status, i;
 	FILE *pf;
@@ -208,7 +213,12 @@ static pid_t start_collector(const char *cmd, const char *interval,
 	return pid;
 }
 
-static void stop_collector(pid_t pid, int sock)
+/**
+ * b13_stop_collector() - stop what b13_start_collector() started
+ * @pid: its pid
+ * @sock: the connection to its socket, closed
+ */
+void b13_stop_collector(pid_t pid, int sock)
 {
 	int status;
 
@@ -242,12 +252,12 @@ static void b13_collector_cpu(const struct fleet *f, const char *cmd,
 
 	jopen("collector", '{');
 	jstr("command", cmd);
-	pid = start_collector(cmd, "500", &port, &sock);
+	pid = b13_start_collector(cmd, "500", &port, &sock);
 	if (pid < 0)
 		goto out;
 	t0 = now_ns();
 	if (collector_register(sock, f)) {
-		stop_collector(pid, sock);
+		b13_stop_collector(pid, sock);
 		goto out;
 	}
 	jnum("sources", f->nvm * (1 + f->nvcpu));
@@ -274,7 +284,7 @@ static void b13_collector_cpu(const struct fleet *f, const char *cmd,
 	jnum("sources_reported", nsrc);
 	jnum("reads_per_source_per_s",
 	     nsrc ? (reads1 - reads0) / ((t1 - t0) / 1e9) / nsrc : 0);
-	stop_collector(pid, sock);
+	b13_stop_collector(pid, sock);
 out:
 	jclose('}');
 }
@@ -302,11 +312,11 @@ static void b13_scrapes(const struct fleet *f, const char *cmd, int scrapes)
 	if (scrapes > B13_MAX_SCRAPES)
 		scrapes = B13_MAX_SCRAPES;
 	jopen("scrapes", '{');
-	pid = start_collector(cmd, "3600000", &port, &sock);
+	pid = b13_start_collector(cmd, "3600000", &port, &sock);
 	if (pid < 0)
 		goto out;
 	if (collector_register(sock, f)) {
-		stop_collector(pid, sock);
+		b13_stop_collector(pid, sock);
 		goto out;
 	}
 	sin.sin_port = htons(port);
@@ -333,7 +343,7 @@ static void b13_scrapes(const struct fleet *f, const char *cmd, int scrapes)
 		gz_len = z1.len;
 	}
 	close(s);
-	stop_collector(pid, sock);
+	b13_stop_collector(pid, sock);
 	jnum("iterations", it);
 	jnum("same_body", same);
 	jnum("body_bytes", plain_len);
@@ -351,28 +361,64 @@ out:
 	jclose('}');
 }
 
+/**
+ * b13_fleet_make() - @nvm VMs of @nvcpu vCPUs each, with their stats fds
+ * @f: filled; b13_fleet_free() releases it
+ * @nvm: VMs
+ * @nvcpu: vCPUs per VM
+ * @dev: the statsfd_vm device, closed by b13_fleet_free()
+ */
+void b13_fleet_make(struct fleet *f, int nvm, int nvcpu, int dev)
+{
+	int i, j, n = nvm * nvcpu;
+
+	*f = (struct fleet){ .nvm = nvm, .nvcpu = nvcpu, .dev = dev };
+	f->vm = calloc(nvm, sizeof(int));
+	f->vm_stats = calloc(nvm, sizeof(int));
+	f->vcpu = calloc(n, sizeof(int));
+	f->vcpu_stats = calloc(n, sizeof(int));
+	if (!f->vm || !f->vm_stats || !f->vcpu || !f->vcpu_stats)
+		die("calloc");
+	for (i = 0; i < nvm; i++) {
+		f->vm[i] = vm_create(dev);
+		f->vm_stats[i] = stats_fd(f->vm[i]);
+		for (j = 0; j < nvcpu; j++) {
+			f->vcpu[i * nvcpu + j] = vcpu_create(f->vm[i], j);
+			f->vcpu_stats[i * nvcpu + j] = stats_fd(f->vcpu[i * nvcpu + j]);
+		}
+	}
+	fprintf(stderr, "bench: %d VMs x %d vCPUs created\n", nvm, nvcpu);
+}
+
+/**
+ * b13_fleet_free() - close and free what b13_fleet_make() made
+ * @f: the fleet
+ */
+void b13_fleet_free(struct fleet *f)
+{
+	int i;
+
+	for (i = 0; i < f->nvm * f->nvcpu; i++) {
+		close(f->vcpu_stats[i]);
+		close(f->vcpu[i]);
+	}
+	for (i = 0; i < f->nvm; i++) {
+		close(f->vm_stats[i]);
+		close(f->vm[i]);
+	}
+	close(f->dev);
+	free(f->vm);
+	free(f->vm_stats);
+	free(f->vcpu);
+	free(f->vcpu_stats);
+}
+
 void phase_b13(int nvm, int nvcpu, int seconds, int scrapes)
 {
 	const char *cmd = getenv("STATSFD_BENCH_COLLECTOR");
-	struct fleet f = { .nvm = nvm, .nvcpu = nvcpu };
-	int dev, i, j, n = nvm * nvcpu;
+	struct fleet f;
 
-	f.vm = calloc(nvm, sizeof(int));
-	f.vm_stats = calloc(nvm, sizeof(int));
-	f.vcpu = calloc(n, sizeof(int));
-	f.vcpu_stats = calloc(n, sizeof(int));
-	if (!f.vm || !f.vm_stats || !f.vcpu || !f.vcpu_stats)
-		die("calloc");
-	dev = vm_dev();
-	for (i = 0; i < nvm; i++) {
-		f.vm[i] = vm_create(dev);
-		f.vm_stats[i] = stats_fd(f.vm[i]);
-		for (j = 0; j < nvcpu; j++) {
-			f.vcpu[i * nvcpu + j] = vcpu_create(f.vm[i], j);
-			f.vcpu_stats[i * nvcpu + j] = stats_fd(f.vcpu[i * nvcpu + j]);
-		}
-	}
-	fprintf(stderr, "b13: %d VMs x %d vCPUs created\n", nvm, nvcpu);
+	b13_fleet_make(&f, nvm, nvcpu, vm_dev());
 
 	jbegin("b13");
 	jnum("vms", nvm);
@@ -388,18 +434,5 @@ void phase_b13(int nvm, int nvcpu, int seconds, int scrapes)
 		jclose('}');
 	}
 	jend();
-
-	for (i = 0; i < n; i++) {
-		close(f.vcpu_stats[i]);
-		close(f.vcpu[i]);
-	}
-	for (i = 0; i < nvm; i++) {
-		close(f.vm_stats[i]);
-		close(f.vm[i]);
-	}
-	close(dev);
-	free(f.vm);
-	free(f.vm_stats);
-	free(f.vcpu);
-	free(f.vcpu_stats);
+	b13_fleet_free(&f);
 }

@@ -261,6 +261,7 @@ void bench_set_close(struct bench_set *b);
 struct fleet {
 	int nvm, nvcpu;
 	int *vm, *vcpu, *vm_stats, *vcpu_stats;
+	int dev;
 };
 
 /* One pread of every data block of @f into buf; the time of each kind. */
@@ -327,6 +328,21 @@ void phase_b11(void);
 void phase_b12(int scrapes);
 /* b13_collector.c: the collector's CPU vs the bare reads; scrape cost. */
 void phase_b13(int nvm, int nvcpu, int seconds, int scrapes);
+/* What B16 shares with B13: the fleet, the collector, a scrape. */
+struct scrape {
+	double ms;	/* wall time, request sent to last byte received */
+	size_t len;	/* body bytes */
+	uint64_t reads;	/* statsfd_collector_reads_total of a plain text body */
+};
+void b13_fleet_make(struct fleet *f, int nvm, int nvcpu, int dev);
+void b13_fleet_free(struct fleet *f);
+pid_t b13_start_collector(const char *cmd, const char *interval,
+			  unsigned int *port, int *sock);
+void b13_stop_collector(pid_t pid, int sock);
+struct scrape b13_scrape(int s, const char *accept, bool gz);
+
+/* b16_protobuf.c: the fleet's scrape as protobuf (native histograms) vs text. */
+void phase_b16(int nvm, int nvcpu, int scrapes);
 /*
  * b14_stall.c: snapshot reader latency (vCPU pread, VM aggregates pread,
  * mmap copy) with the writer running, preempted and stopped; @samples
