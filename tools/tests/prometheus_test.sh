@@ -168,6 +168,12 @@ if [ "$check_classic" = 0 ] && q 'statsfd_halt_exits_total{vm="web",vcpu="0"}' |
 else
 	nok "native histograms: classic series of the log2 histogram present, or counters missing"; echo "# $r"
 fi
+r=$(q 'statsfd_collector_source_up{provider="statsfd_vm"} + on() group_left statsfd_collector_sources')
+if [ -n "$r" ] && echo "$r" | jq -e '(.data.result | length == 3) and all(.data.result[]; .value[1] == "4")' >/dev/null 2>&1; then
+	ok "native histograms: the collector's own samples (source_up of 3 sources with their labels, sources = 3) through protobuf"
+else
+	nok "native histograms: the collector's own samples through protobuf"; echo "# $r"
+fi
 # The CLI reads vCPU 0's fd in the feeder (its memfd, /proc/PID/fd/N).
 cli_json=
 for f in /proc/"$feeder_pid"/fd/*; do
