@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd-bench phase "b13": what statsfd-collector costs on a fleet
- * as ratios measured side by side in one run.
+ * (issue 10), as ratios measured side by side in one run.
  *
  * CPU.  A fleet of VMs with vCPUs (1024 x 8 by default) and a stats fd for
  * each.  First the bench reads every data block itself, one pread() per
@@ -9,7 +9,8 @@
  * cost of the bare reads.  Then statsfd-collector ($STATSFD_BENCH_COLLECTOR)
  * gets the same fds, registered as VMMs would, and reads them at
  * --interval 500 for the same time, nobody scraping: its utime + stime
- * (/proc) over the bare reads' is the overhead (target: 1.5 at most).  The collector reads mapped vCPUs through their mapping
+ * (/proc) over the bare reads' is the overhead (issue 10's target: 1.5 at
+ * most).  The collector reads mapped vCPUs through their mapping
  * (--max-mapped), so its reads may be cheaper than the bench's preads.
  *
  * Scrapes.  GET /metrics over one keep-alive connection, SCRAPES times:
@@ -17,8 +18,8 @@
  * (what every scrape cost before the per-tick cache), the next one is
  * served the cached text; then the same with Accept-Encoding: gzip (the
  * first one compresses, the next is cached).  Wall time of each request
- * to its last byte, medians; the target for cached over rendered: 0.2 at
- * most.
+ * to its last byte, medians; issue 10's target for cached over rendered:
+ * 0.2 at most.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -37,8 +38,6 @@
 #include "bench.h"
 #include "statsfd_msg.h"
 
-#define B13_SOCK	"/tmp/statsfd-bench-b13.sock"
-#define B13_PORT_FILE	"/tmp/statsfd-bench-b13.port"
 #define B13_INTERVAL_MS	500
 #define B13_MAX_SCRAPES	MAX_ROUNDS
 
@@ -95,125 +94,10 @@ static void b13_bare(const struct fleet *f, int seconds)
 	sfile_close(&vc_s);
 }
 
-/**
- * struct scrape - one GET /metrics
- * @ms: wall time, request sent to last byte received
- * @len: body bytes
- * @reads: statsfd_collector_reads_total in a plain body (0 for gzip)
- */
-struct scrape {
-	double ms;
-	size_t len;
-	uint64_t reads;
-};
-
-/* GET /metrics on the keep-alive connection @s into buf; die on error. */
+/* GET /metrics on the keep-alive connection @s, as the text format. */
 static struct scrape scrape(int s, bool gz)
 {
-	static const char plain_req[] =
-		"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n";
-	static const char gz_req[] =
-		"GET /metrics HTTP/1.1\r\nHost: localhost\r\n"
-		"Accept-Encoding: gzip\r\n\r\n";
-	static char *body;
-	static size_t cap;
-	const char *req = gz ? gz_req : plain_req;
-	struct scrape r = { 0 };
-	size_t have = 0, want = 0, hdr = 0;
-	double t0 = now_ns();
-	const char *p;
-
-	if (write(s, req, strlen(req)) != (ssize_t)strlen(req))
-		die("b13: send the request");
-	for (;;) {
-		ssize_t n;
-
-		if (cap - have < 65536) {
-			cap = cap ? cap * 2 : 1 << 20;
-			body = realloc(body, cap + 1);
-			if (!body)
-				die("b13: realloc");
-		}
-		n = read(s, body + have, cap - have);
-		if (n <= 0)
-			die("b13: read the response");
-		have += n;
-		body[have] = '\0';
-		if (!hdr) {
-			p = strstr(body, "\r\n\r\n");
-			if (!p)
-				continue;
-			hdr = p + 4 - body;
-			p = strcasestr(body, "\r\nContent-Length:");
-			if (strncmp(body, "HTTP/1.1 200", 12) || !p || p > body + hdr)
-				die("b13: not a 200 with a Content-Length");
-			want = hdr + strtoull(p + 17, NULL, 10);
-		}
-		if (have >= want)
-			break;
-	}
-	r.ms = (now_ns() - t0) / 1e6;
-	r.len = want - hdr;
-	if (!gz) {
-		p = memmem(body + hdr, r.len, "\nstatsfd_collector_reads_total ", 31);
-		if (!p)
-			die("b13: no statsfd_collector_reads_total in the exposition");
-		r.reads = strtoull(p + 31, NULL, 10);
-	}
-	return r;
-}
-
-/*
- * Start the collector (@cmd) reading every @interval ms, with HTTP on a
- * free port of 127.0.0.1; *@port and *@sock (a connection to its socket)
- * set.  Return: its pid, or -1 after adding "error" to the open object.
- */
-static pid_t start_collector(const char *cmd, const char *interval,
-			     unsigned int *port, int *sock)
-{
-	int status, i;
-	FILE *pf;
-	pid_t pid;
-
-	unlink(B13_SOCK);
-	unlink(B13_PORT_FILE);
-	pid = fork();
-	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		/* Our fds are O_CLOEXEC: it gets them only by registration. */
-		execlp(cmd, cmd, "--socket", B13_SOCK, "--listen", "127.0.0.1:0",
-		       "--port-file", B13_PORT_FILE, "--interval", interval,
-		       "--max-sources", "65536", (char *)NULL);
-		_exit(127);
-	}
-	*port = 0;
-	for (i = 0; i < 300 && !*port; i++) {
-		pf = fopen(B13_PORT_FILE, "r");
-		if (!pf || fscanf(pf, "%u", port) != 1)
-			*port = 0;
-		if (pf)
-			fclose(pf);
-		if (!*port)
-			usleep(100000);
-	}
-	*sock = *port ? statsfd_msg_connect(B13_SOCK) : -1;
-	if (*sock < 0) {
-		jstr("error", "collector never came up");
-		kill(pid, SIGTERM);
-		waitpid(pid, &status, 0);
-		return -1;
-	}
-	return pid;
-}
-
-static void stop_collector(pid_t pid, int sock)
-{
-	int status;
-
-	close(sock);
-	kill(pid, SIGTERM);
-	waitpid(pid, &status, 0);
+	return collector_scrape(s, NULL, gz);
 }
 
 /* How many times @pat occurs in @s. */
@@ -241,12 +125,12 @@ static void b13_collector_cpu(const struct fleet *f, const char *cmd,
 
 	jopen("collector", '{');
 	jstr("command", cmd);
-	pid = start_collector(cmd, "500", &port, &sock);
+	pid = collector_start(cmd, "500", &port, &sock);
 	if (pid < 0)
 		goto out;
 	t0 = now_ns();
 	if (collector_register(sock, f)) {
-		stop_collector(pid, sock);
+		collector_stop(pid, sock);
 		goto out;
 	}
 	jnum("sources", f->nvm * (1 + f->nvcpu));
@@ -273,7 +157,7 @@ static void b13_collector_cpu(const struct fleet *f, const char *cmd,
 	jnum("sources_reported", nsrc);
 	jnum("reads_per_source_per_s",
 	     nsrc ? (reads1 - reads0) / ((t1 - t0) / 1e9) / nsrc : 0);
-	stop_collector(pid, sock);
+	collector_stop(pid, sock);
 out:
 	jclose('}');
 }
@@ -301,11 +185,11 @@ static void b13_scrapes(const struct fleet *f, const char *cmd, int scrapes)
 	if (scrapes > B13_MAX_SCRAPES)
 		scrapes = B13_MAX_SCRAPES;
 	jopen("scrapes", '{');
-	pid = start_collector(cmd, "3600000", &port, &sock);
+	pid = collector_start(cmd, "3600000", &port, &sock);
 	if (pid < 0)
 		goto out;
 	if (collector_register(sock, f)) {
-		stop_collector(pid, sock);
+		collector_stop(pid, sock);
 		goto out;
 	}
 	sin.sin_port = htons(port);
@@ -332,7 +216,7 @@ static void b13_scrapes(const struct fleet *f, const char *cmd, int scrapes)
 		gz_len = z1.len;
 	}
 	close(s);
-	stop_collector(pid, sock);
+	collector_stop(pid, sock);
 	jnum("iterations", it);
 	jnum("same_body", same);
 	jnum("body_bytes", plain_len);
@@ -353,12 +237,9 @@ out:
 void phase_b13(int nvm, int nvcpu, int seconds, int scrapes)
 {
 	const char *cmd = getenv("STATSFD_BENCH_COLLECTOR");
-	struct fleet f = { .nvm = nvm, .nvcpu = nvcpu };
-	int dev, i, n = nvm * nvcpu;
+	struct fleet f;
 
-	fleet_alloc(&f);
-	dev = fleet_create(&f);
-	fprintf(stderr, "b13: %d VMs x %d vCPUs created\n", nvm, nvcpu);
+	fleet_make(&f, nvm, nvcpu, vm_dev());
 
 	jbegin("b13");
 	jnum("vms", nvm);
@@ -374,18 +255,5 @@ void phase_b13(int nvm, int nvcpu, int seconds, int scrapes)
 		jclose('}');
 	}
 	jend();
-
-	for (i = 0; i < n; i++) {
-		close(f.vcpu_stats[i]);
-		close(f.vcpu[i]);
-	}
-	for (i = 0; i < nvm; i++) {
-		close(f.vm_stats[i]);
-		close(f.vm[i]);
-	}
-	close(dev);
-	free(f.vm);
-	free(f.vm_stats);
-	free(f.vcpu);
-	free(f.vcpu_stats);
+	fleet_free(&f);
 }

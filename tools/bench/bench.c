@@ -29,7 +29,7 @@ static void usage(void)
 		"  b5 [VMS VCPUS COLLECTOR_SECONDS] | b6 [MAX_VCPUS] |\n"
 		"  b7 [BUSY_SECONDS] | b8 [EXITS] | b9 | b10 [EVENTS] |\n"
 		"  b11 | b12 [SCRAPES] | b13 [VMS VCPUS SECONDS SCRAPES] |\n"
-		"  b14 [SAMPLES]\n");
+		"  b14 [SAMPLES] | b16 [VMS VCPUS SCRAPES]\n");
 	exit(2);
 }
 
@@ -103,6 +103,10 @@ int main(int argc, char **argv)
 			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
 			  optind + 2 < argc ? atoi(argv[optind + 2]) : 10,
 			  optind + 3 < argc ? atoi(argv[optind + 3]) : 7);
+	else if (!strcmp(phase, "b16"))
+		phase_b16(optind < argc ? atoi(argv[optind]) : 1024,
+			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
+			  optind + 2 < argc ? atoi(argv[optind + 2]) : 7);
 	else if (!strcmp(phase, "b14"))
 		phase_b14(optind < argc ? atoi(argv[optind]) : 5000);
 	else

@@ -261,12 +261,28 @@ void bench_set_close(struct bench_set *b);
 struct fleet {
 	int nvm, nvcpu;
 	int *vm, *vcpu, *vm_stats, *vcpu_stats;
+	int dev;
 };
 
 /* Allocate @f's fd arrays for its nvm x nvcpu (zeroed); dies on failure. */
 void fleet_alloc(struct fleet *f);
-/* Create @f's VMs and vCPUs, a stats fd each; returns the VM device's fd. */
-int fleet_create(struct fleet *f);
+/* @nvm VMs of @nvcpu vCPUs on @dev, a stats fd each; fleet_free() undoes it. */
+void fleet_make(struct fleet *f, int nvm, int nvcpu, int dev);
+/* Close and free what fleet_make() made, @f's dev included. */
+void fleet_free(struct fleet *f);
+/* One GET /metrics (fleet.c collector_scrape()). */
+struct scrape {
+	double ms;	/* wall time, request sent to last byte received */
+	size_t len;	/* body bytes */
+	uint64_t reads;	/* statsfd_collector_reads_total of a plain text body */
+};
+/* statsfd-collector @cmd started for a fleet; its port and a socket connection. */
+pid_t collector_start(const char *cmd, const char *interval,
+		      unsigned int *port, int *sock);
+/* Stop what collector_start() started. */
+void collector_stop(pid_t pid, int sock);
+/* One GET /metrics on keep-alive connection @s, Accept @accept (NULL: text). */
+struct scrape collector_scrape(int s, const char *accept, bool gz);
 /* One pread of every data block of @f into buf; the time of each kind. */
 void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
 	      uint32_t vc_off, uint32_t vc_len, double *vm_ns,
@@ -331,6 +347,9 @@ void phase_b11(void);
 void phase_b12(int scrapes);
 /* b13_collector.c: the collector's CPU vs the bare reads; scrape cost. */
 void phase_b13(int nvm, int nvcpu, int seconds, int scrapes);
+
+/* b16_protobuf.c: the fleet's scrape as protobuf (native histograms) vs text. */
+void phase_b16(int nvm, int nvcpu, int scrapes);
 /*
  * b14_stall.c: snapshot reader latency (vCPU pread, VM aggregates pread,
  * mmap copy) with the writer running, preempted and stopped; @samples

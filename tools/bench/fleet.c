@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd-bench: a fleet of VMs with vCPUs and a stats fd each, and the
- * collector reading it, as B5 and B13 use them: made, read once in full,
- * registered with statsfd-collector as VMMs would, and the CPU a process
- * spent.
+ * collector reading it, as B5, B13 and B16 use them: made, read once in
+ * full, registered with statsfd-collector as VMMs would, scraped, and the
+ * CPU a process spent.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,8 +13,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "bench.h"
 #include "statsfd_msg.h"
+
+/* Where collector_start() has its collector listen and say its port. */
+#define COLLECTOR_SOCK		"/tmp/statsfd-bench-collector.sock"
+#define COLLECTOR_PORT_FILE	"/tmp/statsfd-bench-collector.port"
 
 void fleet_alloc(struct fleet *f)
 {
@@ -28,21 +35,6 @@ void fleet_alloc(struct fleet *f)
 		die("calloc");
 }
 
-int fleet_create(struct fleet *f)
-{
-	int dev = vm_dev(), i, j, k;
-
-	for (i = 0; i < f->nvm; i++) {
-		f->vm[i] = vm_create(dev);
-		f->vm_stats[i] = stats_fd(f->vm[i]);
-		for (j = 0; j < f->nvcpu; j++) {
-			k = i * f->nvcpu + j;
-			f->vcpu[k] = vcpu_create(f->vm[i], j);
-			f->vcpu_stats[k] = stats_fd(f->vcpu[k]);
-		}
-	}
-	return dev;
-}
 
 void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
 	      uint32_t vc_off, uint32_t vc_len, double *vm_ns,
@@ -177,4 +169,176 @@ int collector_register(int sock, const struct fleet *f)
 		if (collector_register_vm(sock, f, i))
 			return -1;
 	return 0;
+}
+
+/**
+ * fleet_make() - @nvm VMs of @nvcpu vCPUs each, with their stats fds
+ * @f: filled; fleet_free() releases it
+ * @nvm: VMs
+ * @nvcpu: vCPUs per VM
+ * @dev: the statsfd_vm device, closed by fleet_free()
+ */
+void fleet_make(struct fleet *f, int nvm, int nvcpu, int dev)
+{
+	int i, j;
+
+	*f = (struct fleet){ .nvm = nvm, .nvcpu = nvcpu, .dev = dev };
+	fleet_alloc(f);
+	for (i = 0; i < nvm; i++) {
+		f->vm[i] = vm_create(dev);
+		f->vm_stats[i] = stats_fd(f->vm[i]);
+		for (j = 0; j < nvcpu; j++) {
+			f->vcpu[i * nvcpu + j] = vcpu_create(f->vm[i], j);
+			f->vcpu_stats[i * nvcpu + j] = stats_fd(f->vcpu[i * nvcpu + j]);
+		}
+	}
+	fprintf(stderr, "bench: %d VMs x %d vCPUs created\n", nvm, nvcpu);
+}
+
+/**
+ * fleet_free() - close and free what fleet_make() made
+ * @f: the fleet
+ */
+void fleet_free(struct fleet *f)
+{
+	int i;
+
+	for (i = 0; i < f->nvm * f->nvcpu; i++) {
+		close(f->vcpu_stats[i]);
+		close(f->vcpu[i]);
+	}
+	for (i = 0; i < f->nvm; i++) {
+		close(f->vm_stats[i]);
+		close(f->vm[i]);
+	}
+	close(f->dev);
+	free(f->vm);
+	free(f->vm_stats);
+	free(f->vcpu);
+	free(f->vcpu_stats);
+}
+
+/**
+ * collector_scrape() - one GET /metrics on a keep-alive connection
+ * @s: the connection
+ * @accept: the Accept header's value, or NULL for none (the text format)
+ * @gz: ask for gzip
+ *
+ * Dies on error.
+ * Return: wall time, body bytes, and statsfd_collector_reads_total of a
+ * plain text body.
+ */
+struct scrape collector_scrape(int s, const char *accept, bool gz)
+{
+	static char *body;
+	static size_t cap;
+	char req[512];
+	struct scrape r = { 0 };
+	size_t have = 0, want = 0, hdr = 0;
+	double t0 = now_ns();
+	const char *p;
+
+	snprintf(req, sizeof(req), "GET /metrics HTTP/1.1\r\nHost: localhost\r\n%s%s%s%s\r\n",
+		 accept ? "Accept: " : "", accept ? accept : "", accept ? "\r\n" : "",
+		 gz ? "Accept-Encoding: gzip\r\n" : "");
+	if (write(s, req, strlen(req)) != (ssize_t)strlen(req))
+		die("scrape: send the request");
+	for (;;) {
+		ssize_t n;
+
+		if (cap - have < 65536) {
+			cap = cap ? cap * 2 : 1 << 20;
+			body = realloc(body, cap + 1);
+			if (!body)
+				die("scrape: realloc");
+		}
+		n = read(s, body + have, cap - have);
+		if (n <= 0)
+			die("scrape: read the response");
+		have += n;
+		body[have] = '\0';
+		if (!hdr) {
+			p = strstr(body, "\r\n\r\n");
+			if (!p)
+				continue;
+			hdr = p + 4 - body;
+			p = strcasestr(body, "\r\nContent-Length:");
+			if (strncmp(body, "HTTP/1.1 200", 12) || !p || p > body + hdr)
+				die("scrape: not a 200 with a Content-Length");
+			want = hdr + strtoull(p + 17, NULL, 10);
+		}
+		if (have >= want)
+			break;
+	}
+	r.ms = (now_ns() - t0) / 1e6;
+	r.len = want - hdr;
+	if (!gz && !accept) {
+		p = memmem(body + hdr, r.len, "\nstatsfd_collector_reads_total ", 31);
+		if (!p)
+			die("scrape: no statsfd_collector_reads_total in the exposition");
+		r.reads = strtoull(p + 31, NULL, 10);
+	}
+	return r;
+}
+
+/**
+ * collector_start() - start statsfd-collector for a fleet
+ * @cmd: its command
+ * @interval: its --interval, in ms
+ * @port: set to its HTTP port on 127.0.0.1
+ * @sock: set to a connection to its unix socket
+ *
+ * Return: its pid, or -1 after adding "error" to the open object.
+ */
+pid_t collector_start(const char *cmd, const char *interval,
+			  unsigned int *port, int *sock)
+{
+	int status, i;
+	FILE *pf;
+	pid_t pid;
+
+	unlink(COLLECTOR_SOCK);
+	unlink(COLLECTOR_PORT_FILE);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		/* Our fds are O_CLOEXEC: it gets them only by registration. */
+		execlp(cmd, cmd, "--socket", COLLECTOR_SOCK, "--listen", "127.0.0.1:0",
+		       "--port-file", COLLECTOR_PORT_FILE, "--interval", interval,
+		       "--max-sources", "65536", (char *)NULL);
+		_exit(127);
+	}
+	*port = 0;
+	for (i = 0; i < 300 && !*port; i++) {
+		pf = fopen(COLLECTOR_PORT_FILE, "r");
+		if (!pf || fscanf(pf, "%u", port) != 1)
+			*port = 0;
+		if (pf)
+			fclose(pf);
+		if (!*port)
+			usleep(100000);
+	}
+	*sock = *port ? statsfd_msg_connect(COLLECTOR_SOCK) : -1;
+	if (*sock < 0) {
+		jstr("error", "collector never came up");
+		kill(pid, SIGTERM);
+		waitpid(pid, &status, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/**
+ * collector_stop() - stop what collector_start() started
+ * @pid: its pid
+ * @sock: the connection to its socket, closed
+ */
+void collector_stop(pid_t pid, int sock)
+{
+	int status;
+
+	close(sock);
+	kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
 }

@@ -11,7 +11,7 @@
 # BENCH_B10_EVENTS (events per B10 series, 1000), BENCH_B13_SCRAPES (B13's
 # scrape iterations, 7), BENCH_B14_SAMPLES (reads per kind and writer
 # state in B14, 10000) and BENCH_PHASES (the phases to run, e.g. "b7 b8";
-# default all of info check b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b13, with b4kvm
+# default all of info check b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b13 b16, with b4kvm
 # going with b4), passed in through /etc/bench.env.  BENCH_HOST_BOOT=1
 # (run-bench's second boot) runs B11 and B12 only; BENCH_B14_BOOT=1 (its
 # third, with 2 CPUs and preempt=full) B14 only.
@@ -164,6 +164,16 @@ if want b13; then
 		export STATSFD_BENCH_COLLECTOR=statsfd-collector
 	fi
 	step $bench b13 "$vms" "$vcpus" "$collector_seconds" "$b13_scrapes"
+	step rmmod statsfd_vm
+fi
+
+# B16: the same fleet's scrape as protobuf (native histograms) vs text.
+if want b16; then
+	step load_vm statsfd_vm 0
+	if command -v statsfd-collector >/dev/null 2>&1; then
+		export STATSFD_BENCH_COLLECTOR=statsfd-collector
+	fi
+	step $bench b16 "$vms" "$vcpus" "$b13_scrapes"
 	step rmmod statsfd_vm
 fi
 

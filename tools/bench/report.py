@@ -686,6 +686,28 @@ def b12(p, j, res):
     res["b12"] = out
 
 
+def b16(p, j, res):
+    x = p["b16"][0]
+    out = {"raw": x}
+    fleet = f'{x["vms"]} VMs x {x["vcpus_per_vm"]} vCPUs'
+    if "error" in x or not x.get("iterations"):
+        j.add("B16", "protobuf (native histograms) / text bytes per scrape", None, "<= 0.3x",
+              None, x.get("error", "no scrape"))
+        res["b16"] = out
+        return
+    r = out["bytes"] = x["bytes_ratio"]
+    j.add("B16", f"scrape of the fleet ({fleet}) as protobuf with native histograms / as "
+          "text: bytes on the wire", r, "<= 0.3x", r <= 0.3,
+          f'{fmt(x["protobuf_bytes"])} B vs {fmt(x["text_bytes"])} B; gzip: '
+          f'{fmt(x["protobuf_gzip_bytes"])} B vs {fmt(x["text_gzip_bytes"])} B')
+    rc = out["cpu"] = ratio(x["protobuf_cpu_ms"], x["text_cpu_ms"])
+    j.add("B16", "collector CPU per scrape that renders: protobuf / text", rc, "", None,
+          f'{fmt(x["protobuf_cpu_ms"])} ms vs {fmt(x["text_cpu_ms"])} ms of CPU, '
+          f'{fmt(x["protobuf_ms"])} ms vs {fmt(x["text_ms"])} ms to the last byte '
+          f'(medians of {x["iterations"]})')
+    res["b16"] = out
+
+
 def b13(p, j, res):
     x = p["b13"][0]
     bare, col, sc = x["bare_reads"], x["collector"], x.get("scrapes", {})
@@ -1400,7 +1422,7 @@ def main():
     for name, fn in (("b1", b1), ("b2", b2), ("b3", b3), ("b4", b4),
                      ("b5", b5), ("b6", b6), ("b7", b7), ("b8", b8),
                      ("b9", b9), ("b10", b10), ("b11", b11), ("b12", b12),
-                     ("b13", b13), ("b14", b14)):
+                     ("b13", b13), ("b14", b14), ("b16", b16)):
         if name in phases:
             try:
                 fn(phases, j, res)

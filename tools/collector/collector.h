@@ -12,6 +12,7 @@
 #include <sys/epoll.h>
 
 #include "admit.h"
+#include "expo.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
 
@@ -207,6 +208,7 @@ enum {
  * @pins: HTTP responses still being sent from it (http.c's accounting of
  *	the bytes held by responses, --http-max-held-bytes)
  * @gen: collector.render.gen of this rendering
+ * @ops: its format
  * @text: the exposition
  * @len: its length
  * @gz: its gzip encoding, made by http.c on the first request asking for
@@ -223,12 +225,23 @@ struct render_body {
 	unsigned int refs;
 	unsigned int pins;
 	uint64_t gen;
+	const struct expo_ops *ops;
 	char *text;
 	size_t len;
 	char *gz;
 	size_t gzlen;
 	bool gz_failed;
 	struct http_server *http;
+};
+
+/**
+ * struct render_cache - the current rendering of one format
+ * @body: the rendering, NULL before the first
+ * @generation: collector.generation it was made at: stale when that moved
+ */
+struct render_cache {
+	struct render_body *body;
+	uint64_t generation;
 };
 
 /**
@@ -311,8 +324,8 @@ struct stat_rule {
  * @reply_max: limit on a client's queued reply, COLLECTOR_REPLY_MAX
  * @generation: bumped by every read tick and every source added or
  *	dropped: the cached exposition is stale when it differs
- * @render: cache of render_cached(): @render.body is the current
- *	rendering (NULL before the first), @render.gen counts renders
+ * @render: the renderings: @render.cache per format (enum expo_id),
+ *	@render.gen counts renderings of every format
  * @http: the HTTP server (http.c), or NULL
  * @host_owner: with --host, the client standing for the host's own
  *	sources (host.c): no other client may register provider
@@ -368,15 +381,13 @@ struct collector {
 	size_t reply_max;
 	uint64_t generation;
 	struct {
-		struct render_body *body;
-		uint64_t generation;
+		struct render_cache cache[EXPO_NFORMATS];
 		uint64_t gen;
-		bool valid;
 	} render;
 	struct http_server *http;
 	struct client *host_owner;
 	struct host *host;
-	int (*render_host)(struct collector *c, struct statsfd_buf *b);
+	int (*render_host)(struct collector *c, struct expo *x);
 	struct {
 		uint64_t reads, read_errors, scrapes, clients_refused,
 			 clients_dropped, requests, bad_requests, fds_rejected,
@@ -430,10 +441,13 @@ struct json_object *handle_request(struct collector *c, struct client *cl,
 				   char *json, size_t len, int *fds,
 				   unsigned int nfds);
 
-/* render.c: the Prometheus exposition. */
+/* render.c: the exposition, in the formats of expo.h. */
+char *render_format(struct collector *c, const struct expo_ops *ops,
+		    size_t *len);
 char *render_metrics(struct collector *c, size_t *len);
 const char *render_cached(struct collector *c, size_t *len);
-struct render_body *render_body_get(struct collector *c);
+struct render_body *render_body_get(struct collector *c,
+				    const struct expo_ops *ops);
 void render_body_put(struct render_body *b);
 void render_free(struct collector *c);
 

@@ -300,7 +300,7 @@ static int cmp_ent(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int host_render(struct collector *c, struct statsfd_buf *b)
+int host_render(struct collector *c, struct expo *x)
 {
 	struct host *h = c->host;
 	struct statsfd_host_series *ser;
@@ -324,7 +324,7 @@ int host_render(struct collector *c, struct statsfd_buf *b)
 			.kind = h->ents[i].obj.kind, .name = h->ents[i].obj.name,
 		};
 	}
-	ret = statsfd_host_prom_write(b, ser, n);
+	ret = expo_host(x, ser, n);
 	free(ser);
 	return ret;
 }

@@ -71,12 +71,12 @@ void host_event(struct host *h);
 /**
  * host_render() - append the node_exporter families of the host's sources
  * @c: the collector
- * @b: the exposition being rendered
+ * @x: the exposition being rendered
  *
  * Sources that are down are left out, as in the rest of the exposition.
  * Return: 0, or -ENOMEM.
  */
-int host_render(struct collector *c, struct statsfd_buf *b);
+int host_render(struct collector *c, struct expo *x);
 
 /**
  * host_get_stats() - what --host did so far

@@ -60,7 +60,6 @@
 #include "sd.h"
 #include "webconfig.h"
 
-#define PROM_CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 #define AUTH_REALM		"statsfd-collector"
 /* The largest certificate, key or CA file read for TLS. */
 #define TLS_FILE_MAX		(1u << 20)
@@ -353,11 +352,12 @@ static unsigned int retry_after_s(struct http_server *h)
  * client is served regardless; so is the first response when nothing is
  * held, whatever the size of one rendering).
  */
-static struct MHD_Response *metrics_response(struct collector *c, bool gz,
+static struct MHD_Response *metrics_response(struct collector *c,
+					     const struct expo_ops *fmt, bool gz,
 					     bool trusted, bool *busy)
 {
 	struct http_server *h = c->http;
-	struct render_body *body = render_body_get(c);
+	struct render_body *body = render_body_get(c, fmt);
 	struct MHD_Response *r;
 	size_t add = 0, zlen;
 	char *z;
@@ -406,8 +406,9 @@ static struct MHD_Response *metrics_response(struct collector *c, bool gz,
 	}
 	if (gz)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, PROM_CONTENT_TYPE);
-	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, fmt->content_type);
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+				MHD_HTTP_HEADER_ACCEPT_ENCODING ", " MHD_HTTP_HEADER_ACCEPT);
 	return r;
 }
 
@@ -676,7 +677,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn,
 	if (strcmp(url, "/metrics"))
 		return reply(conn, MHD_HTTP_NOT_FOUND, not_found);
 	c->stats.scrapes++;
-	r = metrics_response(c, wants_gzip(conn), hc && hc->trusted, &full);
+	r = metrics_response(c, expo_negotiate(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+									   MHD_HTTP_HEADER_ACCEPT)),
+			     wants_gzip(conn), hc && hc->trusted, &full);
 	if (full)
 		return reply_retry(conn, MHD_HTTP_SERVICE_UNAVAILABLE, held,
 				   retry_after_s(h));

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "statsfd_hostfd.h"
+#include "statsfd_expo.h"
 
 /* ---- the objects ---------------------------------------------------------- */
 
@@ -535,50 +536,86 @@ static bool put_sample_value(struct statsfd_buf *b, const struct host_map *m,
 	return true;
 }
 
-int statsfd_host_prom_write(struct statsfd_buf *out,
-			    const struct statsfd_host_series *series, size_t n)
+int statsfd_host_prom_walk(const struct statsfd_host_series *series, size_t n,
+			   const struct statsfd_host_visitor *v, void *ctx)
 {
 	const char *fam = NULL;
-	struct statsfd_buf line = { 0 };
+	struct statsfd_buf lab = { 0 }, val = { 0 };
 	bool header = false;
 	size_t i, k;
+	int ret = 0;
 
-	for (i = 0; i < HOST_MAP_N; i++) {
+	for (i = 0; i < HOST_MAP_N && !ret; i++) {
 		const struct host_map *m = &host_map[i];
 
 		if (!fam || strcmp(fam, m->family)) {
 			fam = m->family;
 			header = false;
 		}
-		for (k = 0; k < n; k++) {
+		for (k = 0; k < n && !ret; k++) {
 			const struct statsfd_host_series *s = &series[k];
 			bool cpu = s->kind == STATSFD_HOST_CPU;
 
 			if (s->kind != m->kind)
 				continue;
-			line.len = 0;
-			statsfd_buf_printf(&line, "%s", m->family);
+			lab.len = 0;
+			val.len = 0;
 			if (s->kind != STATSFD_HOST_NODE) {
-				statsfd_buf_printf(&line, "{%s=\"", cpu ? "cpu" : "device");
-				statsfd_prom_escape(&line, s->name ? s->name : "");
-				statsfd_buf_printf(&line, "\"%s%s}", m->label ? "," : "",
+				statsfd_buf_printf(&lab, "%s=\"", cpu ? "cpu" : "device");
+				statsfd_prom_escape(&lab, s->name ? s->name : "");
+				statsfd_buf_printf(&lab, "\"%s%s", m->label ? "," : "",
 						   m->label ? m->label : "");
 			}
-			statsfd_buf_append(&line, " ", 1);
-			if (!put_sample_value(&line, m, s))
+			statsfd_buf_append(&lab, "", 0);
+			if (!put_sample_value(&val, m, s))
 				continue;
+			statsfd_buf_append(&val, "", 0);
+			if (lab.oom || val.oom) {
+				ret = -ENOMEM;
+				break;
+			}
 			if (!header) {
-				statsfd_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n",
-						   m->family, m->help, m->family, m->type);
+				ret = v->family(ctx, m->family, m->type, m->help);
 				header = true;
 			}
-			statsfd_buf_append(&line, "\n", 1);
-			if (line.oom)
-				out->oom = true;
-			else
-				statsfd_buf_append(out, line.data, line.len);
+			if (!ret)
+				ret = v->sample(ctx, m->family,
+						s->kind != STATSFD_HOST_NODE ? lab.data : NULL,
+						val.data);
 		}
 	}
-	statsfd_buf_free(&line);
-	return out->oom ? -ENOMEM : 0;
+	statsfd_buf_free(&lab);
+	statsfd_buf_free(&val);
+	return ret;
+}
+
+/* node_exporter's text, as a visitor of statsfd_host_prom_walk(). */
+static int text_family(void *ctx, const char *name, const char *type,
+		       const char *help)
+{
+	statsfd_buf_printf(ctx, "# HELP %s %s\n# TYPE %s %s\n", name, help,
+			   name, type);
+	return 0;
+}
+
+static int text_sample(void *ctx, const char *name, const char *labels,
+		       const char *value)
+{
+	if (labels)
+		statsfd_buf_printf(ctx, "%s{%s} %s\n", name, labels, value);
+	else
+		statsfd_buf_printf(ctx, "%s %s\n", name, value);
+	return 0;
+}
+
+int statsfd_host_prom_write(struct statsfd_buf *out,
+			    const struct statsfd_host_series *series, size_t n)
+{
+	static const struct statsfd_host_visitor text = {
+		.family = text_family,
+		.sample = text_sample,
+	};
+	int ret = statsfd_host_prom_walk(series, n, &text, out);
+
+	return ret ? ret : out->oom ? -ENOMEM : 0;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "statsfd.h"
+#include "statsfd_expo.h"
 
 void statsfd_prom_escape(struct statsfd_buf *b, const char *s)
 {
@@ -279,13 +280,28 @@ static void put_labels(struct statsfd_buf *b, const char *labels,
 	statsfd_buf_append(b, "}", 1);
 }
 
+double statsfd_prom_hist_sum(const struct statsfd_stat *st, const uint64_t *v)
+{
+	struct statsfd_bucket bk;
+	double sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < st->size; i++) {
+		statsfd_bucket(st, i, &bk);
+		if (bk.open)
+			sum += (double)bk.lo * (double)v[i];
+		else
+			sum += ((double)bk.lo + (double)(bk.hi - 1)) / 2 * (double)v[i];
+	}
+	return statsfd_scale_value(st, sum);
+}
+
 static void put_hist(struct statsfd_buf *out, const char *name,
 		     const struct statsfd_prom_series *s,
 		     const struct statsfd_stat *st)
 {
 	const uint64_t *v = statsfd_values(st, s->values);
 	uint64_t cum = 0;
-	double sum = 0;
 	unsigned int i;
 	char le[64];
 
@@ -298,11 +314,8 @@ static void put_hist(struct statsfd_buf *out, const char *name,
 		 * Kernel buckets are [lo, hi) over integers, so the largest
 		 * value a bucket holds is hi - 1: that is an exact `le`.
 		 */
-		if (bk.open) {
-			sum += (double)bk.lo * (double)v[i];
+		if (bk.open)
 			continue;
-		}
-		sum += ((double)bk.lo + (double)(bk.hi - 1)) / 2 * (double)v[i];
 		statsfd_buf_printf(out, "%s_bucket", name);
 		if (!st->exponent)
 			snprintf(le, sizeof(le), "le=\"%" PRIu64 "\"", bk.hi - 1);
@@ -318,11 +331,33 @@ static void put_hist(struct statsfd_buf *out, const char *name,
 	statsfd_buf_printf(out, "%s_sum", name);
 	put_labels(out, s->labels, NULL);
 	statsfd_buf_append(out, " ", 1);
-	put_double(out, statsfd_scale_value(st, sum));
+	put_double(out, statsfd_prom_hist_sum(st, v));
 	statsfd_buf_append(out, "\n", 1);
 	statsfd_buf_printf(out, "%s_count", name);
 	put_labels(out, s->labels, NULL);
 	statsfd_buf_printf(out, " %" PRIu64 "\n", cum);
+}
+
+void statsfd_prom_put_series(struct statsfd_buf *out, const char *name,
+			     const struct statsfd_prom_series *s,
+			     const struct statsfd_stat *st)
+{
+	if (statsfd_stat_is_hist(st)) {
+		put_hist(out, name, s, st);
+		return;
+	}
+	statsfd_buf_printf(out, "%s", name);
+	put_labels(out, s->labels, NULL);
+	statsfd_buf_append(out, " ", 1);
+	put_value(out, st, statsfd_values(st, s->values)[0]);
+	statsfd_buf_append(out, "\n", 1);
+}
+
+void statsfd_prom_help(struct statsfd_buf *b, const struct statsfd_stat *st)
+{
+	statsfd_buf_printf(b, "statsfd stat %s (%s, unit %s%s%s)", st->name,
+			   statsfd_type_name(st->type), statsfd_unit_name(st->unit),
+			   st->agg ? ", aggregate " : "", statsfd_agg_name(st->agg));
 }
 
 /* One (family, group of series sharing a schema, stat) triple. */
@@ -470,10 +505,53 @@ int statsfd_prom_write(struct statsfd_buf *out,
 	return statsfd_prom_write_ranked(out, series, NULL, n, conflicts);
 }
 
+/* The text exposition as a visitor of statsfd_prom_walk(). */
+static int text_family(void *ctx, const char *name, const char *type,
+		       const struct statsfd_stat *st)
+{
+	struct statsfd_buf *out = ctx;
+	struct statsfd_buf help = { 0 };
+
+	statsfd_prom_help(&help, st);
+	statsfd_buf_printf(out, "# HELP %s ", name);
+	if (help.data)
+		escape_help(out, help.data);
+	statsfd_buf_printf(out, "\n# TYPE %s %s\n", name, type);
+	if (help.oom)
+		out->oom = true;
+	statsfd_buf_free(&help);
+	return 0;
+}
+
+static int text_series(void *ctx, const char *name, const char *type,
+		       const struct statsfd_prom_series *s,
+		       const struct statsfd_stat *st)
+{
+	statsfd_prom_put_series(ctx, name, s, st);
+	return 0;
+}
+
+static const struct statsfd_prom_visitor text_visitor = {
+	.family = text_family,
+	.series = text_series,
+};
+
 int statsfd_prom_write_ranked(struct statsfd_buf *out,
 			      const struct statsfd_prom_series *series,
 			      const uint64_t *ranks, size_t n,
 			      unsigned long *conflicts)
+{
+	int ret = statsfd_prom_walk(series, ranks, n, conflicts, &text_visitor,
+				    out);
+
+	if (!ret && out->oom)
+		ret = -ENOMEM;
+	return ret;
+}
+
+int statsfd_prom_walk(const struct statsfd_prom_series *series,
+		      const uint64_t *ranks, size_t n, unsigned long *conflicts,
+		      const struct statsfd_prom_visitor *v, void *ctx)
 {
 	struct prom_entry *ents = NULL;
 	struct prom_group *groups = NULL;
@@ -556,32 +634,20 @@ int statsfd_prom_write_ranked(struct statsfd_buf *out,
 			continue;
 		if (!fam || strcmp(fam, e->name)) {
 			fam = e->name;
-			statsfd_buf_printf(out, "# HELP %s statsfd stat ", e->name);
-			escape_help(out, st->name);
-			statsfd_buf_printf(out, " (%s, unit %s%s%s)\n",
-					   statsfd_type_name(st->type),
-					   statsfd_unit_name(st->unit),
-					   st->agg ? ", aggregate " : "",
-					   statsfd_agg_name(st->agg));
-			statsfd_buf_printf(out, "# TYPE %s %s\n", e->name,
-					   e->type);
+			ret = v->family(ctx, e->name, e->type, st);
+			if (ret)
+				goto out;
 		}
 		for (j = 0; j < g->count; j++) {
 			const struct statsfd_prom_series *s = &series[order[g->first + j]];
-			const struct statsfd_stat *sst = statsfd_stat(s->sf, e->stat);
 
-			if (statsfd_stat_is_hist(sst)) {
-				put_hist(out, e->name, s, sst);
-				continue;
-			}
-			statsfd_buf_printf(out, "%s", e->name);
-			put_labels(out, s->labels, NULL);
-			statsfd_buf_append(out, " ", 1);
-			put_value(out, sst, statsfd_values(sst, s->values)[0]);
-			statsfd_buf_append(out, "\n", 1);
+			ret = v->series(ctx, e->name, e->type, s,
+					statsfd_stat(s->sf, e->stat));
+			if (ret)
+				goto out;
 		}
 	}
-	ret = out->oom ? -ENOMEM : 0;
+	ret = 0;
 out:
 	if (ents)
 		for (i = 0; i < nents; i++)

@@ -30,6 +30,9 @@ DEMO_PACKAGES=(
 	pkg-config libmicrohttpd-dev libjson-c-dev libsystemd-dev util-linux
 	# the collector's HTTP side: TLS checks, gzip, --web.config.file, bcrypt
 	libgnutls28-dev zlib1g-dev libyaml-dev libcrypt-dev
+	# the collector's protobuf exposition (native histograms): the
+	# library, and protoc-c to generate its encoder at build time
+	libprotobuf-c-dev protobuf-c-compiler
 )
 # Everything else make check, make lint and make bench need.  Servers are
 # never installed: Debian's packages of Prometheus (with promtool) and

@@ -257,6 +257,106 @@ static void test_render_cache(void)
 	render_free(&col);
 }
 
+/*
+ * The render cache is keyed by format: an OpenMetrics scrape between two
+ * read ticks neither renders the text again nor is served the text's
+ * body, and each format is rendered again after a tick.
+ */
+static void test_render_formats(void)
+{
+	struct render_body *t1, *o1, *t2, *o2;
+	struct source *a;
+	char why[256];
+	uint64_t gen;
+	int ret;
+
+	a = add(&cl1, "fmt", 0, &ret, why);
+	t1 = render_body_get(&col, &expo_text);
+	o1 = render_body_get(&col, &expo_openmetrics);
+	gen = col.render.gen;
+	t2 = render_body_get(&col, &expo_text);
+	o2 = render_body_get(&col, &expo_openmetrics);
+	tap_ok(t1 && o1 && t1 == t2 && o1 == o2 && t1 != o1 && col.render.gen == gen &&
+	       t1->ops == &expo_text && o1->ops == &expo_openmetrics,
+	       "one cached body per format, each rendered once per tick");
+	tap_ok(o1 && o1->len > 6 && !strcmp(o1->text + o1->len - 6, "# EOF\n") &&
+	       strstr(o1->text, "\n# TYPE statsfd_halt_exits counter\nstatsfd_halt_exits_total{") &&
+	       t1 && !strstr(t1->text, "# EOF"),
+	       "the OpenMetrics body ends in # EOF, its counters are named without _total; the text's is unchanged");
+	render_body_put(t2);
+	render_body_put(o2);
+	read_sources(&col);
+	t2 = render_body_get(&col, &expo_text);
+	o2 = render_body_get(&col, &expo_openmetrics);
+	tap_ok(t2 && o2 && t2 != t1 && o2 != o1 && col.render.gen == gen + 2,
+	       "a read tick: both rendered again, the old bodies kept by their holders");
+	tap_ok(t1 && o1 && !strstr(t1->text, "# EOF") && strstr(o1->text, "# EOF"),
+	       "a held body is unchanged after the tick");
+	render_body_put(t1);
+	render_body_put(o1);
+	render_body_put(t2);
+	render_body_put(o2);
+	drop_source(&col, a);
+	reap_sources(&col);
+	render_free(&col);
+}
+
+/*
+ * Accept negotiation as client_golang's expfmt.Negotiate: q-values, then
+ * the header's order; the delimited MetricFamily protobuf stream,
+ * OpenMetrics 1.0.0 or 0.0.1; text for anything else.
+ */
+static void test_negotiate(void)
+{
+	static const struct {
+		const char *accept;
+		enum expo_id want;
+	} cases[] = {
+		{ NULL, EXPO_TEXT },
+		{ "", EXPO_TEXT },
+		{ "*/*", EXPO_TEXT },
+		/* Prometheus 2.42's scrape header. */
+		{ "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+		  EXPO_OPENMETRICS },
+		{ "application/openmetrics-text; version=0.0.1", EXPO_OPENMETRICS },
+		{ "APPLICATION/OpenMetrics-Text; VERSION=\"1.0.0\"", EXPO_OPENMETRICS },
+		{ "application/openmetrics-text;version=2.0.0", EXPO_TEXT },
+		{ "application/openmetrics-text;version=1.0.0;q=0", EXPO_TEXT },
+		{ "text/plain;version=0.0.4;q=0.9, application/openmetrics-text;q=0.5", EXPO_TEXT },
+		{ "text/plain;q=0.2, application/openmetrics-text;q=0.8", EXPO_OPENMETRICS },
+		{ "text/plain;version=0.0.4, application/openmetrics-text", EXPO_TEXT },
+		{ "application/json, application/openmetrics-text;q=0.1", EXPO_OPENMETRICS },
+		{ "application/openmetrics-text;q=nan, text/plain;q=0.1", EXPO_TEXT },
+		{ "application/openmetrics-text;q=2, text/plain;q=0.1", EXPO_TEXT },
+		{ ",,;;=,application/openmetrics-text;;q=1;", EXPO_OPENMETRICS },
+		{ "text/html, image/png", EXPO_TEXT },
+		/* Prometheus 2.42 with --enable-feature=native-histograms. */
+		{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+		  EXPO_PROTOBUF },
+		{ "application/vnd.google.protobuf; proto=\"io.prometheus.client.MetricFamily\"; encoding=delimited",
+		  EXPO_PROTOBUF },
+		/* Not the delimited MetricFamily stream: not protobuf. */
+		{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text",
+		  EXPO_TEXT },
+		{ "application/vnd.google.protobuf;proto=other.Message;encoding=delimited", EXPO_TEXT },
+		{ "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.1,application/openmetrics-text",
+		  EXPO_OPENMETRICS },
+	};
+	unsigned int i, bad = 0;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct expo_ops *f = expo_negotiate(cases[i].accept);
+
+		if (f->id != cases[i].want) {
+			bad++;
+			tap_diag("Accept: %s: got %s", cases[i].accept ? cases[i].accept : "(none)",
+				 f->name);
+		}
+	}
+	tap_ok(!bad, "Accept negotiation: %u of %zu cases wrong", bad,
+	       sizeof(cases) / sizeof(cases[0]));
+}
+
 /* Reads failing: down (not exported), then dropped at --drop-after (2). */
 static void test_failures(void)
 {
@@ -375,10 +475,11 @@ static struct source *add_as(struct client *cl, const char *provider,
 
 static int render_host_calls, render_host_ret;
 
-static int fake_render_host(struct collector *c, struct statsfd_buf *b)
+static int fake_render_host(struct collector *c, struct expo *x)
 {
 	render_host_calls++;
-	statsfd_buf_printf(b, "# HELP node_fake Fake.\n# TYPE node_fake gauge\nnode_fake 1\n");
+	expo_family(x, "node_fake", "gauge", "Fake.");
+	expo_sample(x, "node_fake", NULL, "1", 0);
 	return render_host_ret;
 }
 
@@ -483,6 +584,8 @@ int main(void)
 	test_sources();
 	test_rules();
 	test_render_cache();
+	test_render_formats();
+	test_negotiate();
 	test_failures();
 	test_discovered_labels();
 	test_host_labels();

@@ -97,6 +97,15 @@ promtool check metrics <"$tmp/m1" >"$tmp/promtool.out" 2>&1
 rc=$?
 check "promtool check metrics: nothing but node_exporter's camelCase meminfo names" \
 	bash -c "[ $rc = 0 ] || [ $rc = 3 ] && ! grep -v \"^node_memory_[A-Za-z_]* metric names should be written in 'snake_case' not 'camelCase'\$\" '$tmp/promtool.out' | grep -q ."
+# The host's families go through the same formats: OpenMetrics names the
+# counter family without _total, with its unit, and gives no _created
+# (a device counts since it appeared, which nothing says).
+curl -s --max-time 5 -H 'Accept: application/openmetrics-text;version=1.0.0' \
+	"http://127.0.0.1:$port/metrics" >"$tmp/m1.om"
+check "OpenMetrics: node_cpu_seconds as a counter with its unit, node_cpu_seconds_total samples, no _created" \
+	bash -c "grep -A2 '^# TYPE node_cpu_seconds counter\$' '$tmp/m1.om' | grep -qx '# UNIT node_cpu_seconds seconds' &&
+		grep -q '^node_cpu_seconds_total{cpu=\"1\",mode=\"user\"} 246.913578031\$' '$tmp/m1.om' &&
+		! grep -q '^node_cpu_seconds_created' '$tmp/m1.om' && tail -n 1 '$tmp/m1.om' | grep -qx '# EOF'"
 "$cli" query --collector "$tmp/c.sock" --sources --provider statsfd_host >"$tmp/src.json"
 check "query-sources: the host's sources, a disk's name as its vm" \
 	bash -c "grep -c '\"provider\": \"statsfd_host\"' '$tmp/src.json' | grep -qx $nsrc && grep -q '\"vm\": \"vda\"' '$tmp/src.json'"

@@ -183,6 +183,64 @@ if command -v promtool >/dev/null; then
 else
 	nok "promtool check metrics: no promtool"
 fi
+
+# OpenMetrics when asked, as Prometheus asks: the same samples as the text
+# of the same read tick, counters' families without _total, # UNIT,
+# _created for the collector's own counters, # EOF last.
+om_accept='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+for _ in $(seq 20); do
+	curl -s --max-time 5 -o "$tmp/t1" "$u/metrics"
+	curl -s --max-time 5 -D "$tmp/h.om" -H "Accept: $om_accept" -o "$tmp/m.om" "$u/metrics"
+	curl -s --max-time 5 -o "$tmp/t2" "$u/metrics"
+	cmp -s "$tmp/t1" "$tmp/t2" && break
+done
+check "Accept as Prometheus 2.42 sends it: OpenMetrics 1.0.0, Vary: Accept-Encoding, Accept" \
+	bash -c "grep -qi '^Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8' '$tmp/h.om' &&
+		grep -qi '^Vary: Accept-Encoding, Accept' '$tmp/h.om'"
+check "OpenMetrics: # EOF last; counter statsfd_halt_exits with statsfd_halt_exits_total samples; # UNIT" \
+	bash -c "[ \"\$(tail -n 1 '$tmp/m.om')\" = '# EOF' ] &&
+		grep -A1 '^# TYPE statsfd_halt_exits counter\$' '$tmp/m.om' | grep -q '^statsfd_halt_exits_total{' &&
+		grep -q '^# UNIT statsfd_halt_wait_hist_seconds seconds\$' '$tmp/m.om' &&
+		grep -q '^# UNIT statsfd_collector_source_bytes bytes\$' '$tmp/m.om' &&
+		! grep -q '^# TYPE [^ ]*_total ' '$tmp/m.om'"
+check "OpenMetrics: _created for the collector's counters (its start), none for the sources' stats; build_info an info" \
+	bash -c "start=\$(awk '/^process_start_time_seconds /{print \$2}' '$tmp/t1');
+		awk -v s=\"\$start\" '/^statsfd_collector_reads_created /{d = \$2 - s; f = d < 0.01 && d > -0.01}
+			END {exit !(s > 0 && f)}' '$tmp/m.om' &&
+		grep -q '^statsfd_collector_scrapes_created ' '$tmp/m.om' &&
+		! grep -q '^statsfd_halt_exits_created' '$tmp/m.om' &&
+		grep -q '^# TYPE statsfd_collector_build info\$' '$tmp/m.om' &&
+		grep -q '^statsfd_collector_build_info{version=' '$tmp/m.om'"
+# The text's samples, bucket bounds as canonical floats ("1.0" for "1");
+# the scrape counter and process_* are read when each format is rendered.
+grep -v '^#' "$tmp/t1" | grep -Ev '^(statsfd_collector_scrapes_total|process_)' >"$tmp/t1.s"
+grep -v '^#' "$tmp/m.om" | grep -v '_created[{ ]' | grep -Ev '^(statsfd_collector_scrapes_total|process_)' |
+	sed -E 's/(_bucket\{.*le="[0-9]+)\.0"\}/\1"}/' >"$tmp/om.s"
+check "OpenMetrics: the text format's samples of the same read tick ($(wc -l <"$tmp/t1.s") lines)" \
+	cmp -s "$tmp/t1.s" "$tmp/om.s"
+if command -v promtool >/dev/null; then
+	# promtool check metrics reads the text format only; Prometheus'
+	# OpenMetrics parser is in its backfill, which wants timestamps.
+	awk '/^#/ {print; next} {print $0 " 1700000000"}' "$tmp/m.om" >"$tmp/om.ts"
+	check "Prometheus' OpenMetrics parser accepts it (promtool tsdb create-blocks-from openmetrics)" \
+		bash -c "promtool tsdb create-blocks-from openmetrics '$tmp/om.ts' '$tmp/om.blocks' >/dev/null 2>&1"
+else
+	nok "OpenMetrics parser: no promtool"
+fi
+ct() { curl -s --max-time 5 -D - -o /dev/null -H "Accept: $1" "$u/metrics" | grep -i '^Content-Type:' | tr -d '\r'; }
+check "Accept: text preferred by q-value over OpenMetrics: text" \
+	test "$(ct 'text/plain;version=0.0.4;q=0.9, application/openmetrics-text;q=0.5')" = \
+	'Content-Type: text/plain; version=0.0.4; charset=utf-8'
+check "Accept: OpenMetrics with q=0: text" \
+	test "$(ct 'application/openmetrics-text;version=1.0.0;q=0')" = \
+	'Content-Type: text/plain; version=0.0.4; charset=utf-8'
+check "Accept: OpenMetrics of a version we do not speak: text" \
+	test "$(ct 'application/openmetrics-text;version=2.0.0')" = \
+	'Content-Type: text/plain; version=0.0.4; charset=utf-8'
+curl -s --max-time 5 -D "$tmp/h.omgz" -H "Accept: $om_accept" -H 'Accept-Encoding: gzip' \
+	-o "$tmp/m.omgz" "$u/metrics"
+check "OpenMetrics and gzip: Content-Encoding gzip of an OpenMetrics body" \
+	bash -c "grep -qi '^Content-Encoding: gzip' '$tmp/h.omgz' && gzip -dc '$tmp/m.omgz' | tail -n 1 | grep -qx '# EOF'"
 stop
 
 # 64 idle connections from one address cannot starve scrapes: at most

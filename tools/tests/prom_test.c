@@ -12,16 +12,28 @@
  * types, camelCase, the collector's namespace), several sources each,
  * rendered in random registration orders: promtool accepts every result,
  * the result does not depend on the order of the series, and nothing the
- * first-registered schema exports alone is hidden by the others.
+ * first-registered schema exports alone is hidden by the others.  Each
+ * is also rendered as OpenMetrics by the collector's format
+ * (collector/expo_openmetrics.c): its samples are the text format's (but
+ * for canonical bucket bounds), and Prometheus' own OpenMetrics parser
+ * (`promtool tsdb create-blocks-from openmetrics`; `promtool check
+ * metrics` reads only the text format) accepts it.  And as the protobuf
+ * exposition (collector/expo_protobuf.c), decoded with protobuf-c: the
+ * text's families, types, label sets and values; log2 histograms as
+ * native histograms whose buckets are the kernel's, linear ones as the
+ * text's classic buckets.
  * STRESS=1 runs more rounds.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../collector/expo.h"
 #include "image.h"
+#include "metrics.pb-c.h"
 #include "statsfd.h"
 #include "tap.h"
 
@@ -62,6 +74,312 @@ static bool promtool_ok(const char *text)
 	st = system(cmd);
 	unlink(path);
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/*
+ * Prometheus' OpenMetrics parser accepts @text: every sample gets a
+ * timestamp (backfilling needs one) and promtool makes TSDB blocks of it.
+ */
+static bool om_promtool_ok(const char *text)
+{
+	char dir[] = "/tmp/statsfd-om-test.XXXXXX", cmd[512], path[64];
+	const char *p, *nl;
+	FILE *f;
+	int st;
+
+	if (!mkdtemp(dir))
+		return false;
+	snprintf(path, sizeof(path), "%s/om.txt", dir);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	for (p = text; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl)
+			break;
+		if (*p == '#')
+			fprintf(f, "%.*s\n", (int)(nl - p), p);
+		else
+			fprintf(f, "%.*s 1700000000\n", (int)(nl - p), p);
+	}
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "promtool tsdb create-blocks-from openmetrics %s %s/blocks >%s/log 2>&1; r=$?; "
+		 "[ $r = 0 ] || sed 's/^/# /' %s/log >&2; rm -rf %s; exit $r",
+		 path, dir, dir, dir, dir);
+	st = system(cmd);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* A rendering of @n series in @ops's format. */
+static int expo_write(const struct expo_ops *ops, struct statsfd_buf *out,
+		      const struct statsfd_prom_series *ser, const uint64_t *ranks,
+		      size_t n)
+{
+	struct expo x;
+	int ret = expo_begin(&x, ops, out);
+
+	if (!ret)
+		ret = expo_stats(&x, ser, ranks, n, NULL);
+	if (!ret)
+		ret = expo_end(&x);
+	expo_destroy(&x);
+	return ret;
+}
+
+/* The OpenMetrics exposition of @n series, as the collector renders it. */
+static int om_write(struct statsfd_buf *out, const struct statsfd_prom_series *ser,
+		    const uint64_t *ranks, size_t n)
+{
+	return expo_write(&expo_openmetrics, out, ser, ranks, n);
+}
+
+/*
+ * The sample lines of @om are those of @text, the bucket bounds made
+ * canonical floats ("le=\"3.0\"" for "le=\"3\""); the samples of a
+ * counter family F are F_total, and each # UNIT names a suffix of its
+ * family.  @om ends with "# EOF".
+ */
+static bool om_matches_text(const char *om, const char *text)
+{
+	struct statsfd_buf a = { 0 }, b = { 0 };
+	const char *p, *nl, *q;
+	bool ok = true;
+
+	for (p = text; (nl = strchr(p, '\n')); p = nl + 1)
+		if (*p != '#')
+			statsfd_buf_append(&a, p, (size_t)(nl - p + 1));
+	for (p = om; (nl = strchr(p, '\n')); p = nl + 1) {
+		char fam[256], unit[32], type[16];
+
+		if (sscanf(p, "# TYPE %255s %15s", fam, type) == 2 && !strcmp(type, "counter")) {
+			size_t n = strlen(fam);
+
+			snprintf(fam + n, sizeof(fam) - n, "_total");
+			ok &= !strncmp(nl + 1, fam, strlen(fam)) ||
+			      !strncmp(nl + 1, "# UNIT ", 7);
+		}
+		if (sscanf(p, "# UNIT %255s %31s", fam, unit) == 2) {
+			size_t n = strlen(fam), m = strlen(unit);
+
+			ok &= n > m + 1 && fam[n - m - 1] == '_' && !strcmp(fam + n - m, unit);
+		}
+		if (*p == '#')
+			continue;
+		q = strstr(p, ".0\"} ");
+		if (q && q < nl && strstr(p, "_bucket")) {
+			statsfd_buf_append(&b, p, (size_t)(q - p));
+			statsfd_buf_append(&b, q + 2, (size_t)(nl - q - 1));
+		} else {
+			statsfd_buf_append(&b, p, (size_t)(nl - p + 1));
+		}
+	}
+	ok &= strlen(om) >= 6 && !strcmp(om + strlen(om) - 6, "# EOF\n");
+	ok &= !a.oom && !b.oom && a.len == b.len && (!a.len || !memcmp(a.data, b.data, a.len));
+
+	statsfd_buf_free(&a);
+	statsfd_buf_free(&b);
+	return ok;
+}
+
+/* The value of the text sample "@name{@labels@extra} V", or NAN. */
+static double text_value(const char *text, const char *name, const char *labels,
+			 const char *extra)
+{
+	char key[1024];
+	const char *p;
+
+	snprintf(key, sizeof(key), "\n%s{%s%s} ", name, labels, extra);
+	p = strstr(text - 1, key);
+	return p ? strtod(p + strlen(key), NULL) : NAN;
+}
+
+/*
+ * Where the samples of the @occ-th series with @labels of family @name
+ * start in @text (two schemas may feed one family with the same labels):
+ * after the sample that ends the previous one.
+ */
+static const char *series_start(const char *text, const char *name, bool hist,
+				const char *labels, unsigned int occ)
+{
+	char key[1024];
+	const char *p = text;
+
+	snprintf(key, sizeof(key), "\n%s%s{%s} ", name, hist ? "_count" : "", labels);
+	while (occ-- && p)
+		p = strstr(p + 1, key);
+	return p && p != text ? p + strlen(key) : text;
+}
+
+/*
+ * The @occ-th decoded metric with its labels of family @f against the
+ * text: its value, or its histogram's count, sum and buckets.
+ */
+static bool pb_metric_ok(const Io__Prometheus__Client__MetricFamily *f,
+			 const Io__Prometheus__Client__Metric *m, const char *text,
+			 unsigned int occ)
+{
+	const Io__Prometheus__Client__Histogram *h = m->histogram;
+	struct statsfd_buf lab = { 0 };
+	char name[512], le[64];
+	double cum[80], c, prev = 0;
+	uint64_t kern[80], nat[80] = { 0 };
+	size_t i, j, nk = 0, nn = 0;
+	bool ok = true;
+	int k, shift = 0;
+
+	for (i = 0; i < m->n_label; i++) {
+		statsfd_buf_printf(&lab, "%s%s=\"", i ? "," : "", m->label[i]->name);
+		statsfd_prom_escape(&lab, m->label[i]->value);
+		statsfd_buf_append(&lab, "\"", 1);
+	}
+	statsfd_buf_append(&lab, "", 0);
+	text = series_start(text, f->name, f->type == IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM,
+			    lab.data, occ);
+	if (f->type != IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM) {
+		c = m->counter ? m->counter->value : m->gauge ? m->gauge->value : NAN;
+		ok = c == text_value(text, f->name, lab.data, "");
+		goto out;
+	}
+	snprintf(name, sizeof(name), "%s_count", f->name);
+	ok &= h && (double)h->sample_count == text_value(text, name, lab.data, "");
+	snprintf(name, sizeof(name), "%s_sum", f->name);
+	ok &= h && h->sample_sum == text_value(text, name, lab.data, "");
+	if (!ok)
+		goto out;
+	/* The text's cumulative buckets, +Inf last. */
+	snprintf(name, sizeof(name), "%s_bucket", f->name);
+	for (;;) {
+		char key[1024];
+		const char *p;
+
+		snprintf(key, sizeof(key), "\n%s{%s%sle=\"", name, lab.data, *lab.data ? "," : "");
+		p = text - 1;
+		for (i = 0; i <= nk && p; i++)
+			p = strstr(p + 1, key);
+		if (!p || nk >= 80)
+			break;
+		p += strlen(key);
+		snprintf(le, sizeof(le), "%.*s", (int)strcspn(p, "\""), p);
+		cum[nk] = strtod(strchr(p, ' ') + 1, NULL);
+		kern[nk] = (uint64_t)(cum[nk] - prev);
+		prev = cum[nk];
+		if (!h->has_schema && strcmp(le, "+Inf")) {
+			ok &= nk < h->n_bucket && h->bucket[nk]->cumulative_count == cum[nk] &&
+			      h->bucket[nk]->upper_bound == strtod(le, NULL);
+		}
+		nk++;
+		/* A series' buckets end with +Inf. */
+		if (!strcmp(le, "+Inf"))
+			break;
+	}
+	if (!h->has_schema) {
+		/* Linear: the text's buckets but +Inf. */
+		ok &= nk && h->n_bucket == nk - 1;
+		goto out;
+	}
+	/* Log2: the zero bucket is the kernel's bucket 0, the others follow. */
+	ok &= h->schema == 0 && nk >= 2 && h->zero_count == kern[0] && !h->n_negative_span;
+	for (i = 0, j = 0, k = 0; ok && i < h->n_positive_span; i++) {
+		k += h->positive_span[i]->offset;
+		for (c = 0; c < h->positive_span[i]->length && j < h->n_positive_delta; c++) {
+			nat[nn] = (nn ? nat[nn - 1] : 0) + (uint64_t)h->positive_delta[j++];
+			if (nat[nn] && nn < 80) {
+				/*
+				 * Native bucket k holds kernel bucket k - shift; the
+				 * random schemas have exponent 0: shift 0.
+				 */
+				ok &= k - shift >= 1 && (size_t)(k - shift) < nk &&
+				      nat[nn] == kern[k - shift];
+			}
+			nn++;
+			k++;
+		}
+	}
+	for (i = 1, prev = 0; i < nk; i++)
+		prev += (double)kern[i];
+	for (i = 0, c = 0; i < nn; i++)
+		c += (double)nat[i];
+	ok &= c == prev && j == h->n_positive_delta;
+out:
+	statsfd_buf_free(&lab);
+	return ok;
+}
+
+/* How many metrics of @f before the @i-th have its labels. */
+static unsigned int same_labels(const Io__Prometheus__Client__MetricFamily *f, size_t i)
+{
+	const Io__Prometheus__Client__Metric *m = f->metric[i], *o;
+	unsigned int n = 0;
+	size_t j, k;
+
+	for (j = 0; j < i; j++) {
+		o = f->metric[j];
+		if (o->n_label != m->n_label)
+			continue;
+		for (k = 0; k < m->n_label; k++)
+			if (strcmp(o->label[k]->name, m->label[k]->name) ||
+			    strcmp(o->label[k]->value, m->label[k]->value))
+				break;
+		n += k == m->n_label;
+	}
+	return n;
+}
+
+/*
+ * The protobuf stream @pb decodes into the families of @text, in its
+ * order, with its types, label sets and values.
+ */
+static bool pb_matches_text(const struct statsfd_buf *pb, const char *text)
+{
+	static const char *const types[] = {
+		[IO__PROMETHEUS__CLIENT__METRIC_TYPE__COUNTER] = "counter",
+		[IO__PROMETHEUS__CLIENT__METRIC_TYPE__GAUGE] = "gauge",
+		[IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM] = "histogram",
+	};
+	const uint8_t *p = (const uint8_t *)pb->data, *end = p + pb->len;
+	const char *t = text;
+	unsigned int fams = 0;
+	bool ok = true;
+	size_t i;
+
+	while (ok && p < end) {
+		Io__Prometheus__Client__MetricFamily *f;
+		uint64_t len = 0;
+		char key[600];
+		int sh = 0;
+
+		while (p < end && (*p & 0x80))
+			len |= (uint64_t)(*p++ & 0x7f) << sh, sh += 7;
+		if (p >= end)
+			return false;
+		len |= (uint64_t)*p++ << sh;
+		if (len > (uint64_t)(end - p))
+			return false;
+		f = io__prometheus__client__metric_family__unpack(NULL, len, p);
+		p += len;
+		if (!f || f->type > IO__PROMETHEUS__CLIENT__METRIC_TYPE__HISTOGRAM ||
+		    !types[f->type]) {
+			ok = false;
+		} else {
+			/* The text's next family is this one. */
+			snprintf(key, sizeof(key), "# TYPE %s %s\n", f->name, types[f->type]);
+			t = strstr(t, key);
+			ok &= t && f->n_metric;
+			for (i = 0; ok && i < f->n_metric; i++)
+				ok &= pb_metric_ok(f, f->metric[i], t - 1,
+						   same_labels(f, i));
+
+
+		}
+		if (f)
+			io__prometheus__client__metric_family__free_unpacked(f, NULL);
+		fams++;
+	}
+	/* As many families as the text. */
+	for (t = text; (t = strstr(t, "# TYPE ")); t++)
+		fams--;
+	return ok && !fams;
 }
 
 static void test_names(void)
@@ -314,7 +632,8 @@ static void test_property(unsigned int rounds)
 {
 	enum { NSCH = 3, NST = 6 };
 	unsigned int seed = 20261202, r, i, bad_promtool = 0, bad_order = 0,
-		     bad_hidden = 0, done = 0;
+		     bad_hidden = 0, done = 0, bad_om = 0, bad_om_parse = 0, om_parsed = 0,
+		     bad_pb = 0;
 	unsigned long conflicts = 0;
 
 	for (r = 0; r < rounds; r++) {
@@ -323,7 +642,7 @@ static void test_property(unsigned int rounds)
 		struct statsfd_prom_series ser[2 * NSCH], rev[2 * NSCH];
 		uint64_t ranks[2 * NSCH], rranks[2 * NSCH], *vals[NSCH] = { 0 };
 		struct statsfd *sf[NSCH] = { 0 };
-		struct statsfd_buf a = { 0 }, b = { 0 }, alone = { 0 };
+		struct statsfd_buf a = { 0 }, b = { 0 }, alone = { 0 }, om = { 0 }, pb = { 0 };
 		unsigned long c = 0;
 		bool ok = true;
 
@@ -360,6 +679,26 @@ static void test_property(unsigned int rounds)
 			bad_order++;
 		if (alone.data && a.data && !types_kept(alone.data, a.data))
 			bad_hidden++;
+		if (om_write(&om, ser, ranks, 2 * NSCH) || !a.data ||
+		    !om_matches_text(om.data, a.data)) {
+			if (!bad_om++)
+				tap_diag("round %u: OpenMetrics differs:\n%s", r,
+					 om.data ? om.data : "");
+		}
+		/* Prometheus' parser costs 0.3 s a run: every 10th round. */
+		if (!(r % 10) && om.data && ++om_parsed && !om_promtool_ok(om.data)) {
+			if (!bad_om_parse++)
+				tap_diag("round %u: refused by the OpenMetrics parser:\n%s", r,
+					 om.data);
+		}
+		if (expo_write(&expo_protobuf, &pb, ser, ranks, 2 * NSCH) || !a.data ||
+		    !pb_matches_text(&pb, a.data)) {
+			if (!bad_pb++)
+				tap_diag("round %u: the protobuf exposition differs from:\n%s", r,
+					 a.data ? a.data : "");
+		}
+		statsfd_buf_free(&pb);
+		statsfd_buf_free(&om);
 		statsfd_buf_free(&a);
 		statsfd_buf_free(&b);
 		statsfd_buf_free(&alone);
@@ -377,6 +716,13 @@ next:
 	tap_ok(!bad_order, "every rendering is the same with the series reversed (%u differ)",
 	       bad_order);
 	tap_ok(!bad_hidden, "the first schema's families are all there (%u hidden)", bad_hidden);
+	tap_ok(!bad_om, "OpenMetrics: the text's samples, counter F's samples F_total, units as suffixes, # EOF (%u differ)",
+	       bad_om);
+	tap_ok(!bad_pb, "protobuf: the text's families, labels and values; log2 histograms native with the kernel's buckets, linear ones classic (%u differ)",
+	       bad_pb);
+	tap_ok(om_parsed && !bad_om_parse,
+	       "Prometheus' OpenMetrics parser accepts every rendering tried (%u of %u refused)",
+	       bad_om_parse, om_parsed);
 }
 
 int main(void)

@@ -4,6 +4,10 @@
 # VMM-like client over SCM_RIGHTS, its exposition checked by `promtool check
 # metrics`, then scraped every second by a real Prometheus server on
 # loopback, and the samples read back through Prometheus' HTTP query API.
+# Then a second Prometheus with native histograms: it negotiates the
+# protobuf exposition, and histogram_quantile() over the native histogram
+# of a log2 stat matches the quantile of the buckets `statsfd show` reads
+# from the same fd, within the bucket's resolution.
 # Every wait is bounded; every process started here is stopped on exit.
 # Usage: prometheus_test.sh BUILD_DIR   (TAP on stdout)
 set -u
@@ -44,6 +48,7 @@ ok "collector listening on 127.0.0.1:$port"
 
 "$feeder" --feed "$tmp/c.sock" --seconds 120 >"$tmp/feed.log" 2>&1 &
 pids+=($!)
+feeder_pid=$!
 for _ in $(seq 100); do grep -q registered "$tmp/feed.log" && break; sleep 0.05; done
 sleep 0.5
 curl -sf --max-time 5 "http://127.0.0.1:$port/metrics" >"$tmp/metrics.txt"
@@ -129,5 +134,74 @@ if [ -n "$r" ] && echo "$r" | jq -e '.data.result[0].value[1] == "3"' >/dev/null
 	ok "statsfd_collector_sources reads 3 in Prometheus"
 else
 	nok "statsfd_collector_sources"; echo "# $r"
+fi
+
+# Native histograms: Prometheus 2.42 asks for the protobuf exposition when
+# the feature is on.
+kill "${pids[-1]}" 2>/dev/null
+wait "${pids[-1]}" 2>/dev/null
+unset 'pids[-1]'
+prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data-native" \
+	--web.listen-address="127.0.0.1:$pport" --enable-feature=native-histograms \
+	>"$tmp/prometheus-native.log" 2>&1 &
+pids+=($!)
+hq='statsfd_halt_wait_hist_seconds{vm="web",vcpu="0"}'
+found=
+for _ in $(seq 60); do
+	r=$(q "$hq" 2>/dev/null)
+	if [ -n "$r" ] && echo "$r" | jq -e '.data.result | length == 1 and (.[0].histogram[1].count | tonumber > 0)' >/dev/null 2>&1; then
+		found=1
+		break
+	fi
+	sleep 1
+done
+if [ -n "$found" ]; then
+	ok "native histograms: Prometheus stored halt_wait_hist_seconds as a native histogram ($(echo "$r" | jq -r '.data.result[0].histogram[1].count') samples)"
+else
+	nok "native histograms: no native histogram after 60 s"; echo "# $r"
+	tail -n 20 "$tmp/prometheus-native.log" | sed 's/^/# /'
+fi
+r=$(q 'count({__name__=~"statsfd_halt_wait_hist_seconds_bucket|statsfd_halt_wait_hist_seconds_count"})')
+check_classic=$(echo "$r" | jq -r '.data.result | length')
+if [ "$check_classic" = 0 ] && q 'statsfd_halt_exits_total{vm="web",vcpu="0"}' | jq -e '.data.result | length == 1' >/dev/null 2>&1; then
+	ok "native histograms: no classic _bucket or _count series of it; counters still there"
+else
+	nok "native histograms: classic series of the log2 histogram present, or counters missing"; echo "# $r"
+fi
+r=$(q 'statsfd_collector_source_up{provider="statsfd_vm"} + on() group_left statsfd_collector_sources')
+if [ -n "$r" ] && echo "$r" | jq -e '(.data.result | length == 3) and all(.data.result[]; .value[1] == "4")' >/dev/null 2>&1; then
+	ok "native histograms: the collector's own samples (source_up of 3 sources with their labels, sources = 3) through protobuf"
+else
+	nok "native histograms: the collector's own samples through protobuf"; echo "# $r"
+fi
+# The CLI reads vCPU 0's fd in the feeder (its memfd, /proc/PID/fd/N).
+cli_json=
+for f in /proc/"$feeder_pid"/fd/*; do
+	case $(readlink "$f") in /memfd:*) ;; *) continue ;; esac
+	j=$("$bindir/statsfd" show --file "$f" --json 2>/dev/null) || continue
+	if echo "$j" | jq -e '.[0].target == "vcpu" and .[0].vcpu == 0' >/dev/null 2>&1; then
+		cli_json=$j
+		break
+	fi
+done
+# The quantile as Prometheus interpolates classic buckets, over the CLI's
+# buckets [lower, upper): its value, and the bucket's bounds.
+cli_q=$(echo "$cli_json" | jq -r '.[0].stats[] | select(.name == "halt_wait_hist_ns") |
+	(.buckets | map(.count) | add) as $n | (0.9 * $n) as $rank |
+	reduce .buckets[] as $b ({cum: 0, out: null};
+		if .out == null and .cum + $b.count >= $rank and $b.count > 0 then
+			.out = [$b.lower + ($b.upper - $b.lower) * (($rank - .cum) / $b.count), $b.lower, $b.upper]
+		else . end | .cum += $b.count) | .out | map(tostring) | join(" ")' 2>/dev/null)
+r=$(q "histogram_quantile(0.9, $hq)")
+prom_q=$(echo "$r" | jq -r '.data.result[0].value[1]' 2>/dev/null)
+# Prometheus' schema-0 bucket of a nanosecond bucket [lo, hi) is
+# (lo, hi] * 2^-30 s / 1 ns = (0.93 lo, 0.93 hi]: within the bucket.
+if [ -n "$cli_q" ] && [ -n "$prom_q" ] && awk -v p="$prom_q" -v c="$cli_q" 'BEGIN {
+	split(c, a, " "); q = a[1]; lo = a[2]; hi = a[3]
+	exit !(p >= 0.9 * lo && p <= hi && (p - q < hi - lo) && (q - p < hi - lo))
+}'; then
+	ok "histogram_quantile(0.9) over the native histogram: $prom_q s, the CLI's buckets: ${cli_q%% *} s in [$(echo "$cli_q" | cut -d' ' -f2), $(echo "$cli_q" | cut -d' ' -f3)) s"
+else
+	nok "histogram_quantile(0.9): Prometheus $prom_q, CLI ${cli_q:-none}"; echo "# $r"
 fi
 echo "1..$n"
