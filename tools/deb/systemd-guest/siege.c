@@ -146,7 +146,8 @@ static int cmd_slow(unsigned int n, unsigned int hold)
 		}
 		/* The status line, then nothing more is read. */
 		p = (struct pollfd){ .fd = fd[i], .events = POLLIN };
-		if (poll(&p, 1, 20000) == 1 && (r = recv(fd[i], buf, sizeof(buf) - 1, 0)) > 0) {
+		r = poll(&p, 1, 20000) == 1 ? recv(fd[i], buf, sizeof(buf) - 1, 0) : 0;
+		if (r > 0) {
 			buf[r] = 0;
 			n200 += !strncmp(buf, "HTTP/1.1 200", 12);
 			n503 += !strncmp(buf, "HTTP/1.1 503", 12);
@@ -241,7 +242,7 @@ static int cmd_flood(const char *path, unsigned int n)
 	p = req + sprintf(req, "{\"execute\":\"query-stats\",\"arguments\":{\"names\":[");
 	for (i = 0; i < 15000; i++)
 		p += sprintf(p, "%s\"%c\"", i ? "," : "", 'a' + i % 26);
-	strcpy(p, "]}}");
+	memcpy(p, "]}}", 4);
 	s = statsfd_msg_connect(path);
 	if (s < 0 || statsfd_msg_send(s, req, strlen(req), NULL, 0) ||
 	    statsfd_msg_recv(s, &out, &len, NULL, &nfds, 60000)) {
@@ -249,6 +250,11 @@ static int cmd_flood(const char *path, unsigned int n)
 		return 1;
 	}
 	printf("# 15,000 names: %.160s\n", out);
+	free(out);
+	out = NULL;
+	if (!statsfd_msg_send(s, "{\"execute\":\"query-stats\"}", 25, NULL, 0) &&
+	    !statsfd_msg_recv(s, &out, &len, NULL, &nfds, 60000))
+		printf("# a query-stats reply, read in full: %zu bytes\n", len);
 	free(out);
 	close(s);
 	for (i = 0; i < n; i++) {
