@@ -7,6 +7,7 @@
 #   make check-kcsan      the data-race leg: KUnit + race selftests under KCSAN
 #   make deb              Debian packages (debian/) in build/deb/, lintian clean
 #   make check-deb        those installed in a fresh chroot, DKMS, boot, purge
+#   make check-systemd    the packaged units under systemd as PID 1 (a guest)
 #   make lint             checkpatch --strict, sparse C=2, clang-format
 #
 # Variables: KDIR (kernel build tree; default the running kernel's when it
@@ -118,6 +119,13 @@ deb: deps
 check-deb: deb stock
 	@$(ROOT)/tools/deb/check-deb.sh $(BUILD)/deb $(KCACHE) $(STOCK_KDIR)
 
+# The packaged units under a real systemd (tools/deb/check-systemd.sh), with
+# the modules of make modules-6.1; make check-deb runs the same guest with
+# the modules DKMS built.
+check-systemd: deb stock modules-6.1
+	@$(ROOT)/tools/deb/check-systemd.sh $(BUILD)/deb $(KCACHE) $(STOCK_ROOT) \
+		$(BUILD)/modules-6.1 $(BUILD)/deb/check-systemd
+
 check:
 	@$(T)/check.sh
 
@@ -172,7 +180,7 @@ install: modules tools-install
 	if [ -z "$(DESTDIR)" ]; then depmod -a $$krel; fi
 
 .PHONY: all deps deps-demo stock kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \
-	check check-harness check-kcsan lint docs format clean distclean install deb check-deb
+	check check-harness check-kcsan lint docs format clean distclean install deb check-deb check-systemd
 
 # Hooks for the rest of the project (make demo, make bench, ...).
 -include $(wildcard $(ROOT)/tools/*.mk $(ROOT)/tools/*/*.mk)

@@ -26,6 +26,8 @@
 #     under QEMU with the modules DKMS built and the installed programs,
 #     running the demo (tools/demo/run-demo.sh: collector, sample VMM,
 #     watch, scrape, query, --host, rmmod);
+#  5b. the same packages and modules in a guest that boots systemd as
+#     PID 1 (tools/deb/check-systemd.sh: the units for real);
 #  6. the packages purged: no package of ours is known to dpkg any more,
 #     and the chroot holds exactly the files it held before step 3 (but
 #     dpkg's, apt's and the logs' own).  The user "statsfd" stays, as
@@ -51,7 +53,6 @@ out=$debs/check
 ch=$out/root
 mirror=${DEB_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
-pristine=$kcache/chroot-$suite-minbase.tar.zst
 ver=$(dpkg-parsechangelog -l "$root/debian/changelog" -S Version)
 kver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$root/dkms.conf")
 krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
@@ -102,20 +103,8 @@ while IFS= read -r line; do
 done <"$out/contents.log"
 
 # 2. The pristine chroot, made once and cached.
-mkdir -p "$kcache"
-exec 9>"$pristine.lock"
-flock 9
-if [ ! -s "$pristine" ]; then
-	say "debootstrap $suite (minbase) from $mirror, once: $pristine"
-	tmp=$(mktemp -d "$kcache/chroot.XXXXXX")
-	if ! debootstrap --variant=minbase "$suite" "$tmp" "$mirror" >"$out/debootstrap.log" 2>&1; then
-		rm -rf "$tmp"
-		fatal "debootstrap $suite" "$out/debootstrap.log"
-	fi
-	tar -C "$tmp" --numeric-owner -cf - . | zstd -q -T0 >"$pristine.new" && mv "$pristine.new" "$pristine"
-	rm -rf "$tmp"
-fi
-flock -u 9
+pristine=$("$here/pristine.sh" "$kcache" "$suite" "$mirror" "$out/debootstrap.log") ||
+	fatal "debootstrap $suite" "$out/debootstrap.log"
 say "a fresh chroot from $pristine"
 rm -rf --one-file-system "$ch"
 mkdir -p "$ch"
@@ -250,6 +239,23 @@ rc=$?
 check "the demo ran to its end on $krel with the packaged modules and tools (rc $rc)" \
 	bash -c "[ $rc -eq 0 ] && grep -q '^demo: done' '$out/demo/results.txt'"
 [ $rc -eq 0 ] || tail -n 30 "$out/demo.log" | sed 's/^/#   /'
+
+# 5b. The same packages and modules under a real systemd
+# (tools/deb/check-systemd.sh: socket activation, Type=notify, the
+# watchdog, the fd store, MemoryMax= under attack, systemd-analyze).
+say "boot $krel with systemd as PID 1: the units for real"
+"$here/check-systemd.sh" "$debs" "$kcache" "$stock" "$out/modules" "$out/systemd" \
+	>"$out/systemd.log" 2>&1
+rc=$?
+while IFS= read -r line; do
+	case "$line" in
+	"ok "*) ok "systemd: ${line#ok * - }" ;;
+	"not ok "*) nok "systemd: ${line#not ok * - }" ;;
+	"#"*) echo "$line" ;;
+	esac
+done <"$out/systemd.log"
+check "check-systemd.sh ran to its end (rc $rc)" \
+	bash -c "[ $rc -eq 0 ] && grep -q '^1\.\.' '$out/systemd.log'"
 
 # 6. Purge: nothing of ours is left.
 say "apt-get purge ${ours[*]}"
