@@ -18,7 +18,7 @@
 #               packages' dependencies, systemd-root-bookworm-KEY.tar.zst
 #               (KEY: a hash of what is installed in it)
 #  STOCK_ROOT   tools/testing/stock.sh's root (kernel, its modules, busybox)
-#  MODULES_DIR  statsfd.ko, statsfd_vm.ko, statsfd_host.ko for that kernel
+#  MODULES_DIR  the shipped modules (modules.mk) built for that kernel
 #               (anywhere below it)
 #  OUT          work directory: root/, root.ext4, console.log, results.txt
 #
@@ -66,7 +66,12 @@ fatal() {
 [ -n "$kernel" ] && [ -d "$kmods/kernel" ] || fatal "no stock kernel in $stock (tools/testing/stock.sh)"
 # ours MODULE: its file under MODULES_DIR (flat, or make modules' tree).
 ours_ko() { find "$mods" -name "$1.ko" | sort | head -n 1; }
-for m in statsfd statsfd_vm statsfd_host; do
+# The shipped modules, in load order: modules.mk's list.
+shipped=()
+for m in $(sed -n 's/^STATSFD_MODULES := //p' "$root/modules.mk"); do
+	shipped+=("${m##*/}")
+done
+for m in "${shipped[@]}"; do
 	[ -n "$(ours_ko $m)" ] || fatal "no $m.ko in $mods"
 done
 for p in "${ours[@]}"; do
@@ -163,7 +168,7 @@ done
 ko=$(modpath autofs4)
 [ -n "$ko" ] && install -D -m 0644 "$ko" "$ch/lib/modules/$krel/${ko#"$kmods/"}"
 cp "$kmods"/modules.order "$kmods"/modules.builtin* "$ch/lib/modules/$krel/" 2>/dev/null
-for m in statsfd statsfd_vm statsfd_host; do
+for m in "${shipped[@]}"; do
 	install -D -m 0644 "$(ours_ko $m)" "$ch/lib/modules/$krel/updates/dkms/$m.ko"
 done
 in_ch depmod "$krel" >>"$out/install.log" 2>&1 || { umount "$ch/proc"; fatal "depmod $krel" "$out/install.log"; }
