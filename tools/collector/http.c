@@ -29,7 +29,8 @@
  *    are capped by --http-max-held-bytes: a request that would pin one
  *    more body beyond it is answered 503 with Retry-After (a trusted
  *    client is still served), so slow readers cannot multiply the
- *    exposition;
+ *    exposition; each connection's kernel send buffer is capped too
+ *    (SO_SNDBUF, HTTP_SNDBUF), so they cannot hold it there either;
  *  - password checks: bcrypt's CPU time is charged to the client's address
  *    (--http-auth-cpu-per-ip) and to a ceiling over every address
  *    (--http-auth-cpu); a --http-scraper address only to its own; a
@@ -846,6 +847,14 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 		return;
 	}
 	hc->fd = ci->connect_fd;
+	/*
+	 * A slow reader's bytes sit in the kernel's send buffer too, beyond
+	 * --http-max-held-bytes but charged to our memory cgroup: autotuned,
+	 * up to 4 MiB a connection (tcp_wmem), 1 GiB for 256 of them.
+	 */
+	if (setsockopt(hc->fd, SOL_SOCKET, SO_SNDBUF, &(int){ HTTP_SNDBUF },
+		       sizeof(int)))
+		logmsg("http: SO_SNDBUF: %s", strerror(errno));
 	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
 	ip_key_of(ci ? ci->client_addr : NULL, &hc->ip);
 	if (h->pending_set && !memcmp(&h->pending.ip, &hc->ip, sizeof(hc->ip))) {

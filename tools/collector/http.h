@@ -61,6 +61,13 @@ struct http_config {
 #define HTTP_DEFAULT_MAX_HELD_BYTES	((size_t)64 << 20)
 #define HTTP_DEFAULT_AUTH_CPU_MS_PER_IP	100
 #define HTTP_DEFAULT_AUTH_CPU_MS	250
+/*
+ * SO_SNDBUF of every HTTP connection (the kernel doubles it): what a slow
+ * reader holds in the kernel's send buffer, charged to the collector's
+ * memory cgroup, is at most twice this, not tcp_wmem's 4 MiB.  256
+ * connections then hold at most 64 MiB there.
+ */
+#define HTTP_SNDBUF			(128 << 10)
 
 struct collector;
 

@@ -258,6 +258,13 @@ sleep 0.5
 held=$(ss -Htn state established "( sport = :$lp )" 2>/dev/null | grep -c '127\.0\.0\.1\]*:')
 check "64 idle connections from 127.0.0.1: the collector keeps at most 4 ($held)" \
 	test "$held" -ge 1 -a "$held" -le 4
+# What each may hold in the kernel: the collector's side of every
+# connection has a send buffer ("tb" in ss -m) of at most 2 x 128 KiB,
+# where autotuning would allow tcp_wmem's 4 MiB.
+tbs=$(ss -Htnm state established "( sport = :$lp )" 2>/dev/null |
+	grep -o 'tb[0-9]*' | tr -d tb | sort -n | tail -n 1)
+check "their send buffers are capped: SO_SNDBUF 128 KiB (largest tb ${tbs:-none} <= 262144)" \
+	test -n "$tbs" -a "${tbs:-0}" -le 262144
 t0=$(date +%s%N)
 c2=$(code "http://127.0.0.1:$lp/metrics" --interface 127.0.0.2)
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
