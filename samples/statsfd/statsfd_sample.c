@@ -248,9 +248,10 @@ static int __init sample_init(void)
 		struct sample_queue *q = &sample_queues[i];
 
 		q->pcpu = alloc_percpu(struct sample_queue_stats);
-		ret = q->pcpu ? statsfd_source_init(&q->src, &sample_queue_schema.schema,
-						    NULL, &sample_queue_ops,
-						    "statsfd_sample/queue-%u", i) :
+		ret = q->pcpu ? statsfd_source_init_computed(&q->src,
+							     &sample_queue_schema.schema,
+							     &sample_queue_ops,
+							     "statsfd_sample/queue-%u", i) :
 				-ENOMEM;
 		if (ret)
 			goto err_sources;
@@ -263,7 +264,7 @@ static int __init sample_init(void)
 	statsfd_source_debugfs_create(&sample_dev_src, "device", sample_debugfs);
 	for (i = 0; i < STATSFD_SAMPLE_NR_QUEUES; i++)
 		statsfd_source_debugfs_create(&sample_queues[i].src,
-					      sample_queues[i].src.id,
+					      statsfd_source_id(&sample_queues[i].src),
 					      sample_debugfs);
 
 	ret = misc_register(&sample_misc);

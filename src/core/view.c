@@ -173,7 +173,7 @@ struct statsfd_view *statsfd_view_create(struct statsfd_source *src,
 					 const struct statsfd_view *parent,
 					 const struct statsfd_view_args *args)
 {
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = src->priv->schema;
 	u32 n = parent ? parent->nr : schema->header.num_desc;
 	const struct statsfd_desc *desc;
 	struct statsfd_view *view;

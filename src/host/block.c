@@ -417,8 +417,8 @@ struct file *statsfd_host_block_file(u32 major, u32 minor)
 	INIT_LIST_HEAD(&b->watch);
 	b->inode = inode;
 	b->disk = I_BDEV(inode)->bd_disk;
-	ret = statsfd_source_init(&b->src, &block_schema, NULL, &block_ops,
-				  "host-block-%s", b->disk->disk_name);
+	ret = statsfd_source_init_computed(&b->src, &block_schema, &block_ops,
+					   "host-block-%s", b->disk->disk_name);
 	if (ret) {
 		mutex_destroy(&b->lock);
 		kfree(b);

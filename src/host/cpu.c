@@ -183,9 +183,10 @@ int statsfd_host_cpu_init(void)
 	if (!host_cpus)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		ret = statsfd_source_init(&host_cpus[cpu],
-					  &statsfd_host_cpu_schema, NULL,
-					  &host_cpu_ops, "host-cpu%u", cpu);
+		ret = statsfd_source_init_computed(&host_cpus[cpu],
+						   &statsfd_host_cpu_schema,
+						   &host_cpu_ops, "host-cpu%u",
+						   cpu);
 		if (ret)
 			goto err;
 	}

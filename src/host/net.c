@@ -304,8 +304,8 @@ struct file *statsfd_host_net_file(s32 ifindex)
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	ret = statsfd_source_init(&n->src, &net_schema, NULL, &net_ops,
-				  "host-net-%s", dev->name);
+	ret = statsfd_source_init_computed(&n->src, &net_schema, &net_ops,
+					   "host-net-%s", dev->name);
 	if (ret)
 		goto err_unlock;
 	netdev_hold(dev, &n->tracker, GFP_KERNEL_ACCOUNT);

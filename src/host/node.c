@@ -395,8 +395,9 @@ int statsfd_host_node_init(void)
 	ret = statsfd_schema_init(&host_node_schema, &host_node_def);
 	if (ret)
 		goto err_cpu_schema;
-	ret = statsfd_source_init(&statsfd_host_node_src, &host_node_schema,
-				  NULL, &host_node_ops, "host-node");
+	ret = statsfd_source_init_computed(&statsfd_host_node_src,
+					   &host_node_schema, &host_node_ops,
+					   "host-node");
 	if (ret)
 		goto err_node_schema;
 	return 0;

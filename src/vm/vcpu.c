@@ -229,9 +229,9 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 	init_waitqueue_head(&vcpu->wq);
 
 	/* The stats live in the source's mappable page, zero. */
-	ret = statsfd_source_init(&vcpu->src, &statsfd_vm_vcpu_schema, NULL,
-				  &statsfd_vm_vcpu_src_ops, "%s/vcpu-%u",
-				  vm->src.id, vcpu->id);
+	ret = statsfd_source_init_snapshot(&vcpu->src, &statsfd_vm_vcpu_schema,
+					   &statsfd_vm_vcpu_src_ops, "%s/vcpu-%u",
+					   statsfd_source_id(&vm->src), vcpu->id);
 	if (ret)
 		goto out_free;
 	vcpu->stats = statsfd_source_stats(&vcpu->src);

@@ -257,10 +257,10 @@ int statsfd_vm_create_vm(const void __user *uarg)
 	spin_lock_init(&vm->stats_lock);
 
 	/* The stats live in the source's mappable page, zero. */
-	ret = statsfd_source_init(&vm->src, &statsfd_vm_vm_schema, NULL,
-				  &statsfd_vm_vm_src_ops, "vm-%d-%lld",
-				  task_tgid_nr(current),
-				  atomic64_inc_return(&statsfd_vm_seq));
+	ret = statsfd_source_init_snapshot(&vm->src, &statsfd_vm_vm_schema,
+					   &statsfd_vm_vm_src_ops, "vm-%d-%lld",
+					   task_tgid_nr(current),
+					   atomic64_inc_return(&statsfd_vm_seq));
 	if (ret)
 		goto out_free;
 	vm->stats = statsfd_source_stats(&vm->src);
@@ -279,7 +279,8 @@ int statsfd_vm_create_vm(const void __user *uarg)
 
 	/* Nothing fails from here on. */
 	if (dir && READ_ONCE(statsfd_vm_debugfs))
-		statsfd_source_debugfs_create(&vm->src, vm->src.id, dir);
+		statsfd_source_debugfs_create(&vm->src,
+					      statsfd_source_id(&vm->src), dir);
 	statsfd_vm_counter_add(&sys->vms_created, 1);
 	alive = statsfd_vm_counter_add(&sys->vms_alive, 1);
 	statsfd_vm_counter_peak(&sys->max_vms_alive, alive);
