@@ -269,9 +269,9 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
  * blocking and per halt outcome; and one at the end of the run.  No
  * window spans a guest entry or a sleep, as a hypervisor's would close
  * before VM entry, and the per-exit cost of a window is two stores per
- * stretch, not per exit.  The update_windows parameter (read here, once
- * per run) turns them off, to measure their cost and to show what a
- * reader sees without them.
+ * stretch, not per exit.  A test build's update_windows parameter (read
+ * here, once per run: statsfd_vm_windows_on()) turns them off, to
+ * measure their cost and to show what a reader sees without them.
  *
  * Return: 0 when the whole workload ran, -EINTR when a signal ended it.
  */
@@ -293,7 +293,7 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 	size_t phase;
 	int ret = 0;
 
-	vcpu->windows = READ_ONCE(statsfd_vm_update_windows);
+	vcpu->windows = statsfd_vm_windows_on();
 	windows = vcpu->windows;
 	statsfd_vm_window_begin(vcpu, windows);
 	statsfd_vm_stat_add(&stats->runs, 1);
