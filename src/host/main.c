@@ -10,6 +10,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/statsfd.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/statsfd_host.h>
 
@@ -22,13 +23,9 @@
  */
 static int check_args(const struct statsfd_host_stats_fd *a)
 {
-	unsigned int i;
-
-	if (a->kind > STATSFD_HOST_KIND_MAX || a->flags)
+	if (a->kind > STATSFD_HOST_KIND_MAX || a->flags ||
+	    memchr_inv(a->reserved, 0, sizeof(a->reserved)))
 		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(a->reserved); i++)
-		if (a->reserved[i])
-			return -EINVAL;
 	if (a->kind != STATSFD_HOST_CPU && a->cpu)
 		return -EINVAL;
 	if (a->kind != STATSFD_HOST_NETDEV && a->ifindex)

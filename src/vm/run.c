@@ -10,6 +10,7 @@
 #include <linux/minmax.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/string.h>
 #include <linux/wait.h>
 
 #include "internal.h"
@@ -31,13 +32,10 @@ enum statsfd_vm_exit_reason {
 int statsfd_vm_run_check(const struct statsfd_vm_run *run)
 {
 	u64 total;
-	size_t i;
 
-	if (run->flags || run->reserved0)
+	if (run->flags || run->reserved0 ||
+	    memchr_inv(run->reserved, 0, sizeof(run->reserved)))
 		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(run->reserved); i++)
-		if (run->reserved[i])
-			return -EINVAL;
 	/*
 	 * Per-exit amounts are bounded so that one run of at most
 	 * STATSFD_VM_RUN_EXITS_MAX (2^32) exits adds at most 2^44 to io_bytes

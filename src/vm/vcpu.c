@@ -13,6 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
@@ -151,14 +152,8 @@ static const struct file_operations statsfd_vm_vcpu_fops = {
 static bool
 statsfd_vm_create_vcpu_valid(const struct statsfd_vm_create_vcpu *args)
 {
-	size_t i;
-
-	if (args->flags)
-		return false;
-	for (i = 0; i < ARRAY_SIZE(args->reserved); i++)
-		if (args->reserved[i])
-			return false;
-	return true;
+	return !args->flags &&
+	       !memchr_inv(args->reserved, 0, sizeof(args->reserved));
 }
 
 /*

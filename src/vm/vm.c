@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/statsfd.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
@@ -206,14 +207,8 @@ static const struct file_operations statsfd_vm_vm_fops = {
 
 static bool statsfd_vm_create_vm_valid(const struct statsfd_vm_create_vm *args)
 {
-	size_t i;
-
-	if (args->flags)
-		return false;
-	for (i = 0; i < ARRAY_SIZE(args->reserved); i++)
-		if (args->reserved[i])
-			return false;
-	return true;
+	return !args->flags &&
+	       !memchr_inv(args->reserved, 0, sizeof(args->reserved));
 }
 
 /**
