@@ -32,7 +32,7 @@
 #include "internal.h"
 
 /**
- * struct host_node_stats - the node's stats (statsfd_host.node)
+ * struct statsfd_host_node_stats - the node's stats (statsfd_host.node)
  * @user: "cpu" line of /proc/stat, summed over the possible CPUs, ns
  * @nice: same
  * @system: same
@@ -83,7 +83,7 @@
  * @pgmajfault: same
  * @oom_kill: same
  */
-struct host_node_stats {
+struct statsfd_host_node_stats {
 	/* First, in statsfd_host_cpu_times() order. */
 	u64 user;
 	u64 nice;
@@ -138,8 +138,8 @@ struct host_node_stats {
 #endif
 };
 
-#define STATSFD_STATS_TYPE struct host_node_stats
-static const struct statsfd_desc_def host_node_descs[] = {
+#define STATSFD_STATS_TYPE struct statsfd_host_node_stats
+static const struct statsfd_desc_def statsfd_host_node_descs[] = {
 	STATSFD_TIME_NSEC(user),
 	STATSFD_TIME_NSEC(nice),
 	STATSFD_TIME_NSEC(system),
@@ -197,15 +197,15 @@ static const struct statsfd_desc_def host_node_descs[] = {
 
 #undef STATSFD_STATS_TYPE
 
-static const struct statsfd_schema_def host_node_def = {
+static const struct statsfd_schema_def statsfd_host_node_def = {
 	.name = "statsfd_host.node",
-	.descs = host_node_descs,
-	.num_descs = ARRAY_SIZE(host_node_descs),
-	.stats_size = sizeof(struct host_node_stats),
+	.descs = statsfd_host_node_descs,
+	.num_descs = ARRAY_SIZE(statsfd_host_node_descs),
+	.stats_size = sizeof(struct statsfd_host_node_stats),
 	.child_schema = &statsfd_host_cpu_schema,
 };
 
-static struct statsfd_schema host_node_schema;
+static struct statsfd_schema statsfd_host_node_schema;
 
 struct statsfd_source statsfd_host_node_src;
 
@@ -215,18 +215,20 @@ struct statsfd_source statsfd_host_node_src;
  * possible CPU's counts of every softirq.  "btime" is shifted into the
  * reader's time namespace (we run in the reader's read()).
  */
-static void host_node_stat(struct host_node_stats *s)
+static void statsfd_host_node_stat(struct statsfd_host_node_stats *s)
 {
 	u64 times[STATSFD_HOST_CPU_TIMES];
 	struct timespec64 boottime;
 	unsigned int cpu, i;
 
 	/* The times are the first fields, in cpu.c's order, then softirqs. */
-	BUILD_BUG_ON(offsetof(struct host_node_stats, guest_nice) !=
+	BUILD_BUG_ON(offsetof(struct statsfd_host_node_stats, guest_nice) !=
 		     (STATSFD_HOST_CPU_TIMES - 1) * sizeof(u64));
-	BUILD_BUG_ON(offsetof(struct host_node_stats, softirqs) !=
+	BUILD_BUG_ON(offsetof(struct statsfd_host_node_stats, softirqs) !=
 		     STATSFD_HOST_CPU_TIMES * sizeof(u64));
-	memset(s, 0, offsetof(struct host_node_stats, softirqs) + sizeof(u64));
+	memset(s, 0,
+	       offsetof(struct statsfd_host_node_stats, softirqs) +
+		       sizeof(u64));
 	for_each_possible_cpu(cpu) {
 		statsfd_host_cpu_times(cpu, times);
 		for (i = 0; i < STATSFD_HOST_CPU_TIMES; i++)
@@ -241,14 +243,14 @@ static void host_node_stat(struct host_node_stats *s)
 }
 
 /* /proc/loadavg prints "%lu.%02lu" of the average rounded to 1/100. */
-static u64 host_load_x100(unsigned int i)
+static u64 statsfd_host_load_x100(unsigned int i)
 {
 	unsigned long a = READ_ONCE(avenrun[i]) + FIXED_1 / 200;
 
 	return LOAD_INT(a) * 100 + LOAD_FRAC(a);
 }
 
-static u64 pages_to_bytes(unsigned long pages)
+static u64 statsfd_host_bytes(unsigned long pages)
 {
 	return (u64)pages << PAGE_SHIFT;
 }
@@ -258,7 +260,7 @@ static u64 pages_to_bytes(unsigned long pages)
  * si_swapinfo() and vm_commit_limit() (not exported: SwapTotal, SwapFree
  * and CommitLimit are not in the node).
  */
-static void host_node_meminfo(struct host_node_stats *s)
+static void statsfd_host_node_meminfo(struct statsfd_host_node_stats *s)
 {
 	unsigned long pages[NR_LRU_LISTS];
 	unsigned long sreclaimable, sunreclaim, misc;
@@ -267,7 +269,7 @@ static void host_node_meminfo(struct host_node_stats *s)
 	int lru;
 
 	si_meminfo(&i);
-	s->committed_as = pages_to_bytes(vm_memory_committed());
+	s->committed_as = statsfd_host_bytes(vm_memory_committed());
 
 	cached = global_node_page_state(NR_FILE_PAGES) -
 		 total_swapcache_pages() - i.bufferram;
@@ -280,35 +282,37 @@ static void host_node_meminfo(struct host_node_stats *s)
 	sreclaimable = global_node_page_state_pages(NR_SLAB_RECLAIMABLE_B);
 	sunreclaim = global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B);
 
-	s->memtotal = pages_to_bytes(i.totalram);
-	s->memfree = pages_to_bytes(i.freeram);
-	s->memavailable = pages_to_bytes(si_mem_available());
-	s->buffers = pages_to_bytes(i.bufferram);
-	s->cached = pages_to_bytes(cached);
-	s->swapcached = pages_to_bytes(total_swapcache_pages());
-	s->active =
-		pages_to_bytes(pages[LRU_ACTIVE_ANON] + pages[LRU_ACTIVE_FILE]);
-	s->inactive = pages_to_bytes(pages[LRU_INACTIVE_ANON] +
-				     pages[LRU_INACTIVE_FILE]);
-	s->active_anon = pages_to_bytes(pages[LRU_ACTIVE_ANON]);
-	s->inactive_anon = pages_to_bytes(pages[LRU_INACTIVE_ANON]);
-	s->active_file = pages_to_bytes(pages[LRU_ACTIVE_FILE]);
-	s->inactive_file = pages_to_bytes(pages[LRU_INACTIVE_FILE]);
-	s->unevictable = pages_to_bytes(pages[LRU_UNEVICTABLE]);
-	s->mlocked = pages_to_bytes(global_zone_page_state(NR_MLOCK));
-	s->dirty = pages_to_bytes(global_node_page_state(NR_FILE_DIRTY));
-	s->writeback = pages_to_bytes(global_node_page_state(NR_WRITEBACK));
-	s->anonpages = pages_to_bytes(global_node_page_state(NR_ANON_MAPPED));
-	s->mapped = pages_to_bytes(global_node_page_state(NR_FILE_MAPPED));
-	s->shmem = pages_to_bytes(i.sharedram);
+	s->memtotal = statsfd_host_bytes(i.totalram);
+	s->memfree = statsfd_host_bytes(i.freeram);
+	s->memavailable = statsfd_host_bytes(si_mem_available());
+	s->buffers = statsfd_host_bytes(i.bufferram);
+	s->cached = statsfd_host_bytes(cached);
+	s->swapcached = statsfd_host_bytes(total_swapcache_pages());
+	s->active = statsfd_host_bytes(pages[LRU_ACTIVE_ANON] +
+				       pages[LRU_ACTIVE_FILE]);
+	s->inactive = statsfd_host_bytes(pages[LRU_INACTIVE_ANON] +
+					 pages[LRU_INACTIVE_FILE]);
+	s->active_anon = statsfd_host_bytes(pages[LRU_ACTIVE_ANON]);
+	s->inactive_anon = statsfd_host_bytes(pages[LRU_INACTIVE_ANON]);
+	s->active_file = statsfd_host_bytes(pages[LRU_ACTIVE_FILE]);
+	s->inactive_file = statsfd_host_bytes(pages[LRU_INACTIVE_FILE]);
+	s->unevictable = statsfd_host_bytes(pages[LRU_UNEVICTABLE]);
+	s->mlocked = statsfd_host_bytes(global_zone_page_state(NR_MLOCK));
+	s->dirty = statsfd_host_bytes(global_node_page_state(NR_FILE_DIRTY));
+	s->writeback = statsfd_host_bytes(global_node_page_state(NR_WRITEBACK));
+	s->anonpages =
+		statsfd_host_bytes(global_node_page_state(NR_ANON_MAPPED));
+	s->mapped = statsfd_host_bytes(global_node_page_state(NR_FILE_MAPPED));
+	s->shmem = statsfd_host_bytes(i.sharedram);
 	misc = global_node_page_state(NR_KERNEL_MISC_RECLAIMABLE);
-	s->kreclaimable = pages_to_bytes(sreclaimable + misc);
-	s->slab = pages_to_bytes(sreclaimable + sunreclaim);
-	s->sreclaimable = pages_to_bytes(sreclaimable);
-	s->sunreclaim = pages_to_bytes(sunreclaim);
+	s->kreclaimable = statsfd_host_bytes(sreclaimable + misc);
+	s->slab = statsfd_host_bytes(sreclaimable + sunreclaim);
+	s->sreclaimable = statsfd_host_bytes(sreclaimable);
+	s->sunreclaim = statsfd_host_bytes(sunreclaim);
 	/* Kept in kB, not pages. */
 	s->kernelstack = (u64)global_node_page_state(NR_KERNEL_STACK_KB) * 1024;
-	s->pagetables = pages_to_bytes(global_node_page_state(NR_PAGETABLE));
+	s->pagetables =
+		statsfd_host_bytes(global_node_page_state(NR_PAGETABLE));
 }
 
 #ifdef CONFIG_VM_EVENT_COUNTERS
@@ -323,7 +327,7 @@ static void host_node_meminfo(struct host_node_stats *s)
  * the reading file's mutex only, never under a children_lock (the node is
  * no one's child), and CPU hotplug never takes a file's mutex.
  */
-static void host_node_vmstat(struct host_node_stats *s)
+static void statsfd_host_node_vmstat(struct statsfd_host_node_stats *s)
 {
 	unsigned long ev[7] = {};
 	int cpu;
@@ -351,29 +355,29 @@ static void host_node_vmstat(struct host_node_stats *s)
 	s->oom_kill = ev[6];
 }
 #else
-static void host_node_vmstat(struct host_node_stats *s)
+static void statsfd_host_node_vmstat(struct statsfd_host_node_stats *s)
 {
 }
 #endif
 
 /* Computed at each read of a node fd, under that file's mutex. */
-static int host_node_fill(struct statsfd_source *src, void *stats)
+static int statsfd_host_node_fill(struct statsfd_source *src, void *stats)
 {
-	struct host_node_stats *s = stats;
+	struct statsfd_host_node_stats *s = stats;
 
-	host_node_stat(s);
-	s->load1_x100 = host_load_x100(0);
-	s->load5_x100 = host_load_x100(1);
-	s->load15_x100 = host_load_x100(2);
-	host_node_meminfo(s);
-	host_node_vmstat(s);
+	statsfd_host_node_stat(s);
+	s->load1_x100 = statsfd_host_load_x100(0);
+	s->load5_x100 = statsfd_host_load_x100(1);
+	s->load15_x100 = statsfd_host_load_x100(2);
+	statsfd_host_node_meminfo(s);
+	statsfd_host_node_vmstat(s);
 	return 0;
 }
 
 /* Static for the module's life: the module reference pins it. */
-static const struct statsfd_source_ops host_node_ops = {
+static const struct statsfd_source_ops statsfd_host_node_ops = {
 	.owner = THIS_MODULE,
-	.fill = host_node_fill,
+	.fill = statsfd_host_node_fill,
 };
 
 /**
@@ -392,18 +396,19 @@ int statsfd_host_node_init(void)
 	ret = statsfd_schema_init(&statsfd_host_cpu_schema, &statsfd_host_cpu_def);
 	if (ret)
 		return ret;
-	ret = statsfd_schema_init(&host_node_schema, &host_node_def);
+	ret = statsfd_schema_init(&statsfd_host_node_schema,
+				  &statsfd_host_node_def);
 	if (ret)
 		goto err_cpu_schema;
 	ret = statsfd_source_init_computed(&statsfd_host_node_src,
-					   &host_node_schema, &host_node_ops,
-					   "host-node");
+					   &statsfd_host_node_schema,
+					   &statsfd_host_node_ops, "host-node");
 	if (ret)
 		goto err_node_schema;
 	return 0;
 
 err_node_schema:
-	statsfd_schema_destroy(&host_node_schema);
+	statsfd_schema_destroy(&statsfd_host_node_schema);
 err_cpu_schema:
 	statsfd_schema_destroy(&statsfd_host_cpu_schema);
 	return ret;
@@ -417,7 +422,7 @@ err_cpu_schema:
 void statsfd_host_node_exit(void)
 {
 	statsfd_source_destroy(&statsfd_host_node_src);
-	statsfd_schema_destroy(&host_node_schema);
+	statsfd_schema_destroy(&statsfd_host_node_schema);
 	statsfd_schema_destroy(&statsfd_host_cpu_schema);
 }
 
