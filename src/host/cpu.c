@@ -19,24 +19,20 @@
 
 #include "internal.h"
 
-#define STATSFD_STATS_TYPE struct statsfd_host_cpu_stats
+/* The times first, then online (see cpu_times.h). */
+static_assert(offsetof(struct statsfd_host_cpu_stats, times) == 0);
+
+#define STATSFD_STATS_TYPE struct statsfd_host_cpu_times
 static const struct statsfd_desc_def statsfd_host_cpu_descs[] = {
-	STATSFD_TIME_NSEC(user),
-	STATSFD_TIME_NSEC(nice),
-	STATSFD_TIME_NSEC(system),
-	STATSFD_TIME_NSEC(idle),
-	STATSFD_TIME_NSEC(iowait),
-	STATSFD_TIME_NSEC(irq),
-	STATSFD_TIME_NSEC(softirq),
-	STATSFD_TIME_NSEC(steal),
-	STATSFD_TIME_NSEC(guest),
-	STATSFD_TIME_NSEC(guest_nice),
+#include "cpu_times.h"
+#undef STATSFD_STATS_TYPE
+#define STATSFD_STATS_TYPE struct statsfd_host_cpu_stats
 	STATSFD_IBOOLEAN(online),
 };
 
 #undef STATSFD_STATS_TYPE
 
-const struct statsfd_schema_def statsfd_host_cpu_def = {
+static const struct statsfd_schema_def statsfd_host_cpu_def = {
 	.name = "statsfd_host.cpu",
 	.descs = statsfd_host_cpu_descs,
 	.num_descs = ARRAY_SIZE(statsfd_host_cpu_descs),
@@ -86,8 +82,7 @@ static u64 statsfd_host_iowait_time(const struct kernel_cpustat *kcs,
 /**
  * statsfd_host_cpu_times() - the times of one CPU as /proc/stat shows them
  * @cpu: a possible CPU
- * @times: STATSFD_HOST_CPU_TIMES u64s: user, nice, system, idle, iowait,
- *	irq, softirq, steal, guest, guest_nice, in nanoseconds
+ * @times: where to store them, in nanoseconds
  *
  * What fs/proc/stat.c adds for the "cpu" line and prints for "cpuN", before
  * nsec_to_clock_t(): kcpustat_cpu_fetch() (which, with
@@ -98,22 +93,23 @@ static u64 statsfd_host_iowait_time(const struct kernel_cpustat *kcs,
  *
  * Context: any process context.
  */
-void statsfd_host_cpu_times(unsigned int cpu, u64 *times)
+void statsfd_host_cpu_times(unsigned int cpu,
+			    struct statsfd_host_cpu_times *times)
 {
 	struct kernel_cpustat kcs;
 	const u64 *c = kcs.cpustat;
 
 	kcpustat_cpu_fetch(&kcs, cpu);
-	times[0] = c[CPUTIME_USER];
-	times[1] = c[CPUTIME_NICE];
-	times[2] = c[CPUTIME_SYSTEM];
-	times[3] = statsfd_host_idle_time(&kcs, cpu);
-	times[4] = statsfd_host_iowait_time(&kcs, cpu);
-	times[5] = c[CPUTIME_IRQ];
-	times[6] = c[CPUTIME_SOFTIRQ];
-	times[7] = c[CPUTIME_STEAL];
-	times[8] = c[CPUTIME_GUEST];
-	times[9] = c[CPUTIME_GUEST_NICE];
+	times->user = c[CPUTIME_USER];
+	times->nice = c[CPUTIME_NICE];
+	times->system = c[CPUTIME_SYSTEM];
+	times->idle = statsfd_host_idle_time(&kcs, cpu);
+	times->iowait = statsfd_host_iowait_time(&kcs, cpu);
+	times->irq = c[CPUTIME_IRQ];
+	times->softirq = c[CPUTIME_SOFTIRQ];
+	times->steal = c[CPUTIME_STEAL];
+	times->guest = c[CPUTIME_GUEST];
+	times->guest_nice = c[CPUTIME_GUEST_NICE];
 }
 
 /*
@@ -126,10 +122,7 @@ static int statsfd_host_cpu_fill(struct statsfd_source *src, void *stats)
 	struct statsfd_host_cpu_stats *s = stats;
 	unsigned int cpu = src - statsfd_host_cpus;
 
-	/* The times are the struct's first members, in the helper's order. */
-	BUILD_BUG_ON(offsetof(struct statsfd_host_cpu_stats, guest_nice) !=
-		     (STATSFD_HOST_CPU_TIMES - 1) * sizeof(u64));
-	statsfd_host_cpu_times(cpu, stats);
+	statsfd_host_cpu_times(cpu, &s->times);
 	s->online = cpu_online(cpu);
 	return 0;
 }
@@ -170,10 +163,34 @@ static void statsfd_host_cpu_destroy_sources(void)
 }
 
 /**
+ * statsfd_host_cpu_schema_init() - the CPUs' schema
+ *
+ * Before the node's, which names it as its child schema.
+ *
+ * Return: 0 or the error of statsfd_schema_init().
+ */
+int statsfd_host_cpu_schema_init(void)
+{
+	return statsfd_schema_init(&statsfd_host_cpu_schema,
+				   &statsfd_host_cpu_def);
+}
+
+/**
+ * statsfd_host_cpu_schema_exit() - undo statsfd_host_cpu_schema_init()
+ *
+ * After the node's schema, whose child schema it is.
+ */
+void statsfd_host_cpu_schema_exit(void)
+{
+	statsfd_schema_destroy(&statsfd_host_cpu_schema);
+}
+
+/**
  * statsfd_host_cpu_init() - the sources of the possible CPUs, the online
  *	ones as children of the node
  *
- * The node (and the CPU schema, see internal.h) must be initialized.
+ * The CPU schema (statsfd_host_cpu_schema_init()) and the node must be
+ * initialized.
  *
  * Return: 0, or a negative errno with nothing left allocated.
  */

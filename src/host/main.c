@@ -103,9 +103,13 @@ static int __init statsfd_host_init(void)
 {
 	int ret;
 
-	ret = statsfd_host_node_init();
+	/* The CPUs' schema first: the node's names it as its child schema. */
+	ret = statsfd_host_cpu_schema_init();
 	if (ret)
 		return ret;
+	ret = statsfd_host_node_init();
+	if (ret)
+		goto out_cpu_schema;
 	ret = statsfd_host_cpu_init();
 	if (ret)
 		goto out_node;
@@ -129,6 +133,8 @@ out_cpu:
 	statsfd_host_cpu_exit();
 out_node:
 	statsfd_host_node_exit();
+out_cpu_schema:
+	statsfd_host_cpu_schema_exit();
 	return ret;
 }
 
@@ -140,6 +146,7 @@ static void __exit statsfd_host_exit(void)
 	statsfd_host_net_exit();
 	statsfd_host_cpu_exit();
 	statsfd_host_node_exit();
+	statsfd_host_cpu_schema_exit();
 }
 
 module_init(statsfd_host_init);

@@ -33,16 +33,7 @@
 
 /**
  * struct statsfd_host_node_stats - the node's stats (statsfd_host.node)
- * @user: "cpu" line of /proc/stat, summed over the possible CPUs, ns
- * @nice: same
- * @system: same
- * @idle: same
- * @iowait: same
- * @irq: same
- * @softirq: same
- * @steal: same
- * @guest: same
- * @guest_nice: same
+ * @times: the "cpu" line of /proc/stat, summed over the possible CPUs
  * @softirqs: first number of the "softirq" line of /proc/stat
  * @boot_time: "btime" of /proc/stat, seconds since the epoch, in the
  *	reader's time namespace
@@ -84,17 +75,7 @@
  * @oom_kill: same
  */
 struct statsfd_host_node_stats {
-	/* First, in statsfd_host_cpu_times() order. */
-	u64 user;
-	u64 nice;
-	u64 system;
-	u64 idle;
-	u64 iowait;
-	u64 irq;
-	u64 softirq;
-	u64 steal;
-	u64 guest;
-	u64 guest_nice;
+	struct statsfd_host_cpu_times times;
 	u64 softirqs;
 	u64 boot_time;
 	u64 load1_x100;
@@ -138,18 +119,14 @@ struct statsfd_host_node_stats {
 #endif
 };
 
-#define STATSFD_STATS_TYPE struct statsfd_host_node_stats
+/* The times first, then the rest (see cpu_times.h). */
+static_assert(offsetof(struct statsfd_host_node_stats, times) == 0);
+
+#define STATSFD_STATS_TYPE struct statsfd_host_cpu_times
 static const struct statsfd_desc_def statsfd_host_node_descs[] = {
-	STATSFD_TIME_NSEC(user),
-	STATSFD_TIME_NSEC(nice),
-	STATSFD_TIME_NSEC(system),
-	STATSFD_TIME_NSEC(idle),
-	STATSFD_TIME_NSEC(iowait),
-	STATSFD_TIME_NSEC(irq),
-	STATSFD_TIME_NSEC(softirq),
-	STATSFD_TIME_NSEC(steal),
-	STATSFD_TIME_NSEC(guest),
-	STATSFD_TIME_NSEC(guest_nice),
+#include "cpu_times.h"
+#undef STATSFD_STATS_TYPE
+#define STATSFD_STATS_TYPE struct statsfd_host_node_stats
 	STATSFD_COUNTER(softirqs),
 	STATSFD_DESC(boot_time, STATSFD_TYPE_INSTANT,
 		     STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, 0),
@@ -217,22 +194,19 @@ struct statsfd_source statsfd_host_node_src;
  */
 static void statsfd_host_node_stat(struct statsfd_host_node_stats *s)
 {
-	u64 times[STATSFD_HOST_CPU_TIMES];
+	struct statsfd_host_cpu_times cpu_times;
+	/* The times are u64s only: summed as an array. */
+	u64 *sum = (u64 *)&s->times;
+	const u64 *add = (const u64 *)&cpu_times;
 	struct timespec64 boottime;
 	unsigned int cpu, i;
 
-	/* The times are the first fields, in cpu.c's order, then softirqs. */
-	BUILD_BUG_ON(offsetof(struct statsfd_host_node_stats, guest_nice) !=
-		     (STATSFD_HOST_CPU_TIMES - 1) * sizeof(u64));
-	BUILD_BUG_ON(offsetof(struct statsfd_host_node_stats, softirqs) !=
-		     STATSFD_HOST_CPU_TIMES * sizeof(u64));
-	memset(s, 0,
-	       offsetof(struct statsfd_host_node_stats, softirqs) +
-		       sizeof(u64));
+	memset(&s->times, 0, sizeof(s->times));
+	s->softirqs = 0;
 	for_each_possible_cpu(cpu) {
-		statsfd_host_cpu_times(cpu, times);
-		for (i = 0; i < STATSFD_HOST_CPU_TIMES; i++)
-			((u64 *)s)[i] += times[i];
+		statsfd_host_cpu_times(cpu, &cpu_times);
+		for (i = 0; i < sizeof(cpu_times) / sizeof(u64); i++)
+			sum[i] += add[i];
 		for (i = 0; i < NR_SOFTIRQS; i++)
 			s->softirqs += kstat_softirqs_cpu(i, cpu);
 	}
@@ -381,11 +355,10 @@ static const struct statsfd_source_ops statsfd_host_node_ops = {
 };
 
 /**
- * statsfd_host_node_init() - the CPU and node schemas and the node source
+ * statsfd_host_node_init() - the node's schema and source
  *
- * The CPU schema is initialized here because the node's names it as its
- * child schema, which must be initialized first; cpu.c then adds the
- * CPUs.
+ * The CPUs' schema, which the node's names as its child schema, must be
+ * initialized (statsfd_host_cpu_schema_init()); cpu.c then adds the CPUs.
  *
  * Return: 0, or a negative errno with nothing left allocated.
  */
@@ -393,24 +366,15 @@ int statsfd_host_node_init(void)
 {
 	int ret;
 
-	ret = statsfd_schema_init(&statsfd_host_cpu_schema, &statsfd_host_cpu_def);
-	if (ret)
-		return ret;
 	ret = statsfd_schema_init(&statsfd_host_node_schema,
 				  &statsfd_host_node_def);
 	if (ret)
-		goto err_cpu_schema;
+		return ret;
 	ret = statsfd_source_init_computed(&statsfd_host_node_src,
 					   &statsfd_host_node_schema,
 					   &statsfd_host_node_ops, "host-node");
 	if (ret)
-		goto err_node_schema;
-	return 0;
-
-err_node_schema:
-	statsfd_schema_destroy(&statsfd_host_node_schema);
-err_cpu_schema:
-	statsfd_schema_destroy(&statsfd_host_cpu_schema);
+		statsfd_schema_destroy(&statsfd_host_node_schema);
 	return ret;
 }
 
@@ -423,7 +387,6 @@ void statsfd_host_node_exit(void)
 {
 	statsfd_source_destroy(&statsfd_host_node_src);
 	statsfd_schema_destroy(&statsfd_host_node_schema);
-	statsfd_schema_destroy(&statsfd_host_cpu_schema);
 }
 
 /**
