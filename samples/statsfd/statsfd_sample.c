@@ -28,6 +28,11 @@
 #include <linux/statsfd.h>
 #include <linux/uaccess.h>
 
+/* Written for version 2 of the API: the three set-up entry points. */
+#if STATSFD_API_VERSION != 2
+#error "statsfd_sample is written for statsfd kernel API version 2"
+#endif
+
 #include "statsfd_sample.h"
 
 /* A queue's counters, one copy per CPU; also its schema's stats struct. */
