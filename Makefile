@@ -168,9 +168,10 @@ distclean:
 # Install the modules of modules.mk built for KDIR under updates/statsfd/ (depmod
 # runs only for a real install, not into DESTDIR), plus the tools, the
 # collector's systemd unit and its user (tools/install.mk).  The KUnit and
-# harness modules are test-only and never installed.
+# harness modules are test-only and never installed, and statsfd_vm is
+# built without the tests' knobs (src/vm/Kbuild).
 install: modules tools-install
-	@out=$$($(T)/modules.sh $(KDIR) $(BUILD)) && \
+	@out=$$($(T)/modules.sh $(KDIR) $(BUILD) STATSFD_VM_TEST_KNOBS=) && \
 	krel=$$(modinfo -F vermagic $$out/$(firstword $(STATSFD_MODULES)).ko | cut -d" " -f1) && \
 	for ko in $(addsuffix .ko,$(STATSFD_MODULES)); do \
 		install -D -m 0644 $$out/$$ko \

@@ -51,6 +51,28 @@ struct module;
 #define STATSFD_NS	STATSFD
 #endif
 
+/**
+ * define STATSFD_API_VERSION - version of this in-kernel API
+ *
+ * Raised by one whenever a change to this header or to what the
+ * functions statsfd.ko exports mean would break a provider built for the
+ * previous version: a provider compiled against another version may not
+ * build, or may build and then misbehave.  A provider states the version
+ * it was written for, so that building it against any other fails with a
+ * message rather than later::
+ *
+ *	#if STATSFD_API_VERSION != 2
+ *	#error "written for statsfd kernel API version 2"
+ *	#endif
+ *
+ * Versions: 1, the API before this macro existed (struct statsfd_source
+ * with its inside in the header, one statsfd_source_init() for every kind
+ * of source); 2, struct statsfd_source with a private part and the three
+ * set-up entry points statsfd_source_init(), statsfd_source_init_snapshot()
+ * and statsfd_source_init_computed().
+ */
+#define STATSFD_API_VERSION		2
+
 /*
  * Largest name_size a schema may choose: ids and names are meant to be
  * short, and the descriptor stride is 16 + name_size bytes per stat.
@@ -306,8 +328,8 @@ struct statsfd_debugfs;
  * update windows (statsfd_update_begin() and statsfd_update_end()), every
  * read returns the values of one window, and the data block ends with the
  * "sample_ns" and "generation" stats.  The core then owns the values: the
- * source is initialized with a NULL stats pointer and the owner writes
- * through statsfd_source_stats().  The end of each window publishes the
+ * source is set up with statsfd_source_init_snapshot() and the owner
+ * writes through statsfd_source_stats().  The end of each window publishes the
  * values to readers through a seqcount latch (two copies, readers use the
  * one the count points to), so a reader never waits for a writer.
  *
@@ -424,10 +446,12 @@ struct statsfd_source;
  *	kref_get_unless_zero()).  On false the fd is not made and the caller
  *	gets -ENODEV.
  * @put: drop the reference; may free the object and the source
- * @fill: for a computed source, whose values live nowhere the core can
- *	read (per-CPU counters, u64_stats_sync counters, another subsystem's
- *	counters): store the current values into @stats, the schema's
- *	stats struct (stats_size bytes), every u64 of it.  Called at each read
+ * @fill: for a computed source (statsfd_source_init_computed(), which
+ *	requires it; the other two entry points refuse it), whose values
+ *	live nowhere the core can read (per-CPU counters, u64_stats_sync
+ *	counters, another subsystem's counters): store the current values
+ *	into @stats, the schema's stats struct (stats_size bytes), every u64
+ *	of it.  Called at each read
  *	that needs the plain values, each time a parent computes aggregates
  *	over this source and when it retires this source's counts, always
  *	into a buffer the core allocated beforehand, so reads still never
@@ -455,84 +479,41 @@ struct statsfd_source_ops {
 	int (*fill)(struct statsfd_source *src, void *stats);
 };
 
+struct statsfd_source_priv;
+
 /**
  * struct statsfd_source - one instance of a schema: an id and live values
- * @schema: the initialized schema
  * @stats: the live stats struct, written by its owner with statsfd_stat_add(),
- *	statsfd_stat_set() and statsfd_stat_max() (one writer per stat); with
- *	update windows, allocated by the core and read by no one but the
- *	writer, see statsfd_source_stats()
- * @area: private: with STATSFD_SCHEMA_SNAPSHOT, the header whose @seq
- *	counts the windows published, followed by the two published copies
- *	of the values (see snapshot.c); else NULL
- * @ops: lifetime callbacks
- * @id: the id string, schema->name_size bytes, NUL-terminated, zero-padded
- * @children_lock: protects @children, @num_children, @agg_buf and
- *	@retired; never taken by writers of the stats, only by readers of
- *	aggregates and by statsfd_source_add_child()/statsfd_source_del_child();
- *	a mutex, since a computed child's fill callback may sleep
- * @children: child sources, for aggregates
- * @num_children: length of @children
- * @child_node: entry in the parent's @children
- * @parent: the source this one is a child of, or NULL
- * @debugfs: private: state of the text view, or NULL
- * @agg_buf: private: where readers compute the aggregates, one u64 per
- *	aggregate value, or NULL without aggregates; allocated by
- *	statsfd_source_init() so that reading never allocates, together with
- *	@agg_child (a copy of one child's values) and @agg_rems (remainders
- *	of averages, one per aggregate)
- * @agg_child: private: where each child's snapshot is copied in turn
- * @agg_rems: private: see @agg_buf
- * @wq: private: pollers of the source's stats files
- * @children_gen: private: changes of @children so far (under
- *	@children_lock); a stats file that has not read its header or data
- *	since the last change polls EPOLLPRI
- * @hung_up: private: set by statsfd_source_hangup(); its files poll
- *	EPOLLHUP
- * @fills: private: for a computed source with STATSFD_SCHEMA_SNAPSHOT,
- *	how many times its values were computed: its "generation"
- * @fill_lock: private: protects @fill_buf
- * @fill_buf: private: for a computed source or one with update windows,
- *	where the debugfs view copies its values (stats_size bytes,
- *	allocated by statsfd_source_init()); NULL otherwise
- * @nr_files: private: stats files open on the source (and on its views),
- *	so that statsfd_source_destroy() can tell an owner that destroys it
- *	too early
- * @destroyed: private: statsfd_source_destroy() ran while files were
- *	still open; the last of them frees what it left
- * @retired: private: per aggregate value, what the children removed so far
- *	contributed to the sums of cumulative stats and histograms; the same
- *	layout as @agg_buf, or NULL when the schema has no such sum
+ *	statsfd_stat_set() and statsfd_stat_max() (one writer per stat); for
+ *	a snapshot source, allocated by the core and read by no one but the
+ *	writer.  Read it with statsfd_source_stats(), never directly.
+ * @area: private: for a snapshot source, the header whose seq counts the
+ *	windows published, followed by the two published copies of the
+ *	values; else NULL.  Here rather than behind @priv so that
+ *	statsfd_update_end() reaches it without a pointer chase.
+ * @priv: private: everything else the core keeps per source (its schema,
+ *	ops, id, children, pollers, read buffers, open files), allocated by
+ *	the statsfd_source_init*() that made the source and freed by
+ *	statsfd_source_destroy() (or, when destroyed with stats files still
+ *	open, by the last of them to close); NULL before and after
  *
- * Filled by statsfd_source_init().  The source must outlive every stats fd
- * on it: the fd calls @ops->get when it is created and @ops->put when it is
- * closed, and the owner calls statsfd_source_destroy() only from its final
- * put (or before ever handing out an fd).
+ * A provider embeds one in the object it describes (a VM, a vCPU, a
+ * queue), makes it a source with one of the three statsfd_source_init*()
+ * entry points and reaches its object from a callback with container_of().
+ * Its layout is all a provider compiles against: the members are the
+ * core's, read and written only through the functions below, and what
+ * the core adds lives behind @priv, so it can change without a provider
+ * being rebuilt for it (see STATSFD_API_VERSION).
+ *
+ * The source must outlive every stats fd on it: the fd calls @ops->get
+ * when it is created and @ops->put when it is closed, and the owner calls
+ * statsfd_source_destroy() only from its final put (or before ever
+ * handing out an fd).
  */
 struct statsfd_source {
-	const struct statsfd_schema *schema;
 	const void *stats;
 	struct statsfd_mmap_header *area;
-	const struct statsfd_source_ops *ops;
-	char *id;
-	struct mutex children_lock;	/* children, num_children, agg_* */
-	struct list_head children;
-	u32 num_children;
-	struct list_head child_node;
-	struct statsfd_source *parent;
-	struct statsfd_debugfs *debugfs;
-	u64 *agg_buf;
-	u64 *agg_child;
-	u64 *agg_rems;
-	u64 *retired;
-	wait_queue_head_t wq;
-	u64 children_gen;
-	bool hung_up;
-	atomic64_t fills;
-	struct mutex fill_lock;		/* fill_buf */
-	u64 *fill_buf;
-	atomic_t nr_files;
-	bool destroyed;
+	struct statsfd_source_priv *priv;
 };
 
 int statsfd_schema_init(struct statsfd_schema *schema,
@@ -544,7 +525,18 @@ int statsfd_source_init(struct statsfd_source *src,
 			const struct statsfd_schema *schema, const void *stats,
 			const struct statsfd_source_ops *ops,
 			const char *id_fmt, ...);
+__printf(4, 5)
+int statsfd_source_init_snapshot(struct statsfd_source *src,
+				 const struct statsfd_schema *schema,
+				 const struct statsfd_source_ops *ops,
+				 const char *id_fmt, ...);
+__printf(4, 5)
+int statsfd_source_init_computed(struct statsfd_source *src,
+				 const struct statsfd_schema *schema,
+				 const struct statsfd_source_ops *ops,
+				 const char *id_fmt, ...);
 void statsfd_source_destroy(struct statsfd_source *src);
+const char *statsfd_source_id(const struct statsfd_source *src);
 
 /**
  * statsfd_source_init_stats() - statsfd_source_init(), type-checked
@@ -576,10 +568,13 @@ void statsfd_update_end(struct statsfd_source *src);
  * statsfd_source_stats() - the live values of a source, for its writers
  * @src: an initialized source
  *
- * With STATSFD_SCHEMA_SNAPSHOT the core allocates the live values: this is
- * where the owner's writers store them, zero after statsfd_source_init().
- * No reader looks at them; each statsfd_update_end() publishes a copy.
- * Otherwise it is the stats pointer the owner passed in.
+ * For a snapshot source the core allocates the live values: this is
+ * where the owner's writers store them, zero after
+ * statsfd_source_init_snapshot().  No reader looks at them; each
+ * statsfd_update_end() publishes a copy.  For a plain source it is the
+ * stats pointer the owner passed to statsfd_source_init(); a computed
+ * source has none (NULL).  Inline and one load: a writer may call it on
+ * every update, or keep the pointer for the source's life.
  *
  * Return: the stats struct, schema->stats_size bytes.
  */

@@ -28,6 +28,11 @@
 #include <linux/statsfd.h>
 #include <linux/uaccess.h>
 
+/* Written for version 2 of the API: the three set-up entry points. */
+#if STATSFD_API_VERSION != 2
+#error "statsfd_sample is written for statsfd kernel API version 2"
+#endif
+
 #include "statsfd_sample.h"
 
 /* A queue's counters, one copy per CPU; also its schema's stats struct. */
@@ -248,9 +253,10 @@ static int __init sample_init(void)
 		struct sample_queue *q = &sample_queues[i];
 
 		q->pcpu = alloc_percpu(struct sample_queue_stats);
-		ret = q->pcpu ? statsfd_source_init(&q->src, &sample_queue_schema.schema,
-						    NULL, &sample_queue_ops,
-						    "statsfd_sample/queue-%u", i) :
+		ret = q->pcpu ? statsfd_source_init_computed(&q->src,
+							     &sample_queue_schema.schema,
+							     &sample_queue_ops,
+							     "statsfd_sample/queue-%u", i) :
 				-ENOMEM;
 		if (ret)
 			goto err_sources;
@@ -263,7 +269,7 @@ static int __init sample_init(void)
 	statsfd_source_debugfs_create(&sample_dev_src, "device", sample_debugfs);
 	for (i = 0; i < STATSFD_SAMPLE_NR_QUEUES; i++)
 		statsfd_source_debugfs_create(&sample_queues[i].src,
-					      sample_queues[i].src.id,
+					      statsfd_source_id(&sample_queues[i].src),
 					      sample_debugfs);
 
 	ret = misc_register(&sample_misc);

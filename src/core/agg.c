@@ -22,9 +22,9 @@
  * retiring sum, which starts from what removed children left behind, and
  * a minimum over a non-empty set, which starts from the top.
  */
-static void statsfd_agg_start(struct statsfd_source *src, u64 *out)
+static void statsfd_agg_start(struct statsfd_source_priv *p, u64 *out)
 {
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = p->schema;
 	const struct statsfd_agg *agg;
 	u32 i, j;
 
@@ -32,10 +32,10 @@ static void statsfd_agg_start(struct statsfd_source *src, u64 *out)
 		agg = &schema->aggs[i];
 		for (j = 0; j < agg->size; j++)
 			out[agg->index + j] = agg->retire ?
-					      src->retired[agg->index + j] : 0;
-		if (agg->kind == STATSFD_AGG_MINIMUM && src->num_children)
+					      p->retired[agg->index + j] : 0;
+		if (agg->kind == STATSFD_AGG_MINIMUM && p->num_children)
 			out[agg->index] = U64_MAX;
-		src->agg_rems[i] = 0;
+		p->agg_rems[i] = 0;
 	}
 }
 
@@ -46,10 +46,10 @@ static void statsfd_agg_start(struct statsfd_source *src, u64 *out)
  * quotients add up to at most the mean (below 2^64), the remainders to
  * less than n^2, so statsfd_agg_finish() gets floor(sum / n) exactly.
  */
-static void statsfd_agg_fold(struct statsfd_source *src, const u64 *vals,
+static void statsfd_agg_fold(struct statsfd_source_priv *p, const u64 *vals,
 			     u64 *out)
 {
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = p->schema;
 	const struct statsfd_agg *agg;
 	const u64 *v;
 	u64 *o, rem;
@@ -71,8 +71,8 @@ static void statsfd_agg_fold(struct statsfd_source *src, const u64 *vals,
 			*o = max(*o, *v);
 			break;
 		case STATSFD_AGG_AVERAGE:
-			*o += div64_u64_rem(*v, src->num_children, &rem);
-			src->agg_rems[i] += rem;
+			*o += div64_u64_rem(*v, p->num_children, &rem);
+			p->agg_rems[i] += rem;
 			break;
 		case STATSFD_AGG_COUNT_NONZERO:
 			*o += !!*v;
@@ -81,17 +81,17 @@ static void statsfd_agg_fold(struct statsfd_source *src, const u64 *vals,
 	}
 }
 
-static void statsfd_agg_finish(struct statsfd_source *src, u64 *out)
+static void statsfd_agg_finish(struct statsfd_source_priv *p, u64 *out)
 {
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = p->schema;
 	u32 i;
 
-	if (!src->num_children)
+	if (!p->num_children)
 		return;
 	for (i = 0; i < schema->num_aggs; i++)
 		if (schema->aggs[i].kind == STATSFD_AGG_AVERAGE)
 			out[schema->aggs[i].index] +=
-				div64_u64(src->agg_rems[i], src->num_children);
+				div64_u64(p->agg_rems[i], p->num_children);
 }
 
 /**
@@ -113,21 +113,21 @@ static void statsfd_agg_finish(struct statsfd_source *src, u64 *out)
  */
 int statsfd_agg_compute_locked(struct statsfd_source *src, u64 *out)
 {
-	const struct statsfd_schema *cschema = src->schema->def->child_schema;
+	struct statsfd_source_priv *p = src->priv, *cp;
+	const struct statsfd_schema *cschema = p->schema->def->child_schema;
 	u32 words = cschema->def->stats_size / sizeof(u64);
-	struct statsfd_source *child;
 	int ret;
 
-	lockdep_assert_held(&src->children_lock);
-	statsfd_agg_start(src, out);
-	list_for_each_entry(child, &src->children, child_node) {
-		ret = statsfd_snapshot_copy(child, src->agg_child, 0, words,
+	lockdep_assert_held(&p->children_lock);
+	statsfd_agg_start(p, out);
+	list_for_each_entry(cp, &p->children, child_node) {
+		ret = statsfd_snapshot_copy(cp->src, p->agg_child, 0, words,
 					    NULL);
 		if (ret)
 			return ret;
-		statsfd_agg_fold(src, src->agg_child, out);
+		statsfd_agg_fold(p, p->agg_child, out);
 	}
-	statsfd_agg_finish(src, out);
+	statsfd_agg_finish(p, out);
 	return 0;
 }
 
@@ -146,10 +146,10 @@ int statsfd_agg_compute(struct statsfd_source *src, u64 *out)
 {
 	int ret;
 
-	if (mutex_lock_killable(&src->children_lock))
+	if (mutex_lock_killable(&src->priv->children_lock))
 		return -EINTR;
 	ret = statsfd_agg_compute_locked(src, out);
-	mutex_unlock(&src->children_lock);
+	mutex_unlock(&src->priv->children_lock);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(statsfd_agg_compute);
@@ -177,25 +177,26 @@ EXPORT_SYMBOL_IF_KUNIT(statsfd_agg_compute);
 void statsfd_agg_retire(struct statsfd_source *parent,
 			struct statsfd_source *child)
 {
-	const struct statsfd_schema *schema = parent->schema;
+	struct statsfd_source_priv *pp = parent->priv;
+	const struct statsfd_schema *schema = pp->schema;
 	const u64 *base = child->stats;
 	const struct statsfd_agg *agg;
 	const u64 *vals;
 	u32 i, j;
 
-	lockdep_assert_held(&parent->children_lock);
-	if (!parent->retired)
+	lockdep_assert_held(&pp->children_lock);
+	if (!pp->retired)
 		return;
-	if (child->ops->fill) {
-		int ret = child->ops->fill(child, parent->agg_child);
+	if (child->priv->ops->fill) {
+		int ret = child->priv->ops->fill(child, pp->agg_child);
 
 		if (ret) {
 			/* Not a WARN: a provider's device may be gone. */
 			pr_warn_ratelimited("%s: fill failed (%d) while it leaves %s: its counts leave the cumulative sums\n",
-					    child->id, ret, parent->id);
+					    child->priv->id, ret, pp->id);
 			return;
 		}
-		base = parent->agg_child;
+		base = pp->agg_child;
 	}
 	for (i = 0; i < schema->num_aggs; i++) {
 		agg = &schema->aggs[i];
@@ -203,6 +204,6 @@ void statsfd_agg_retire(struct statsfd_source *parent,
 			continue;
 		vals = base + agg->child_offset / sizeof(u64);
 		for (j = 0; j < agg->size; j++)
-			parent->retired[agg->index + j] += READ_ONCE(vals[j]);
+			pp->retired[agg->index + j] += READ_ONCE(vals[j]);
 	}
 }

@@ -55,28 +55,28 @@ VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 {
 	const struct statsfd_debugfs_file *f = m->private;
 	struct statsfd_source *src = f->src;
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = src->priv->schema;
 	const struct statsfd_desc_def *def = &schema->def->descs[f->index];
 	const struct statsfd_agg *agg;
 	const u64 *vals;
 	int ret = 0;
 	u32 i;
 
-	if (f->index < statsfd_num_plain(schema) && src->fill_buf) {
+	if (f->index < statsfd_num_plain(schema) && src->priv->fill_buf) {
 		/* Computed, or published by windows: copied out first. */
 		struct statsfd_range range = {
 			.first = def->offset / sizeof(u64),
 			.nr = def->size,
 		};
 
-		if (mutex_lock_killable(&src->fill_lock))
+		if (mutex_lock_killable(&src->priv->fill_lock))
 			return -EINTR;
-		ret = statsfd_snapshot_copy_ranges(src, src->fill_buf, &range,
+		ret = statsfd_snapshot_copy_ranges(src, src->priv->fill_buf, &range,
 						   1, NULL);
-		vals = src->fill_buf + def->offset / sizeof(u64);
+		vals = src->priv->fill_buf + def->offset / sizeof(u64);
 		for (i = 0; !ret && i < def->size; i++)
 			seq_printf(m, "%s%llu", i ? " " : "", vals[i]);
-		mutex_unlock(&src->fill_lock);
+		mutex_unlock(&src->priv->fill_lock);
 		if (ret)
 			return ret;
 	} else if (f->index < statsfd_num_plain(schema)) {
@@ -86,13 +86,13 @@ VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 				   READ_ONCE(vals[i]));
 	} else {
 		agg = &schema->aggs[f->index - statsfd_num_plain(schema)];
-		if (mutex_lock_killable(&src->children_lock))
+		if (mutex_lock_killable(&src->priv->children_lock))
 			return -EINTR;
-		ret = statsfd_agg_compute_locked(src, src->agg_buf);
-		vals = src->agg_buf + agg->index;
+		ret = statsfd_agg_compute_locked(src, src->priv->agg_buf);
+		vals = src->priv->agg_buf + agg->index;
 		for (i = 0; !ret && i < agg->size; i++)
 			seq_printf(m, "%s%llu", i ? " " : "", vals[i]);
-		mutex_unlock(&src->children_lock);
+		mutex_unlock(&src->priv->children_lock);
 		if (ret)
 			return ret;
 	}
@@ -139,13 +139,13 @@ static const struct file_operations statsfd_debugfs_fops = {
 int statsfd_source_debugfs_create(struct statsfd_source *src,
 				  const char *name, struct dentry *parent)
 {
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = src->priv->schema;
 	struct statsfd_debugfs *view;
 	struct dentry *dir;
 	char *dname;
 	u32 i;
 
-	if (src->debugfs)
+	if (src->priv->debugfs)
 		return -EBUSY;
 	if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
 		return -EINVAL;
@@ -177,7 +177,7 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 		debugfs_create_file(schema->def->descs[i].name, 0444, dir,
 				    &view->files[i], &statsfd_debugfs_fops);
 	}
-	src->debugfs = view;
+	src->priv->debugfs = view;
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_debugfs_create, STATSFD_NS);
@@ -198,7 +198,7 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_debugfs_create, STATSFD_NS);
  */
 struct dentry *statsfd_source_debugfs_dir(const struct statsfd_source *src)
 {
-	return src->debugfs ? src->debugfs->dir : NULL;
+	return src->priv->debugfs ? src->priv->debugfs->dir : NULL;
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_debugfs_dir, STATSFD_NS);
 
@@ -210,12 +210,12 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_debugfs_dir, STATSFD_NS);
  */
 void statsfd_source_debugfs_remove(struct statsfd_source *src)
 {
-	struct statsfd_debugfs *view = src->debugfs;
+	struct statsfd_debugfs *view = src->priv->debugfs;
 
 	if (!view)
 		return;
 	debugfs_remove(view->dir);
-	src->debugfs = NULL;
+	src->priv->debugfs = NULL;
 	kfree(view);
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_debugfs_remove, STATSFD_NS);

@@ -50,10 +50,10 @@ static __poll_t statsfd_poll(struct file *file, poll_table *wait)
 	struct statsfd_source *src = sf->src;
 	__poll_t mask = EPOLLIN | EPOLLRDNORM;
 
-	poll_wait(file, &src->wq, wait);
-	if (READ_ONCE(src->children_gen) != READ_ONCE(sf->seen_gen))
+	poll_wait(file, &src->priv->wq, wait);
+	if (READ_ONCE(src->priv->children_gen) != READ_ONCE(sf->seen_gen))
 		mask |= EPOLLPRI | EPOLLERR;
-	if (READ_ONCE(src->hung_up))
+	if (READ_ONCE(src->priv->hung_up))
 		mask |= EPOLLHUP;
 	return mask;
 }
@@ -109,7 +109,7 @@ static loff_t statsfd_llseek(struct file *file, loff_t offset, int whence)
 
 	return fixed_size_llseek(file, offset, whence,
 				 sf->view ? sf->view->file_size :
-					    sf->src->schema->file_size);
+					    sf->src->priv->schema->file_size);
 }
 
 static void statsfd_file_free(struct statsfd_file *sf)
@@ -125,7 +125,7 @@ static int statsfd_release(struct inode *inode, struct file *file)
 {
 	struct statsfd_file *sf = file->private_data;
 	struct statsfd_source *src = sf->src;
-	const struct statsfd_source_ops *ops = src->ops;
+	const struct statsfd_source_ops *ops = src->priv->ops;
 
 	statsfd_file_free(sf);
 	statsfd_source_file_closed(src);
@@ -141,8 +141,8 @@ static void statsfd_show_fdinfo(struct seq_file *m, struct file *file)
 	struct statsfd_file *sf = file->private_data;
 	struct statsfd_source *src = sf->src;
 
-	seq_printf(m, "statsfd-id:\t%s\n", src->id);
-	seq_printf(m, "statsfd-schema:\t%s\n", src->schema->def->name);
+	seq_printf(m, "statsfd-id:\t%s\n", src->priv->id);
+	seq_printf(m, "statsfd-schema:\t%s\n", src->priv->schema->def->name);
 	if (sf->view)
 		seq_printf(m, "statsfd-view:\t%u\n", sf->view->nr);
 }
@@ -167,7 +167,7 @@ static const struct file_operations statsfd_fops = {
 static struct file *statsfd_getfile(struct statsfd_source *src,
 				    struct statsfd_view *view)
 {
-	const struct statsfd_source_ops *ops = src->ops;
+	const struct statsfd_source_ops *ops = src->priv->ops;
 	struct statsfd_file *sf;
 	struct file *file;
 
@@ -179,8 +179,8 @@ static struct file *statsfd_getfile(struct statsfd_source *src,
 	sf->src = src;
 	sf->view = view;
 	mutex_init(&sf->lock);
-	sf->seen_gen = READ_ONCE(src->children_gen);
-	sf->buf = kzalloc(src->schema->data_size, GFP_KERNEL_ACCOUNT);
+	sf->seen_gen = READ_ONCE(src->priv->children_gen);
+	sf->buf = kzalloc(src->priv->schema->data_size, GFP_KERNEL_ACCOUNT);
 	if (view)
 		sf->vbuf = kzalloc(view->data_size, GFP_KERNEL_ACCOUNT);
 	if (!sf->buf || (view && !sf->vbuf)) {

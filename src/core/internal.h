@@ -7,10 +7,12 @@
 
 #include <linux/align.h>
 #include <linux/cache.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/statsfd.h>
 #include <linux/time64.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 #include "compat.h"
 
@@ -60,6 +62,76 @@ struct statsfd_debugfs {
 	struct dentry *dir;
 	u32 num;
 	struct statsfd_debugfs_file files[] __counted_by(num);
+};
+
+/**
+ * struct statsfd_source_priv - the core's part of a source
+ * @src: the source this is the private part of
+ * @schema: the initialized schema
+ * @ops: lifetime callbacks and, for a computed source, @fill
+ * @id: the id string, schema name_size bytes, NUL-terminated, zero-padded
+ * @children_lock: protects @children, @num_children, @agg_buf and
+ *	@retired; never taken by writers of the stats, only by readers of
+ *	aggregates and by statsfd_source_add_child()/statsfd_source_del_child();
+ *	a mutex, since a computed child's fill callback may sleep
+ * @children: the private parts of the child sources, for aggregates
+ * @num_children: length of @children
+ * @child_node: entry in the parent's @children
+ * @parent: the source this one is a child of, or NULL
+ * @debugfs: state of the text view, or NULL
+ * @agg_buf: where readers compute the aggregates, one u64 per aggregate
+ *	value, or NULL without aggregates; allocated with the source so that
+ *	reading never allocates, together with @agg_child (a copy of one
+ *	child's values) and @agg_rems (remainders of averages, one per
+ *	aggregate)
+ * @agg_child: where each child's snapshot is copied in turn
+ * @agg_rems: see @agg_buf
+ * @retired: per aggregate value, what the children removed so far
+ *	contributed to the sums of cumulative stats and histograms; the same
+ *	layout as @agg_buf, or NULL when the schema has no such sum
+ * @wq: pollers of the source's stats files
+ * @children_gen: changes of @children so far (under @children_lock); a
+ *	stats file that has not read its header or data since the last
+ *	change polls EPOLLPRI
+ * @hung_up: set by statsfd_source_hangup(); its files poll EPOLLHUP
+ * @fills: for a computed source with STATSFD_SCHEMA_SNAPSHOT, how many
+ *	times its values were computed: its "generation"
+ * @fill_lock: protects @fill_buf
+ * @fill_buf: for a computed source or a snapshot source, where the
+ *	debugfs view copies its values (stats_size bytes); NULL otherwise
+ * @nr_files: stats files open on the source (and on its views), so that
+ *	statsfd_source_destroy() can tell an owner that destroys it too early
+ * @destroyed: statsfd_source_destroy() ran while files were still open;
+ *	the last of them frees what it left, this included
+ *
+ * Allocated by the statsfd_source_init*() entry points (source.c) and
+ * reached through the source's priv pointer; freed with the id, buffers
+ * and values area by statsfd_source_destroy(), or by the last stats file
+ * to close when the source was destroyed with files open.
+ */
+struct statsfd_source_priv {
+	struct statsfd_source *src;
+	const struct statsfd_schema *schema;
+	const struct statsfd_source_ops *ops;
+	char *id;
+	struct mutex children_lock;	/* children, num_children, agg_* */
+	struct list_head children;
+	u32 num_children;
+	struct list_head child_node;
+	struct statsfd_source *parent;
+	struct statsfd_debugfs *debugfs;
+	u64 *agg_buf;
+	u64 *agg_child;
+	u64 *agg_rems;
+	u64 *retired;
+	wait_queue_head_t wq;
+	u64 children_gen;
+	bool hung_up;
+	atomic64_t fills;
+	struct mutex fill_lock;		/* fill_buf */
+	u64 *fill_buf;
+	atomic_t nr_files;
+	bool destroyed;
 };
 
 /* Bytes of the aggregate area that follows the stats struct in the data. */

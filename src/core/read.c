@@ -98,7 +98,7 @@ static int statsfd_fill(struct statsfd_file *sf,
 			bool aggs, bool meta)
 {
 	struct statsfd_source *src = sf->src;
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = src->priv->schema;
 	struct statsfd_snap_meta snap;
 	int ret;
 
@@ -110,13 +110,13 @@ static int statsfd_fill(struct statsfd_file *sf,
 			return ret;
 	}
 	if (aggs) {
-		if (mutex_lock_killable(&src->children_lock))
+		if (mutex_lock_killable(&src->priv->children_lock))
 			return -EINTR;
-		ret = statsfd_agg_compute_locked(src, src->agg_buf);
+		ret = statsfd_agg_compute_locked(src, src->priv->agg_buf);
 		if (!ret)
 			memcpy(sf->buf + schema->def->stats_size / sizeof(u64),
-			       src->agg_buf, schema->agg_size);
-		mutex_unlock(&src->children_lock);
+			       src->priv->agg_buf, schema->agg_size);
+		mutex_unlock(&src->priv->children_lock);
 		if (ret)
 			return ret;
 	}
@@ -136,7 +136,7 @@ static int statsfd_fill(struct statsfd_file *sf,
  */
 static int statsfd_fill_data(struct statsfd_file *sf, u32 off, u32 len)
 {
-	const struct statsfd_schema *schema = sf->src->schema;
+	const struct statsfd_schema *schema = sf->src->priv->schema;
 	u32 stats_end = schema->def->stats_size;
 	u32 aggs_end = stats_end + schema->agg_size;
 	u32 end = off + len;
@@ -232,14 +232,14 @@ ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 			  size_t len, loff_t *ppos)
 {
 	struct statsfd_source *src = sf->src;
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = src->priv->schema;
 	const struct statsfd_header *hdr =
 		sf->view ? &sf->view->header : &schema->header;
 	const void *desc_block =
 		sf->view ? sf->view->desc_block : schema->desc_block;
 	u32 file_size = sf->view ? sf->view->file_size : schema->file_size;
 	/* Before the read: a change during it stays pending. */
-	u64 gen = READ_ONCE(src->children_gen);
+	u64 gen = READ_ONCE(src->priv->children_gen);
 	loff_t pos = *ppos;
 	size_t done = 0;
 	ssize_t err = 0;
@@ -259,7 +259,7 @@ ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 			got = statsfd_copy_block(buf + done, hdr, off, want);
 		} else if (off < hdr->data_offset) {
 			want = min_t(size_t, len - done, hdr->data_offset - off);
-			got = statsfd_copy_block(buf + done, src->id,
+			got = statsfd_copy_block(buf + done, src->priv->id,
 						 off - hdr->id_offset, want);
 		} else if (off < hdr->desc_offset) {
 			want = min_t(size_t, len - done, hdr->desc_offset - off);

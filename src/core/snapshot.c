@@ -71,7 +71,7 @@ static u64 *statsfd_area_copy(const struct statsfd_source *src, u64 n)
  */
 int statsfd_area_alloc(struct statsfd_source *src)
 {
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = src->priv->schema;
 	struct statsfd_mmap_header *area;
 	void *live;
 
@@ -113,7 +113,7 @@ int statsfd_area_alloc(struct statsfd_source *src)
  */
 void statsfd_area_free(struct statsfd_source *src)
 {
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = src->priv->schema;
 
 	if (!src->area)
 		return;
@@ -136,13 +136,17 @@ void statsfd_area_free(struct statsfd_source *src)
  * copy of the values (stats_size bytes), two write barriers and a store of
  * the count; no lock, no atomic, no wait.  Readers that started on the
  * other copy before the switch find the count moved and copy again.
+ * Everything it reads is in @src itself (the live values and the area)
+ * and in the area's header beside the count (the size and places of the
+ * copies): it follows no pointer to the schema or to the source's
+ * private part.
  *
  * Context: any but NMI; the caller is the source's only writer.
  */
 void statsfd_update_end(struct statsfd_source *src)
 {
 	struct statsfd_mmap_header *area = src->area;
-	u32 i, n = src->schema->def->stats_size / sizeof(u64);
+	u32 i, n = area->data_size / sizeof(u64);
 	const u64 *live = src->stats;
 	u64 seq = area->seq;
 	u64 *next = statsfd_area_copy(src, seq + 1);
@@ -216,13 +220,13 @@ static bool statsfd_snapshot_try(const struct statsfd_source *src, u64 *dst,
 static int statsfd_snapshot_fill(struct statsfd_source *src, u64 *dst,
 				 struct statsfd_snap_meta *meta)
 {
-	int ret = src->ops->fill(src, dst);
+	int ret = src->priv->ops->fill(src, dst);
 	u64 generation;
 
 	if (ret)
 		return ret < 0 ? ret : -EIO;
 	/* Counts the computations that succeeded, whoever asked for them. */
-	generation = atomic64_inc_return(&src->fills);
+	generation = atomic64_inc_return(&src->priv->fills);
 	if (meta) {
 		meta->sample_ns = ktime_get_boottime_ns();
 		meta->generation = generation;
@@ -261,7 +265,7 @@ int statsfd_snapshot_copy_ranges(struct statsfd_source *src, u64 *dst,
 	const u64 *vals = src->stats;
 	u32 r, i;
 
-	if (src->ops->fill)
+	if (src->priv->ops->fill)
 		return statsfd_snapshot_fill(src, dst, meta);
 	if (!src->area) {
 		for (r = 0; r < nr; r++)
@@ -323,7 +327,7 @@ static vm_fault_t statsfd_area_fault(struct vm_fault *vmf)
 	struct statsfd_source *src = sf->src;
 	int ret;
 
-	if (vmf->pgoff >= src->schema->area_size >> PAGE_SHIFT)
+	if (vmf->pgoff >= src->priv->schema->area_size >> PAGE_SHIFT)
 		return VM_FAULT_SIGBUS;
 	ret = vm_insert_page(vmf->vma, vmf->address,
 			     statsfd_area_page(src, vmf->pgoff));
@@ -361,7 +365,7 @@ static const struct vm_operations_struct statsfd_area_vm_ops = {
  */
 int statsfd_area_mmap(struct statsfd_source *src, struct vm_area_struct *vma)
 {
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = src->priv->schema;
 	unsigned long pages, addr, pgoff;
 	int ret;
 

@@ -19,161 +19,275 @@
 
 #include "internal.h"
 
+/* The callbacks' rule, the same for every kind of source. */
+static bool statsfd_ops_valid(const struct statsfd_source_ops *ops)
+{
+	return ops && !(ops->get && ops->tryget) &&
+	       !(ops->get || ops->tryget) == !ops->put;
+}
+
+/*
+ * Everything a read of the aggregates needs, allocated now so that reads
+ * cannot fail for memory: the buffer they are computed into, where each
+ * child's snapshot is copied, the remainders of averages and, for sums
+ * that must stay monotonic, the retired total.
+ */
+static int statsfd_source_alloc_aggs(struct statsfd_source_priv *p)
+{
+	const struct statsfd_schema *schema = p->schema;
+	size_t words = statsfd_agg_size(schema) / sizeof(u64);
+	size_t child, total;
+	bool retires;
+
+	if (!schema->num_aggs)
+		return 0;
+	child = schema->def->child_schema->def->stats_size / sizeof(u64);
+	retires = statsfd_schema_retires(schema);
+	total = (retires ? 2 * words : words) + child + schema->num_aggs;
+	p->agg_buf = kcalloc(total, sizeof(u64), GFP_KERNEL_ACCOUNT);
+	if (!p->agg_buf)
+		return -ENOMEM;
+	/* aggregates | retired total, if any | a child | remainders */
+	if (retires)
+		p->retired = p->agg_buf + words;
+	p->agg_child = p->agg_buf + (retires ? 2 * words : words);
+	p->agg_rems = p->agg_child + child;
+	return 0;
+}
+
+/* What statsfd_source_setup() allocated, once no file uses it any more. */
+static void statsfd_source_free(struct statsfd_source *src)
+{
+	struct statsfd_source_priv *p = src->priv;
+
+	statsfd_area_free(src);
+	kfree(p->fill_buf);
+	mutex_destroy(&p->fill_lock);
+	kfree(p->agg_buf);
+	mutex_destroy(&p->children_lock);
+	kfree(p->id);
+	kfree(p);
+	src->priv = NULL;
+}
+
+/*
+ * Make @src an instance of @schema: what the three entry points share,
+ * once each has checked that @schema, @stats and @ops make the kind of
+ * source it sets up.  @stats is the owner's (a plain source) or NULL.
+ */
+static __printf(5, 0)
+int statsfd_source_setup(struct statsfd_source *src,
+			 const struct statsfd_schema *schema, const void *stats,
+			 const struct statsfd_source_ops *ops,
+			 const char *id_fmt, va_list args)
+{
+	u32 name_size = schema->header.name_size;
+	struct statsfd_source_priv *p;
+	bool snapshot = schema->def->flags & STATSFD_SCHEMA_SNAPSHOT;
+	char *full;
+	int ret;
+
+	/*
+	 * This, the id and the aggregate buffers below exist per object a
+	 * user created (a VM, a vCPU), so they are charged to that user's
+	 * memory cgroup, as the object itself is; only schemas, built once
+	 * per module, are not.
+	 */
+	p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+	if (!p)
+		return -ENOMEM;
+	p->src = src;
+	p->schema = schema;
+	p->ops = ops;
+	mutex_init(&p->children_lock);
+	INIT_LIST_HEAD(&p->children);
+	INIT_LIST_HEAD(&p->child_node);
+	init_waitqueue_head(&p->wq);
+	mutex_init(&p->fill_lock);
+	atomic64_set(&p->fills, 0);
+	atomic_set(&p->nr_files, 0);
+	src->priv = p;
+	src->stats = stats;
+	src->area = NULL;
+
+	ret = -ENOMEM;
+	full = kvasprintf(GFP_KERNEL_ACCOUNT, id_fmt, args);
+	if (!full)
+		goto err;
+	/* Zero-padded to name_size: the id block is copied out as is. */
+	p->id = kzalloc(name_size, GFP_KERNEL_ACCOUNT);
+	if (p->id)
+		strscpy(p->id, full, name_size);
+	kfree(full);
+	if (!p->id)
+		goto err;
+
+	ret = statsfd_source_alloc_aggs(p);
+	if (ret)
+		goto err;
+
+	/*
+	 * The debugfs view of a computed source needs somewhere to compute
+	 * into, and that of a snapshot source somewhere to copy the
+	 * published values to.
+	 */
+	if ((ops->fill || snapshot) && schema->def->stats_size) {
+		p->fill_buf = kzalloc(schema->def->stats_size, GFP_KERNEL_ACCOUNT);
+		if (!p->fill_buf)
+			goto err;
+	}
+
+	/* A computed source has no values area: nothing live to copy or map. */
+	ret = ops->fill ? 0 : statsfd_area_alloc(src);
+	if (ret)
+		goto err;
+	return 0;
+
+err:
+	statsfd_source_free(src);
+	src->stats = NULL;
+	return ret;
+}
+
 /**
- * statsfd_source_init() - make @src an instance of @schema
+ * statsfd_source_init() - make @src a plain source of @schema
  * @src: the source, usually embedded in the object that owns @stats
- * @schema: an initialized schema
- * @stats: the live stats struct (schema->def->stats_size bytes, 8-byte aligned);
- *	may be NULL only if the schema has no plain stats; must be NULL for a
- *	schema with STATSFD_SCHEMA_SNAPSHOT, whose values the core allocates
- *	(see statsfd_source_stats()), and for a computed source (@ops->fill),
- *	whose values are computed at read time
- * @ops: lifetime callbacks for stats fds and, for a computed source, the
- *	callback that computes its values; see struct statsfd_source_ops for
- *	which combinations are valid
+ * @schema: an initialized schema without STATSFD_SCHEMA_SNAPSHOT
+ * @stats: the live stats struct (schema->def->stats_size bytes, 8-byte
+ *	aligned), which the owner writes and readers load value by value;
+ *	may be NULL only if the schema has no plain stats
+ * @ops: lifetime callbacks for stats fds, without @fill (see struct
+ *	statsfd_source_ops for which combinations are valid)
  * @id_fmt: printf format of the id string; longer ids are truncated to
  *	schema name_size - 1 bytes
  *
- * For a schema with aggregates this also allocates, once, the buffers that
- * reads compute them in (the aggregates, one child's snapshot, the
- * remainders of averages) and, when the schema sums cumulative stats or
- * histograms, the retired total those sums start from (zero).  For a
- * schema with update windows it allocates the values area, zero.  For a
- * computed source it allocates the buffer its debugfs view computes the
- * values in.
- *
- * A computed source may have STATSFD_SCHEMA_SNAPSHOT (each read is one
- * call of @ops->fill: its sample_ns is the time of that call and its
- * generation counts the calls) but not STATSFD_SCHEMA_MMAP: there are no
- * live values to map.
+ * One of the three ways to set up a source, one per kind: a plain source
+ * (this), a snapshot source (statsfd_source_init_snapshot()), a computed
+ * source (statsfd_source_init_computed()).  Each allocates the source's
+ * private part and its id and, for a schema with aggregates, once, the
+ * buffers that reads compute them in (the aggregates, one child's
+ * snapshot, the remainders of averages) and, when the schema sums
+ * cumulative stats or histograms, the retired total those sums start
+ * from (zero).
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL for bad arguments (a stats pointer given for a
- * snapshot schema or a computed source, or missing for another; @ops with
- * both @get and @tryget, or @put without either or either without @put;
- * @ops->fill with STATSFD_SCHEMA_MMAP), or -ENOMEM.
+ * Return: 0; -EINVAL for bad arguments (an uninitialized schema, one with
+ * STATSFD_SCHEMA_SNAPSHOT, a missing or misaligned @stats, @ops missing,
+ * with @fill, with both @get and @tryget, or with @put without either or
+ * either without @put); or -ENOMEM.  On failure @src is left as
+ * statsfd_source_destroy() ignores it.
  */
 int statsfd_source_init(struct statsfd_source *src,
 			const struct statsfd_schema *schema, const void *stats,
 			const struct statsfd_source_ops *ops,
 			const char *id_fmt, ...)
 {
-	u32 name_size = schema->header.name_size;
 	va_list args;
-	char *full;
-	bool snapshot;
 	int ret;
 
-	src->id = NULL;
-	if (!schema->build_count || !ops || (ops->get && ops->tryget) ||
-	    !(ops->get || ops->tryget) != !ops->put)
-		return -EINVAL;
+	src->priv = NULL;
 	/* Only an initialized schema has its definition. */
-	snapshot = schema->def->flags & STATSFD_SCHEMA_SNAPSHOT;
-	if (ops->fill ? stats || (schema->def->flags & STATSFD_SCHEMA_MMAP) :
-	    (snapshot && stats) ||
-	    (!snapshot && !stats && schema->def->stats_size) ||
+	if (!schema->build_count || !statsfd_ops_valid(ops) || ops->fill ||
+	    (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) ||
+	    (!stats && schema->def->stats_size) ||
 	    !IS_ALIGNED((unsigned long)stats, sizeof(u64)))
 		return -EINVAL;
-
 	va_start(args, id_fmt);
-	full = kvasprintf(GFP_KERNEL_ACCOUNT, id_fmt, args);
+	ret = statsfd_source_setup(src, schema, stats, ops, id_fmt, args);
 	va_end(args);
-	if (!full)
-		return -ENOMEM;
-
-	/*
-	 * Zero-padded to name_size: the id block is copied out as is.  This
-	 * and the aggregate buffers below exist per object a user created (a
-	 * VM, a vCPU), so they are charged to that user's memory cgroup, as
-	 * the object itself is; only schemas, built once per module, are not.
-	 */
-	src->id = kzalloc(name_size, GFP_KERNEL_ACCOUNT);
-	if (!src->id) {
-		kfree(full);
-		return -ENOMEM;
-	}
-	strscpy(src->id, full, name_size);
-	kfree(full);
-
-	/*
-	 * Everything a read of the aggregates needs, allocated now so that
-	 * reads cannot fail for memory: the buffer they are computed into,
-	 * where each child's snapshot is copied, the remainders of averages
-	 * and, for sums that must stay monotonic, the retired total.
-	 */
-	src->agg_buf = NULL;
-	src->agg_child = NULL;
-	src->agg_rems = NULL;
-	src->retired = NULL;
-	if (schema->num_aggs) {
-		size_t words = statsfd_agg_size(schema) / sizeof(u64);
-		size_t child = schema->def->child_schema->def->stats_size / sizeof(u64);
-		bool retires = statsfd_schema_retires(schema);
-		size_t total = (retires ? 2 * words : words) + child +
-			       schema->num_aggs;
-
-		src->agg_buf = kcalloc(total, sizeof(u64), GFP_KERNEL_ACCOUNT);
-		if (!src->agg_buf) {
-			ret = -ENOMEM;
-			goto err_id;
-		}
-		/* aggregates | retired total, if any | a child | remainders */
-		if (retires)
-			src->retired = src->agg_buf + words;
-		src->agg_child = src->agg_buf + (retires ? 2 * words : words);
-		src->agg_rems = src->agg_child + child;
-	}
-
-	/*
-	 * The debugfs view of a computed source needs somewhere to compute
-	 * into, and that of a source with update windows somewhere to copy
-	 * the published values to.
-	 */
-	src->fill_buf = NULL;
-	if ((ops->fill || snapshot) && schema->def->stats_size) {
-		src->fill_buf = kzalloc(schema->def->stats_size, GFP_KERNEL_ACCOUNT);
-		if (!src->fill_buf) {
-			ret = -ENOMEM;
-			goto err_agg;
-		}
-	}
-	mutex_init(&src->fill_lock);
-	atomic64_set(&src->fills, 0);
-
-	src->schema = schema;
-	src->stats = stats;
-	src->ops = ops;
-	/* A computed source has no values area: nothing live to copy or map. */
-	src->area = NULL;
-	ret = ops->fill ? 0 : statsfd_area_alloc(src);
-	if (ret)
-		goto err_fill;
-	mutex_init(&src->children_lock);
-	INIT_LIST_HEAD(&src->children);
-	src->num_children = 0;
-	INIT_LIST_HEAD(&src->child_node);
-	src->parent = NULL;
-	src->debugfs = NULL;
-	init_waitqueue_head(&src->wq);
-	src->children_gen = 0;
-	src->hung_up = false;
-	atomic_set(&src->nr_files, 0);
-	src->destroyed = false;
-	return 0;
-
-err_fill:
-	kfree(src->fill_buf);
-	src->fill_buf = NULL;
-err_agg:
-	kfree(src->agg_buf);
-	src->agg_buf = NULL;
-err_id:
-	kfree(src->id);
-	src->id = NULL;
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_init, STATSFD_NS);
+
+/**
+ * statsfd_source_init_snapshot() - make @src a snapshot source of @schema
+ * @src: the source, usually embedded in the object whose writers update it
+ * @schema: an initialized schema with STATSFD_SCHEMA_SNAPSHOT
+ * @ops: as for statsfd_source_init()
+ * @id_fmt: as for statsfd_source_init()
+ *
+ * The core allocates the live values, zero, which the owner's writers
+ * update through statsfd_source_stats() in update windows, and the values
+ * area that statsfd_update_end() publishes them to (whole pages a stats
+ * fd may map, with STATSFD_SCHEMA_MMAP), and the buffer the debugfs view
+ * copies the published values to.  Otherwise as statsfd_source_init().
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EINVAL for an uninitialized schema, one without
+ * STATSFD_SCHEMA_SNAPSHOT, or @ops as statsfd_source_init() refuses them;
+ * or -ENOMEM.
+ */
+int statsfd_source_init_snapshot(struct statsfd_source *src,
+				 const struct statsfd_schema *schema,
+				 const struct statsfd_source_ops *ops,
+				 const char *id_fmt, ...)
+{
+	va_list args;
+	int ret;
+
+	src->priv = NULL;
+	if (!schema->build_count || !statsfd_ops_valid(ops) || ops->fill ||
+	    !(schema->def->flags & STATSFD_SCHEMA_SNAPSHOT))
+		return -EINVAL;
+	va_start(args, id_fmt);
+	ret = statsfd_source_setup(src, schema, NULL, ops, id_fmt, args);
+	va_end(args);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(statsfd_source_init_snapshot, STATSFD_NS);
+
+/**
+ * statsfd_source_init_computed() - make @src a computed source of @schema
+ * @src: the source, usually embedded in the object whose counters it shows
+ * @schema: an initialized schema without STATSFD_SCHEMA_MMAP
+ * @ops: as for statsfd_source_init(), with @fill, which computes the
+ *	values at each read
+ * @id_fmt: as for statsfd_source_init()
+ *
+ * A computed source has no live values of its own: each read (and each
+ * computation of a parent's aggregates over it) calls @ops->fill into a
+ * buffer the core allocated beforehand, this one among them (for the
+ * debugfs view).  Its schema may have STATSFD_SCHEMA_SNAPSHOT (each read
+ * is one call of @ops->fill: its sample_ns is the time of that call and
+ * its generation counts the calls) but not STATSFD_SCHEMA_MMAP: there are
+ * no live values to map.  Otherwise as statsfd_source_init().
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EINVAL for an uninitialized schema, one with
+ * STATSFD_SCHEMA_MMAP, @ops without @fill or as statsfd_source_init()
+ * refuses them; or -ENOMEM.
+ */
+int statsfd_source_init_computed(struct statsfd_source *src,
+				 const struct statsfd_schema *schema,
+				 const struct statsfd_source_ops *ops,
+				 const char *id_fmt, ...)
+{
+	va_list args;
+	int ret;
+
+	src->priv = NULL;
+	if (!schema->build_count || !statsfd_ops_valid(ops) || !ops->fill ||
+	    (schema->def->flags & STATSFD_SCHEMA_MMAP))
+		return -EINVAL;
+	va_start(args, id_fmt);
+	ret = statsfd_source_setup(src, schema, NULL, ops, id_fmt, args);
+	va_end(args);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(statsfd_source_init_computed, STATSFD_NS);
+
+/**
+ * statsfd_source_id() - the id of a source
+ * @src: an initialized source
+ *
+ * Return: its id string, as its stats files show it (truncated to the
+ * schema's name_size - 1 bytes); valid until the source is destroyed.
+ */
+const char *statsfd_source_id(const struct statsfd_source *src)
+{
+	return src->priv->id;
+}
+EXPORT_SYMBOL_NS_GPL(statsfd_source_id, STATSFD_NS);
 
 /*
  * The set of @parent's children changed: every stats file on @parent
@@ -182,9 +296,9 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_init, STATSFD_NS);
  */
 static void statsfd_children_changed(struct statsfd_source *parent)
 {
-	lockdep_assert_held(&parent->children_lock);
-	WRITE_ONCE(parent->children_gen, parent->children_gen + 1);
-	wake_up_poll(&parent->wq, EPOLLPRI | EPOLLERR);
+	lockdep_assert_held(&parent->priv->children_lock);
+	WRITE_ONCE(parent->priv->children_gen, parent->priv->children_gen + 1);
+	wake_up_poll(&parent->priv->wq, EPOLLPRI | EPOLLERR);
 }
 
 /*
@@ -202,41 +316,24 @@ static void statsfd_children_changed(struct statsfd_source *parent)
  */
 static void statsfd_source_detach_children(struct statsfd_source *parent)
 {
-	struct statsfd_source *child, *tmp;
+	struct statsfd_source_priv *pp = parent->priv, *cp, *tmp;
 	LIST_HEAD(orphans);
 
-	mutex_lock(&parent->children_lock);
-	list_for_each_entry(child, &parent->children, child_node) {
-		statsfd_agg_retire(parent, child);
-		child->parent = NULL;
+	mutex_lock(&pp->children_lock);
+	list_for_each_entry(cp, &pp->children, child_node) {
+		statsfd_agg_retire(parent, cp->src);
+		cp->parent = NULL;
 	}
-	list_splice_init(&parent->children, &orphans);
-	if (parent->num_children)
+	list_splice_init(&pp->children, &orphans);
+	if (pp->num_children)
 		statsfd_children_changed(parent);
-	parent->num_children = 0;
-	mutex_unlock(&parent->children_lock);
+	pp->num_children = 0;
+	mutex_unlock(&pp->children_lock);
 
-	list_for_each_entry_safe(child, tmp, &orphans, child_node) {
-		list_del_init(&child->child_node);
-		statsfd_source_debugfs_remove(child);
+	list_for_each_entry_safe(cp, tmp, &orphans, child_node) {
+		list_del_init(&cp->child_node);
+		statsfd_source_debugfs_remove(cp->src);
 	}
-}
-
-/* What statsfd_source_init() allocated, once no file uses it any more. */
-static void statsfd_source_free(struct statsfd_source *src)
-{
-	statsfd_area_free(src);
-	kfree(src->fill_buf);
-	src->fill_buf = NULL;
-	mutex_destroy(&src->fill_lock);
-	kfree(src->agg_buf);
-	src->agg_buf = NULL;
-	src->agg_child = NULL;
-	src->agg_rems = NULL;
-	src->retired = NULL;
-	mutex_destroy(&src->children_lock);
-	kfree(src->id);
-	src->id = NULL;
 }
 
 /**
@@ -249,7 +346,7 @@ static void statsfd_source_free(struct statsfd_source *src)
  */
 void statsfd_source_file_opened(struct statsfd_source *src)
 {
-	atomic_inc(&src->nr_files);
+	atomic_inc(&src->priv->nr_files);
 }
 
 /**
@@ -262,13 +359,15 @@ void statsfd_source_file_opened(struct statsfd_source *src)
  */
 void statsfd_source_file_closed(struct statsfd_source *src)
 {
+	struct statsfd_source_priv *p = src->priv;
+
 	/* Fully ordered: sees @destroyed as the destroy that set it left it. */
-	if (atomic_dec_and_test(&src->nr_files) && READ_ONCE(src->destroyed))
+	if (atomic_dec_and_test(&p->nr_files) && READ_ONCE(p->destroyed))
 		statsfd_source_free(src);
 }
 
 /**
- * statsfd_source_destroy() - release what statsfd_source_init() allocated
+ * statsfd_source_destroy() - release what statsfd_source_init*() allocated
  * @src: the source; no stats fd may be open on it any more
  *
  * Removes the debugfs view and detaches @src from its parent if the owner
@@ -277,17 +376,18 @@ void statsfd_source_file_closed(struct statsfd_source *src)
  * live inside @src's): they become sources without a parent, which may
  * still be read and destroyed.  This is a supported order, not a bug
  * to warn about: an owner tearing down a whole tree need not detach the
- * leaves first.  Calling it again, or after a failed statsfd_source_init(),
+ * leaves first.  Calling it again, or after a failed statsfd_source_init*(),
  * does nothing.
  *
  * Stats files hold a reference on the owner, so an owner that calls this
  * only from its final put never finds one open.  One that does (a bug:
  * it will free the object the files point into) is told so in the kernel
  * log, once per source, and the core does what it can: it hangs the
- * source up (pollers get EPOLLHUP), and keeps the values, buffers and id
- * until the last file is closed, so the files still read the last
- * published values and never the core's freed memory.  The source struct
- * itself is the owner's and must stay allocated until then.
+ * source up (pollers get EPOLLHUP), and keeps the values, buffers, id and
+ * the rest of the source's private part until the last file is closed,
+ * so the files still read the last published values and never the core's
+ * freed memory.  The source struct itself is the owner's and must stay
+ * allocated until then.
  *
  * Context: process context; may sleep.  Must not race with
  * statsfd_source_del_child() or statsfd_source_destroy() on one of
@@ -296,23 +396,24 @@ void statsfd_source_file_closed(struct statsfd_source *src)
  */
 void statsfd_source_destroy(struct statsfd_source *src)
 {
+	struct statsfd_source_priv *p = src->priv;
 	int files;
 
-	if (!src->id || src->destroyed)
+	if (!p || p->destroyed)
 		return;
 	statsfd_source_detach_children(src);
 	statsfd_source_debugfs_remove(src);
 	statsfd_source_del_child(src);
 
 	/* Our own count holds off a concurrent last close until decided. */
-	files = atomic_inc_return(&src->nr_files) - 1;
+	files = atomic_inc_return(&p->nr_files) - 1;
 	if (files) {
 		pr_err("source %s destroyed with %d stats files open: its owner must destroy it only from its last put; its values stay until they are closed\n",
-		       src->id, files);
-		WRITE_ONCE(src->destroyed, true);
+		       p->id, files);
+		WRITE_ONCE(p->destroyed, true);
 		statsfd_source_hangup(src);
 	}
-	if (atomic_dec_and_test(&src->nr_files))
+	if (atomic_dec_and_test(&p->nr_files))
 		statsfd_source_free(src);
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_destroy, STATSFD_NS);
@@ -331,16 +432,18 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_destroy, STATSFD_NS);
 void statsfd_source_add_child(struct statsfd_source *parent,
 			      struct statsfd_source *child)
 {
-	if (WARN_ON_ONCE(child->schema != parent->schema->def->child_schema ||
-			 child->parent))
+	struct statsfd_source_priv *pp = parent->priv, *cp = child->priv;
+
+	if (WARN_ON_ONCE(cp->schema != pp->schema->def->child_schema ||
+			 cp->parent))
 		return;
 
-	mutex_lock(&parent->children_lock);
-	list_add_tail(&child->child_node, &parent->children);
-	parent->num_children++;
-	child->parent = parent;
+	mutex_lock(&pp->children_lock);
+	list_add_tail(&cp->child_node, &pp->children);
+	pp->num_children++;
+	cp->parent = parent;
 	statsfd_children_changed(parent);
-	mutex_unlock(&parent->children_lock);
+	mutex_unlock(&pp->children_lock);
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_add_child, STATSFD_NS);
 
@@ -365,18 +468,19 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_add_child, STATSFD_NS);
  */
 void statsfd_source_del_child(struct statsfd_source *child)
 {
-	struct statsfd_source *parent = child->parent;
+	struct statsfd_source_priv *cp = child->priv;
+	struct statsfd_source *parent = cp->parent;
 
 	if (!parent)
 		return;
 
-	mutex_lock(&parent->children_lock);
+	mutex_lock(&parent->priv->children_lock);
 	statsfd_agg_retire(parent, child);
-	list_del_init(&child->child_node);
-	parent->num_children--;
-	child->parent = NULL;
+	list_del_init(&cp->child_node);
+	parent->priv->num_children--;
+	cp->parent = NULL;
 	statsfd_children_changed(parent);
-	mutex_unlock(&parent->children_lock);
+	mutex_unlock(&parent->priv->children_lock);
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_del_child, STATSFD_NS);
 
@@ -395,9 +499,9 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_del_child, STATSFD_NS);
  */
 void statsfd_source_hangup(struct statsfd_source *src)
 {
-	if (READ_ONCE(src->hung_up))
+	if (READ_ONCE(src->priv->hung_up))
 		return;
-	WRITE_ONCE(src->hung_up, true);
-	wake_up_poll(&src->wq, EPOLLHUP);
+	WRITE_ONCE(src->priv->hung_up, true);
+	wake_up_poll(&src->priv->wq, EPOLLHUP);
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_hangup, STATSFD_NS);

@@ -173,7 +173,7 @@ struct statsfd_view *statsfd_view_create(struct statsfd_source *src,
 					 const struct statsfd_view *parent,
 					 const struct statsfd_view_args *args)
 {
-	const struct statsfd_schema *schema = src->schema;
+	const struct statsfd_schema *schema = src->priv->schema;
 	u32 n = parent ? parent->nr : schema->header.num_desc;
 	const struct statsfd_desc *desc;
 	struct statsfd_view *view;
@@ -182,8 +182,8 @@ struct statsfd_view *statsfd_view_create(struct statsfd_source *src,
 	u32 i, full;
 	int ret;
 
-	if (args->flags & ~STATSFD_VIEW_FLAGS || args->reserved[0] ||
-	    args->reserved[1] || !args->count)
+	if (args->flags & ~STATSFD_VIEW_FLAGS || !args->count ||
+	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
 		return ERR_PTR(-EINVAL);
 	if (args->count > n || args->count > STATSFD_VIEW_COUNT_MAX)
 		return ERR_PTR(-E2BIG);

@@ -40,17 +40,17 @@
  * with are lost to everyone.  The source therefore keeps the values of its
  * last read while the disk was live.  The block layer tells no one about a
  * removed disk, so two things look: every read, and a delayed work that
- * runs once a second while any source holds a disk (block_watch()).
+ * runs once a second while any source holds a disk (statsfd_host_block_watch()).
  * Whichever finds the disk gone first stores, per counter, the larger of
  * the last values and what the counters hold now (each a value the
  * counter really had, and counters only grow), with in_flight 0, drops the
  * inode and hangs the source up; later reads return the stored values.
  *
  * Locking: each source's @lock protects its @inode, @disk and @last.
- * block_lock protects block_live and the 1 -> 0 transition of every
+ * statsfd_host_block_lock protects statsfd_host_block_live and the 1 -> 0 transition of every
  * source's count (kref_put_mutex(), as in net.c): the watcher takes a
- * reference on a listed source under block_lock.  Order: a source's @lock,
- * then block_lock.
+ * reference on a listed source under statsfd_host_block_lock.  Order: a source's @lock,
+ * then statsfd_host_block_lock.
  */
 #include <linux/blkdev.h>
 #include <linux/err.h>
@@ -69,7 +69,7 @@
 #include "internal.h"
 
 /* The stats of Documentation/statsfd-host-api.rst, 3.4, in its order. */
-struct host_block_stats {
+struct statsfd_host_block_stats {
 	u64 read_ios;
 	u64 read_merges;
 	u64 read_sectors;
@@ -89,8 +89,8 @@ struct host_block_stats {
 	u64 flush_time;
 };
 
-#define STATSFD_STATS_TYPE struct host_block_stats
-static const struct statsfd_desc_def block_descs[] = {
+#define STATSFD_STATS_TYPE struct statsfd_host_block_stats
+static const struct statsfd_desc_def statsfd_host_block_descs[] = {
 	STATSFD_COUNTER(read_ios),
 	STATSFD_COUNTER(read_merges),
 	STATSFD_COUNTER(read_sectors),
@@ -112,22 +112,22 @@ static const struct statsfd_desc_def block_descs[] = {
 
 #undef STATSFD_STATS_TYPE
 
-static const struct statsfd_schema_def block_def = {
+static const struct statsfd_schema_def statsfd_host_block_def = {
 	.name = "statsfd_host.block",
-	.descs = block_descs,
-	.num_descs = ARRAY_SIZE(block_descs),
-	.stats_size = sizeof(struct host_block_stats),
+	.descs = statsfd_host_block_descs,
+	.num_descs = ARRAY_SIZE(statsfd_host_block_descs),
+	.stats_size = sizeof(struct statsfd_host_block_stats),
 };
 
-static struct statsfd_schema block_schema;
+static struct statsfd_schema statsfd_host_block_schema;
 
 /**
- * struct host_block - the source of one stats fd on a disk
+ * struct statsfd_host_block - the source of one stats fd on a disk
  * @src: the computed source
  * @ref: one per stats fd, plus the creator's while it makes the fd, plus
  *	the watcher's while it looks at the source; reaches 0 only under
- *	block_lock
- * @node: entry in block_live while @inode is held (block_lock)
+ *	statsfd_host_block_lock
+ * @node: entry in statsfd_host_block_live while @inode is held (statsfd_host_block_lock)
  * @watch: entry in the watcher's private list of sources to look at
  * @lock: protects @inode, @disk and @last
  * @inode: the whole disk's block device inode, referenced, or NULL once
@@ -136,7 +136,7 @@ static struct statsfd_schema block_schema;
  * @last: the values of the last read while @disk was live; once it was
  *	seen removed, the values every read returns
  */
-struct host_block {
+struct statsfd_host_block {
 	struct statsfd_source src;
 	struct kref ref;
 	struct list_head node;
@@ -144,20 +144,22 @@ struct host_block {
 	struct mutex lock;	/* inode, disk, last */
 	struct inode *inode;
 	struct gendisk *disk;
-	struct host_block_stats last;
+	struct statsfd_host_block_stats last;
 };
 
 /* How often the watcher looks for removed disks. */
 #define BLOCK_WATCH_PERIOD	HZ
 
-static DEFINE_MUTEX(block_lock);
-static LIST_HEAD(block_live);	/* block_lock */
-static void block_watch(struct work_struct *work);
-static DECLARE_DELAYED_WORK(block_watch_work, block_watch);
+static DEFINE_MUTEX(statsfd_host_block_lock);
+static LIST_HEAD(statsfd_host_block_live); /* statsfd_host_block_lock */
+static void statsfd_host_block_watch(struct work_struct *work);
+static DECLARE_DELAYED_WORK(statsfd_host_block_watch_work,
+			    statsfd_host_block_watch);
 
-static struct host_block *to_host_block(struct statsfd_source *src)
+static struct statsfd_host_block *
+statsfd_host_to_block(struct statsfd_source *src)
 {
-	return container_of(src, struct host_block, src);
+	return container_of(src, struct statsfd_host_block, src);
 }
 
 /*
@@ -168,7 +170,8 @@ static struct host_block *to_host_block(struct statsfd_source *src)
  * requests in the tag set instead (blk_mq_in_flight(), not exported): there
  * in_flight reads 0 for a blk-mq disk.
  */
-static void block_read(struct block_device *part, struct host_block_stats *s)
+static void statsfd_host_block_read(struct block_device *part,
+				    struct statsfd_host_block_stats *s)
 {
 	u64 nsecs[NR_STAT_GROUPS] = {};
 	unsigned long sectors[NR_STAT_GROUPS] = {};
@@ -226,17 +229,18 @@ static void block_read(struct block_device *part, struct host_block_stats *s)
 }
 
 /*
- * The count reached 0 with block_lock held (kref_put_mutex()): unlist the
+ * The count reached 0 with statsfd_host_block_lock held (kref_put_mutex()): unlist the
  * source before the watcher can find it, then free it.  The last iput()
  * of a removed disk frees its gendisk and counters: block-layer code only.
  */
-static void block_release(struct kref *ref)
+static void statsfd_host_block_release(struct kref *ref)
 {
-	struct host_block *b = container_of(ref, struct host_block, ref);
+	struct statsfd_host_block *b =
+		container_of(ref, struct statsfd_host_block, ref);
 
-	lockdep_assert_held(&block_lock);
+	lockdep_assert_held(&statsfd_host_block_lock);
 	list_del_init(&b->node);
-	mutex_unlock(&block_lock);
+	mutex_unlock(&statsfd_host_block_lock);
 	if (b->inode)
 		iput(b->inode);
 	statsfd_source_destroy(&b->src);
@@ -244,26 +248,28 @@ static void block_release(struct kref *ref)
 	kfree(b);
 }
 
-static void block_ref_put(struct host_block *b)
+static void statsfd_host_block_ref_put(struct statsfd_host_block *b)
 {
-	kref_put_mutex(&b->ref, block_release, &block_lock);
+	kref_put_mutex(&b->ref, statsfd_host_block_release,
+		       &statsfd_host_block_lock);
 }
 
-static void block_get(struct statsfd_source *src)
+static void statsfd_host_block_get(struct statsfd_source *src)
 {
-	kref_get(&to_host_block(src)->ref);
+	kref_get(&statsfd_host_to_block(src)->ref);
 }
 
-static void block_put(struct statsfd_source *src)
+static void statsfd_host_block_put(struct statsfd_source *src)
 {
-	block_ref_put(to_host_block(src));
+	statsfd_host_block_ref_put(statsfd_host_to_block(src));
 }
 
 /*
  * The final values of a removed disk: see the top of this file.  Every
  * field but in_flight is a counter.
  */
-static void block_final(struct host_block *b, struct host_block_stats *now)
+static void statsfd_host_block_final(struct statsfd_host_block *b,
+				     struct statsfd_host_block_stats *now)
 {
 	u64 *last = (u64 *)&b->last, *cur = (u64 *)now;
 	unsigned int i;
@@ -276,34 +282,35 @@ static void block_final(struct host_block *b, struct host_block_stats *now)
 /*
  * Reads the disk into @s (b->lock held, b->inode set) and says whether it
  * is still live.  If not, the final values are stored, the source leaves
- * block_live and drops the inode: the caller hangs it up.
+ * statsfd_host_block_live and drops the inode: the caller hangs it up.
  */
-static bool block_sample(struct host_block *b, struct host_block_stats *s)
+static bool statsfd_host_block_sample(struct statsfd_host_block *b,
+				      struct statsfd_host_block_stats *s)
 {
 	lockdep_assert_held(&b->lock);
-	block_read(I_BDEV(b->inode), s);
+	statsfd_host_block_read(I_BDEV(b->inode), s);
 	if (disk_live(b->disk)) {
 		memcpy(&b->last, s, sizeof(b->last));
 		return true;
 	}
-	block_final(b, s);
-	mutex_lock(&block_lock);
+	statsfd_host_block_final(b, s);
+	mutex_lock(&statsfd_host_block_lock);
 	list_del_init(&b->node);
-	mutex_unlock(&block_lock);
+	mutex_unlock(&statsfd_host_block_lock);
 	iput(b->inode);
 	b->inode = NULL;
 	b->disk = NULL;
 	return false;
 }
 
-static int block_fill(struct statsfd_source *src, void *stats)
+static int statsfd_host_block_fill(struct statsfd_source *src, void *stats)
 {
-	struct host_block *b = to_host_block(src);
+	struct statsfd_host_block *b = statsfd_host_to_block(src);
 	bool gone = false;
 
 	mutex_lock(&b->lock);
 	if (b->inode)
-		gone = !block_sample(b, stats);
+		gone = !statsfd_host_block_sample(b, stats);
 	if (!b->inode)
 		memcpy(stats, &b->last, sizeof(b->last));
 	mutex_unlock(&b->lock);
@@ -316,24 +323,24 @@ static int block_fill(struct statsfd_source *src, void *stats)
  * Once a second while any source holds a disk: hang up the sources of
  * removed disks, so that their fds poll EPOLLHUP without a read and the
  * inodes (and the gendisks in them) go.  A listed source holds its inode,
- * so disk_live() can be asked under block_lock; a listed source's count
+ * so disk_live() can be asked under statsfd_host_block_lock; a listed source's count
  * is above 0, so a reference can be taken.
  */
-static void block_watch(struct work_struct *work)
+static void statsfd_host_block_watch(struct work_struct *work)
 {
-	struct host_block_stats now;
-	struct host_block *b, *t;
+	struct statsfd_host_block_stats now;
+	struct statsfd_host_block *b, *t;
 	LIST_HEAD(gone);
 	bool more;
 
-	mutex_lock(&block_lock);
-	list_for_each_entry(b, &block_live, node) {
+	mutex_lock(&statsfd_host_block_lock);
+	list_for_each_entry(b, &statsfd_host_block_live, node) {
 		if (disk_live(b->disk))
 			continue;
 		kref_get(&b->ref);
 		list_add(&b->watch, &gone);
 	}
-	mutex_unlock(&block_lock);
+	mutex_unlock(&statsfd_host_block_lock);
 
 	list_for_each_entry_safe(b, t, &gone, watch) {
 		bool hangup = false;
@@ -342,25 +349,26 @@ static void block_watch(struct work_struct *work)
 		/* A read may have found it gone meanwhile, and hung it up. */
 		mutex_lock(&b->lock);
 		if (b->inode)
-			hangup = !block_sample(b, &now);
+			hangup = !statsfd_host_block_sample(b, &now);
 		mutex_unlock(&b->lock);
 		if (hangup)
 			statsfd_source_hangup(&b->src);
-		block_ref_put(b);
+		statsfd_host_block_ref_put(b);
 	}
 
-	mutex_lock(&block_lock);
-	more = !list_empty(&block_live);
-	mutex_unlock(&block_lock);
+	mutex_lock(&statsfd_host_block_lock);
+	more = !list_empty(&statsfd_host_block_live);
+	mutex_unlock(&statsfd_host_block_lock);
 	if (more)
-		schedule_delayed_work(&block_watch_work, BLOCK_WATCH_PERIOD);
+		schedule_delayed_work(&statsfd_host_block_watch_work,
+				      BLOCK_WATCH_PERIOD);
 }
 
-static const struct statsfd_source_ops block_ops = {
+static const struct statsfd_source_ops statsfd_host_block_ops = {
 	.owner = THIS_MODULE,
-	.get = block_get,
-	.put = block_put,
-	.fill = block_fill,
+	.get = statsfd_host_block_get,
+	.put = statsfd_host_block_put,
+	.fill = statsfd_host_block_fill,
 };
 
 /**
@@ -380,7 +388,7 @@ static const struct statsfd_source_ops block_ops = {
  */
 struct file *statsfd_host_block_file(u32 major, u32 minor)
 {
-	struct host_block *b;
+	struct statsfd_host_block *b;
 	struct inode *inode;
 	struct file *file;
 	bool first;
@@ -417,27 +425,29 @@ struct file *statsfd_host_block_file(u32 major, u32 minor)
 	INIT_LIST_HEAD(&b->watch);
 	b->inode = inode;
 	b->disk = I_BDEV(inode)->bd_disk;
-	ret = statsfd_source_init(&b->src, &block_schema, NULL, &block_ops,
-				  "host-block-%s", b->disk->disk_name);
+	ret = statsfd_source_init_computed(&b->src, &statsfd_host_block_schema,
+					   &statsfd_host_block_ops,
+					   "host-block-%s", b->disk->disk_name);
 	if (ret) {
 		mutex_destroy(&b->lock);
 		kfree(b);
 		goto err_iput;
 	}
-	mutex_lock(&block_lock);
-	first = list_empty(&block_live);
-	list_add(&b->node, &block_live);
-	mutex_unlock(&block_lock);
+	mutex_lock(&statsfd_host_block_lock);
+	first = list_empty(&statsfd_host_block_live);
+	list_add(&b->node, &statsfd_host_block_live);
+	mutex_unlock(&statsfd_host_block_lock);
 	if (first)
-		schedule_delayed_work(&block_watch_work, BLOCK_WATCH_PERIOD);
+		schedule_delayed_work(&statsfd_host_block_watch_work,
+				      BLOCK_WATCH_PERIOD);
 
 	/*
 	 * The file takes its own reference; ours goes either way, and if it
 	 * was the last (no file), the release unlists the source under
-	 * block_lock, so the watcher never sees it with a count of 0.
+	 * statsfd_host_block_lock, so the watcher never sees it with a count of 0.
 	 */
 	file = statsfd_source_getfile(&b->src);
-	block_ref_put(b);
+	statsfd_host_block_ref_put(b);
 	return file;
 
 err_iput:
@@ -452,7 +462,8 @@ err_iput:
  */
 int statsfd_host_block_init(void)
 {
-	return statsfd_schema_init(&block_schema, &block_def);
+	return statsfd_schema_init(&statsfd_host_block_schema,
+				   &statsfd_host_block_def);
 }
 
 /**
@@ -463,7 +474,7 @@ int statsfd_host_block_init(void)
  */
 void statsfd_host_block_exit(void)
 {
-	cancel_delayed_work_sync(&block_watch_work);
-	WARN_ON(!list_empty(&block_live));
-	statsfd_schema_destroy(&block_schema);
+	cancel_delayed_work_sync(&statsfd_host_block_watch_work);
+	WARN_ON(!list_empty(&statsfd_host_block_live));
+	statsfd_schema_destroy(&statsfd_host_block_schema);
 }

@@ -19,36 +19,32 @@
 
 #include "internal.h"
 
+/* The times first, then online (see cpu_times.h). */
+static_assert(offsetof(struct statsfd_host_cpu_stats, times) == 0);
+
+#define STATSFD_STATS_TYPE struct statsfd_host_cpu_times
+static const struct statsfd_desc_def statsfd_host_cpu_descs[] = {
+#include "cpu_times.h"
+#undef STATSFD_STATS_TYPE
 #define STATSFD_STATS_TYPE struct statsfd_host_cpu_stats
-static const struct statsfd_desc_def host_cpu_descs[] = {
-	STATSFD_TIME_NSEC(user),
-	STATSFD_TIME_NSEC(nice),
-	STATSFD_TIME_NSEC(system),
-	STATSFD_TIME_NSEC(idle),
-	STATSFD_TIME_NSEC(iowait),
-	STATSFD_TIME_NSEC(irq),
-	STATSFD_TIME_NSEC(softirq),
-	STATSFD_TIME_NSEC(steal),
-	STATSFD_TIME_NSEC(guest),
-	STATSFD_TIME_NSEC(guest_nice),
 	STATSFD_IBOOLEAN(online),
 };
 
 #undef STATSFD_STATS_TYPE
 
-const struct statsfd_schema_def statsfd_host_cpu_def = {
+static const struct statsfd_schema_def statsfd_host_cpu_def = {
 	.name = "statsfd_host.cpu",
-	.descs = host_cpu_descs,
-	.num_descs = ARRAY_SIZE(host_cpu_descs),
+	.descs = statsfd_host_cpu_descs,
+	.num_descs = ARRAY_SIZE(statsfd_host_cpu_descs),
 	.stats_size = sizeof(struct statsfd_host_cpu_stats),
 };
 
 struct statsfd_schema statsfd_host_cpu_schema;
 
 /* nr_cpu_ids of them, the source of CPU N at index N; NULL before init. */
-static struct statsfd_source *host_cpus;
+static struct statsfd_source *statsfd_host_cpus;
 /* The dynamic hotplug state cpuhp_setup_state() gave us, or 0. */
-static int host_cpu_hp_state;
+static int statsfd_host_cpu_hp_state;
 
 /*
  * fs/proc/stat.c's get_idle_time() and get_iowait_time(), which are not
@@ -59,7 +55,8 @@ static int host_cpu_hp_state;
  * Architectures with arch_idle_time() (s390) add their own idle time in
  * /proc/stat; that helper is not reachable from a module.
  */
-static u64 host_idle_time(const struct kernel_cpustat *kcs, unsigned int cpu)
+static u64 statsfd_host_idle_time(const struct kernel_cpustat *kcs,
+				  unsigned int cpu)
 {
 	u64 usecs = -1ULL;
 
@@ -70,7 +67,8 @@ static u64 host_idle_time(const struct kernel_cpustat *kcs, unsigned int cpu)
 	return usecs * NSEC_PER_USEC;
 }
 
-static u64 host_iowait_time(const struct kernel_cpustat *kcs, unsigned int cpu)
+static u64 statsfd_host_iowait_time(const struct kernel_cpustat *kcs,
+				    unsigned int cpu)
 {
 	u64 usecs = -1ULL;
 
@@ -84,8 +82,7 @@ static u64 host_iowait_time(const struct kernel_cpustat *kcs, unsigned int cpu)
 /**
  * statsfd_host_cpu_times() - the times of one CPU as /proc/stat shows them
  * @cpu: a possible CPU
- * @times: STATSFD_HOST_CPU_TIMES u64s: user, nice, system, idle, iowait,
- *	irq, softirq, steal, guest, guest_nice, in nanoseconds
+ * @times: where to store them, in nanoseconds
  *
  * What fs/proc/stat.c adds for the "cpu" line and prints for "cpuN", before
  * nsec_to_clock_t(): kcpustat_cpu_fetch() (which, with
@@ -96,22 +93,23 @@ static u64 host_iowait_time(const struct kernel_cpustat *kcs, unsigned int cpu)
  *
  * Context: any process context.
  */
-void statsfd_host_cpu_times(unsigned int cpu, u64 *times)
+void statsfd_host_cpu_times(unsigned int cpu,
+			    struct statsfd_host_cpu_times *times)
 {
 	struct kernel_cpustat kcs;
 	const u64 *c = kcs.cpustat;
 
 	kcpustat_cpu_fetch(&kcs, cpu);
-	times[0] = c[CPUTIME_USER];
-	times[1] = c[CPUTIME_NICE];
-	times[2] = c[CPUTIME_SYSTEM];
-	times[3] = host_idle_time(&kcs, cpu);
-	times[4] = host_iowait_time(&kcs, cpu);
-	times[5] = c[CPUTIME_IRQ];
-	times[6] = c[CPUTIME_SOFTIRQ];
-	times[7] = c[CPUTIME_STEAL];
-	times[8] = c[CPUTIME_GUEST];
-	times[9] = c[CPUTIME_GUEST_NICE];
+	times->user = c[CPUTIME_USER];
+	times->nice = c[CPUTIME_NICE];
+	times->system = c[CPUTIME_SYSTEM];
+	times->idle = statsfd_host_idle_time(&kcs, cpu);
+	times->iowait = statsfd_host_iowait_time(&kcs, cpu);
+	times->irq = c[CPUTIME_IRQ];
+	times->softirq = c[CPUTIME_SOFTIRQ];
+	times->steal = c[CPUTIME_STEAL];
+	times->guest = c[CPUTIME_GUEST];
+	times->guest_nice = c[CPUTIME_GUEST_NICE];
 }
 
 /*
@@ -119,23 +117,20 @@ void statsfd_host_cpu_times(unsigned int cpu, u64 *times)
  * under the node's children_lock, which CPU hotplug takes inside
  * cpus_write_lock(): nothing here may take cpus_read_lock()).
  */
-static int host_cpu_fill(struct statsfd_source *src, void *stats)
+static int statsfd_host_cpu_fill(struct statsfd_source *src, void *stats)
 {
 	struct statsfd_host_cpu_stats *s = stats;
-	unsigned int cpu = src - host_cpus;
+	unsigned int cpu = src - statsfd_host_cpus;
 
-	/* The times are the struct's first members, in the helper's order. */
-	BUILD_BUG_ON(offsetof(struct statsfd_host_cpu_stats, guest_nice) !=
-		     (STATSFD_HOST_CPU_TIMES - 1) * sizeof(u64));
-	statsfd_host_cpu_times(cpu, stats);
+	statsfd_host_cpu_times(cpu, &s->times);
 	s->online = cpu_online(cpu);
 	return 0;
 }
 
 /* Static for the module's life: the module reference pins them. */
-static const struct statsfd_source_ops host_cpu_ops = {
+static const struct statsfd_source_ops statsfd_host_cpu_ops = {
 	.owner = THIS_MODULE,
-	.fill = host_cpu_fill,
+	.fill = statsfd_host_cpu_fill,
 };
 
 /*
@@ -143,34 +138,59 @@ static const struct statsfd_source_ops host_cpu_ops = {
  * it is in cpu_online_mask; on it going down, before it leaves the mask.
  * They run under cpus_write_lock() and take the node's children_lock.
  */
-static int host_cpu_online(unsigned int cpu)
+static int statsfd_host_cpu_online(unsigned int cpu)
 {
-	statsfd_source_add_child(&statsfd_host_node_src, &host_cpus[cpu]);
+	statsfd_source_add_child(&statsfd_host_node_src,
+				 &statsfd_host_cpus[cpu]);
 	return 0;
 }
 
-static int host_cpu_offline(unsigned int cpu)
+static int statsfd_host_cpu_offline(unsigned int cpu)
 {
-	statsfd_source_del_child(&host_cpus[cpu]);
+	statsfd_source_del_child(&statsfd_host_cpus[cpu]);
 	return 0;
 }
 
-static void host_cpu_destroy_sources(void)
+static void statsfd_host_cpu_destroy_sources(void)
 {
 	unsigned int cpu;
 
 	/* A source never initialized (not a possible CPU) has no id: a no-op. */
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		statsfd_source_destroy(&host_cpus[cpu]);
-	kfree(host_cpus);
-	host_cpus = NULL;
+		statsfd_source_destroy(&statsfd_host_cpus[cpu]);
+	kfree(statsfd_host_cpus);
+	statsfd_host_cpus = NULL;
+}
+
+/**
+ * statsfd_host_cpu_schema_init() - the CPUs' schema
+ *
+ * Before the node's, which names it as its child schema.
+ *
+ * Return: 0 or the error of statsfd_schema_init().
+ */
+int statsfd_host_cpu_schema_init(void)
+{
+	return statsfd_schema_init(&statsfd_host_cpu_schema,
+				   &statsfd_host_cpu_def);
+}
+
+/**
+ * statsfd_host_cpu_schema_exit() - undo statsfd_host_cpu_schema_init()
+ *
+ * After the node's schema, whose child schema it is.
+ */
+void statsfd_host_cpu_schema_exit(void)
+{
+	statsfd_schema_destroy(&statsfd_host_cpu_schema);
 }
 
 /**
  * statsfd_host_cpu_init() - the sources of the possible CPUs, the online
  *	ones as children of the node
  *
- * The node (and the CPU schema, see internal.h) must be initialized.
+ * The CPU schema (statsfd_host_cpu_schema_init()) and the node must be
+ * initialized.
  *
  * Return: 0, or a negative errno with nothing left allocated.
  */
@@ -179,42 +199,45 @@ int statsfd_host_cpu_init(void)
 	unsigned int cpu;
 	int ret;
 
-	host_cpus = kcalloc(nr_cpu_ids, sizeof(*host_cpus), GFP_KERNEL);
-	if (!host_cpus)
+	statsfd_host_cpus =
+		kcalloc(nr_cpu_ids, sizeof(*statsfd_host_cpus), GFP_KERNEL);
+	if (!statsfd_host_cpus)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		ret = statsfd_source_init(&host_cpus[cpu],
-					  &statsfd_host_cpu_schema, NULL,
-					  &host_cpu_ops, "host-cpu%u", cpu);
+		ret = statsfd_source_init_computed(&statsfd_host_cpus[cpu],
+						   &statsfd_host_cpu_schema,
+						   &statsfd_host_cpu_ops,
+						   "host-cpu%u", cpu);
 		if (ret)
 			goto err;
 	}
-	/* Calls host_cpu_online() for every CPU online now, then on each. */
+	/* Calls statsfd_host_cpu_online() for every CPU online now, then on each. */
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "statsfd_host:online",
-				host_cpu_online, host_cpu_offline);
+				statsfd_host_cpu_online,
+				statsfd_host_cpu_offline);
 	if (ret < 0)
 		goto err;
-	host_cpu_hp_state = ret;
+	statsfd_host_cpu_hp_state = ret;
 	return 0;
 
 err:
-	host_cpu_destroy_sources();
+	statsfd_host_cpu_destroy_sources();
 	return ret;
 }
 
 /**
  * statsfd_host_cpu_exit() - undo statsfd_host_cpu_init()
  *
- * Removing the hotplug state calls host_cpu_offline() for every online
+ * Removing the hotplug state calls statsfd_host_cpu_offline() for every online
  * CPU, so the node has no child left when the sources go.  No stats fd is
  * open: each pins the module.
  */
 void statsfd_host_cpu_exit(void)
 {
-	if (host_cpu_hp_state > 0)
-		cpuhp_remove_state(host_cpu_hp_state);
-	host_cpu_hp_state = 0;
-	host_cpu_destroy_sources();
+	if (statsfd_host_cpu_hp_state > 0)
+		cpuhp_remove_state(statsfd_host_cpu_hp_state);
+	statsfd_host_cpu_hp_state = 0;
+	statsfd_host_cpu_destroy_sources();
 }
 
 /**
@@ -236,5 +259,5 @@ struct file *statsfd_host_cpu_file(u32 cpu)
 	cpu = array_index_nospec(cpu, nr_cpu_ids);
 	if (!cpu_online(cpu))
 		return ERR_PTR(-ENODEV);
-	return statsfd_source_getfile(&host_cpus[cpu]);
+	return statsfd_source_getfile(&statsfd_host_cpus[cpu]);
 }

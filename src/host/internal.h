@@ -14,31 +14,25 @@ struct statsfd_schema;
 struct statsfd_schema_def;
 struct statsfd_source;
 
-/*
- * The ten times of a "cpu" line of /proc/stat, in its order and in
- * nanoseconds: both the node's and each CPU's stats struct start with
- * them, so that statsfd_host_cpu_times() fills either.
- */
-#define STATSFD_HOST_CPU_TIMES 10
-
 /**
- * struct statsfd_host_cpu_stats - the stats of one CPU (statsfd_host.cpu)
- * @user: CPUTIME_USER, ns
- * @nice: CPUTIME_NICE, ns
- * @system: CPUTIME_SYSTEM, ns
- * @idle: idle time as /proc/stat computes it, ns
- * @iowait: iowait time as /proc/stat computes it, ns
- * @irq: CPUTIME_IRQ, ns
- * @softirq: CPUTIME_SOFTIRQ, ns
- * @steal: CPUTIME_STEAL, ns
- * @guest: CPUTIME_GUEST, ns
- * @guest_nice: CPUTIME_GUEST_NICE, ns
- * @online: 1 while the CPU is online
+ * struct statsfd_host_cpu_times - the ten times of a "cpu" line of
+ *	/proc/stat, in its order, in nanoseconds
+ * @user: CPUTIME_USER
+ * @nice: CPUTIME_NICE
+ * @system: CPUTIME_SYSTEM
+ * @idle: idle time as /proc/stat computes it
+ * @iowait: iowait time as /proc/stat computes it
+ * @irq: CPUTIME_IRQ
+ * @softirq: CPUTIME_SOFTIRQ
+ * @steal: CPUTIME_STEAL
+ * @guest: CPUTIME_GUEST
+ * @guest_nice: CPUTIME_GUEST_NICE
  *
- * Here and not in cpu.c because the node's aggregate over its CPUs is
- * bound to it (STATSFD_AGG_SUM_OF() takes the child's struct).
+ * The first member of both the node's and each CPU's stats struct, which
+ * statsfd_host_cpu_times() fills; both descriptor tables start with its
+ * descriptors, written once in cpu_times.h.
  */
-struct statsfd_host_cpu_stats {
+struct statsfd_host_cpu_times {
 	u64 user;
 	u64 nice;
 	u64 system;
@@ -49,8 +43,27 @@ struct statsfd_host_cpu_stats {
 	u64 steal;
 	u64 guest;
 	u64 guest_nice;
+};
+
+/**
+ * struct statsfd_host_cpu_stats - the stats of one CPU (statsfd_host.cpu)
+ * @times: the CPU's times
+ * @online: 1 while the CPU is online
+ *
+ * Here and not in cpu.c because the node's aggregate over its CPUs is
+ * bound to it (STATSFD_AGG_SUM_OF() takes the child's struct).
+ */
+struct statsfd_host_cpu_stats {
+	struct statsfd_host_cpu_times times;
 	u64 online;
 };
+
+/*
+ * Every file owns its schemas: it defines them, initializes them in its
+ * init function and destroys them in its exit function.  A parent's
+ * schema names its child's, so main.c initializes the CPUs' schema before
+ * the node's.
+ */
 
 /* node.c: the node source and its schema; the parent of the CPUs. */
 extern struct statsfd_source statsfd_host_node_src;
@@ -60,12 +73,14 @@ struct file *statsfd_host_node_file(void);
 
 /*
  * cpu.c: one source per possible CPU, children of the node while online.
- * Their schema is initialized and destroyed by node.c, around the node's,
- * which names it as its child schema and so needs it first.
+ * Their schema is initialized before the node's, which names it as its
+ * child schema; their sources after the node, whose children they are.
  */
-extern const struct statsfd_schema_def statsfd_host_cpu_def;
 extern struct statsfd_schema statsfd_host_cpu_schema;
-void statsfd_host_cpu_times(unsigned int cpu, u64 *times);
+void statsfd_host_cpu_times(unsigned int cpu,
+			    struct statsfd_host_cpu_times *times);
+int statsfd_host_cpu_schema_init(void);
+void statsfd_host_cpu_schema_exit(void);
 int statsfd_host_cpu_init(void);
 void statsfd_host_cpu_exit(void);
 struct file *statsfd_host_cpu_file(u32 cpu);

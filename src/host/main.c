@@ -10,6 +10,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/statsfd.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <uapi/linux/statsfd_host.h>
 
@@ -20,15 +21,11 @@
  * reserved: a field given to the wrong kind is a caller's mistake, and
  * zero today leaves the fields free for tomorrow.
  */
-static int check_args(const struct statsfd_host_stats_fd *a)
+static int statsfd_host_check_args(const struct statsfd_host_stats_fd *a)
 {
-	unsigned int i;
-
-	if (a->kind > STATSFD_HOST_KIND_MAX || a->flags)
+	if (a->kind > STATSFD_HOST_KIND_MAX || a->flags ||
+	    memchr_inv(a->reserved, 0, sizeof(a->reserved)))
 		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(a->reserved); i++)
-		if (a->reserved[i])
-			return -EINVAL;
 	if (a->kind != STATSFD_HOST_CPU && a->cpu)
 		return -EINVAL;
 	if (a->kind != STATSFD_HOST_NETDEV && a->ifindex)
@@ -38,7 +35,7 @@ static int check_args(const struct statsfd_host_stats_fd *a)
 	return 0;
 }
 
-static struct file *host_file(const struct statsfd_host_stats_fd *a)
+static struct file *statsfd_host_file(const struct statsfd_host_stats_fd *a)
 {
 	switch (a->kind) {
 	case STATSFD_HOST_NODE:
@@ -53,7 +50,7 @@ static struct file *host_file(const struct statsfd_host_stats_fd *a)
 	return ERR_PTR(-EINVAL);
 }
 
-static long host_get_stats_fd(const void __user *uarg)
+static long statsfd_host_get_stats_fd(const void __user *uarg)
 {
 	struct statsfd_host_stats_fd args;
 	struct file *file;
@@ -61,13 +58,13 @@ static long host_get_stats_fd(const void __user *uarg)
 
 	if (copy_from_user(&args, uarg, sizeof(args)))
 		return -EFAULT;
-	ret = check_args(&args);
+	ret = statsfd_host_check_args(&args);
 	if (ret)
 		return ret;
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0)
 		return fd;
-	file = host_file(&args);
+	file = statsfd_host_file(&args);
 	if (IS_ERR(file)) {
 		put_unused_fd(fd);
 		return PTR_ERR(file);
@@ -76,38 +73,43 @@ static long host_get_stats_fd(const void __user *uarg)
 	return fd;
 }
 
-static long host_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+static long statsfd_host_ioctl(struct file *file, unsigned int cmd,
+			       unsigned long arg)
 {
 	switch (cmd) {
 	case STATSFD_HOST_GET_STATS_FD:
-		return host_get_stats_fd((const void __user *)arg);
+		return statsfd_host_get_stats_fd((const void __user *)arg);
 	default:
 		return -ENOTTY;
 	}
 }
 
-static const struct file_operations host_fops = {
+static const struct file_operations statsfd_host_fops = {
 	.owner = THIS_MODULE,
-	.unlocked_ioctl = host_ioctl,
+	.unlocked_ioctl = statsfd_host_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
 
 /* World-readable like /proc/stat: the same numbers, as stats fds. */
-static struct miscdevice host_misc = {
+static struct miscdevice statsfd_host_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "statsfd_host",
-	.fops = &host_fops,
+	.fops = &statsfd_host_fops,
 	.mode = 0444,
 };
 
-static int __init host_init(void)
+static int __init statsfd_host_init(void)
 {
 	int ret;
 
-	ret = statsfd_host_node_init();
+	/* The CPUs' schema first: the node's names it as its child schema. */
+	ret = statsfd_host_cpu_schema_init();
 	if (ret)
 		return ret;
+	ret = statsfd_host_node_init();
+	if (ret)
+		goto out_cpu_schema;
 	ret = statsfd_host_cpu_init();
 	if (ret)
 		goto out_node;
@@ -118,7 +120,7 @@ static int __init host_init(void)
 	if (ret)
 		goto out_net;
 	/* Last: no stats fd before every kind is ready. */
-	ret = misc_register(&host_misc);
+	ret = misc_register(&statsfd_host_misc);
 	if (ret)
 		goto out_block;
 	return 0;
@@ -131,21 +133,24 @@ out_cpu:
 	statsfd_host_cpu_exit();
 out_node:
 	statsfd_host_node_exit();
+out_cpu_schema:
+	statsfd_host_cpu_schema_exit();
 	return ret;
 }
 
 /* Every stats fd pins the module: none is open when this runs. */
-static void __exit host_exit(void)
+static void __exit statsfd_host_exit(void)
 {
-	misc_deregister(&host_misc);
+	misc_deregister(&statsfd_host_misc);
 	statsfd_host_block_exit();
 	statsfd_host_net_exit();
 	statsfd_host_cpu_exit();
 	statsfd_host_node_exit();
+	statsfd_host_cpu_schema_exit();
 }
 
-module_init(host_init);
-module_exit(host_exit);
+module_init(statsfd_host_init);
+module_exit(statsfd_host_exit);
 
 MODULE_DESCRIPTION("statsfd host provider: node, CPU, network and disk stats as stats fds");
 MODULE_LICENSE("GPL");

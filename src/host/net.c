@@ -13,16 +13,16 @@
  * it moves to another namespace), keeping its last values and hanging the
  * source up.
  *
- * Finding a device's sources: net_table, hashed by the net_device's
+ * Finding a device's sources: statsfd_host_net_table, hashed by the net_device's
  * address, so that NETDEV_UNREGISTER walks one bucket, not every stats fd
  * of the host.  A source is in it from its creation until it is detached
- * or released.  net_lock (a mutex) protects net_table, and the 1 -> 0
+ * or released.  statsfd_host_net_lock (a mutex) protects statsfd_host_net_table, and the 1 -> 0
  * transition of every source's count: the last put is kref_put_mutex(),
- * which takes net_lock before the count can reach 0 and releases with it
- * held, so a source found in the table under net_lock always has a count
+ * which takes statsfd_host_net_lock before the count can reach 0 and releases with it
+ * held, so a source found in the table under statsfd_host_net_lock always has a count
  * above 0 and the notifier's kref_get() is safe; the release unlists it
- * before anyone else can take net_lock.  The notifier runs under RTNL and
- * takes net_lock; statsfd_host_net_file() does the same, in the same
+ * before anyone else can take statsfd_host_net_lock.  The notifier runs under RTNL and
+ * takes statsfd_host_net_lock; statsfd_host_net_file() does the same, in the same
  * order, so a source is in the table before its device can be
  * unregistered.
  *
@@ -52,7 +52,7 @@
 
 /* Every field of struct rtnl_link_stats64, under its own name. */
 #define STATSFD_STATS_TYPE struct rtnl_link_stats64
-static const struct statsfd_desc_def net_descs[] = {
+static const struct statsfd_desc_def statsfd_host_net_descs[] = {
 	STATSFD_COUNTER(rx_packets),
 	STATSFD_COUNTER(tx_packets),
 	STATSFD_BYTES(rx_bytes),
@@ -87,22 +87,22 @@ static const struct statsfd_desc_def net_descs[] = {
  * that), so a field added by a later kernel fails at load time rather than
  * going unread.
  */
-static const struct statsfd_schema_def net_def = {
+static const struct statsfd_schema_def statsfd_host_net_def = {
 	.name = "statsfd_host.netdev",
-	.descs = net_descs,
-	.num_descs = ARRAY_SIZE(net_descs),
+	.descs = statsfd_host_net_descs,
+	.num_descs = ARRAY_SIZE(statsfd_host_net_descs),
 	.stats_size = sizeof(struct rtnl_link_stats64),
 };
 
-static struct statsfd_schema net_schema;
+static struct statsfd_schema statsfd_host_net_schema;
 
 /**
- * struct host_net - the source of one stats fd on a network interface
+ * struct statsfd_host_net - the source of one stats fd on a network interface
  * @src: the computed source
  * @ref: one per stats fd, plus the creator's while it makes the fd, plus
  *	the notifier's while it detaches the source; reaches 0 only under
- *	net_lock (kref_put_mutex())
- * @node: entry in net_table under @dev's address (net_lock), from the
+ *	statsfd_host_net_lock (kref_put_mutex())
+ * @node: entry in statsfd_host_net_table under @dev's address (statsfd_host_net_lock), from the
  *	creation until the detach or the release
  * @gone: entry in the notifier's private list of sources to detach
  * @lock: protects @dev and @last
@@ -112,7 +112,7 @@ static struct statsfd_schema net_schema;
  * @last: the values of the last read while @dev was attached; once it was
  *	detached, the values every read returns
  */
-struct host_net {
+struct statsfd_host_net {
 	struct statsfd_source src;
 	struct kref ref;
 	struct hlist_node node;
@@ -123,13 +123,13 @@ struct host_net {
 	struct rtnl_link_stats64 last;
 };
 
-static DEFINE_MUTEX(net_lock);
+static DEFINE_MUTEX(statsfd_host_net_lock);
 /* 64 buckets: a bucket's walk is short even with thousands of fds. */
-static DEFINE_HASHTABLE(net_table, 6);	/* net_lock */
+static DEFINE_HASHTABLE(statsfd_host_net_table, 6); /* statsfd_host_net_lock */
 
-static struct host_net *to_host_net(struct statsfd_source *src)
+static struct statsfd_host_net *statsfd_host_to_net(struct statsfd_source *src)
 {
-	return container_of(src, struct host_net, src);
+	return container_of(src, struct statsfd_host_net, src);
 }
 
 /*
@@ -138,10 +138,11 @@ static struct host_net *to_host_net(struct statsfd_source *src)
  * device's values as it is being unregistered: a driver may count less by
  * then (veth counts what a device received on its peer, which deleting
  * the pair unlinks first), and counters must not go back.  The source is
- * already out of net_table, and its reference keeps it alive.
+ * already out of statsfd_host_net_table, and its reference keeps it alive.
  */
-static void net_detach(struct host_net *n, struct net_device *dev,
-		       const struct rtnl_link_stats64 *now)
+static void statsfd_host_net_detach(struct statsfd_host_net *n,
+				    struct net_device *dev,
+				    const struct rtnl_link_stats64 *now)
 {
 	const u64 *cur = (const u64 *)now;
 	u64 *last = (u64 *)&n->last;
@@ -156,43 +157,45 @@ static void net_detach(struct host_net *n, struct net_device *dev,
 }
 
 /*
- * The count reached 0 with net_lock held (kref_put_mutex()): unlist the
+ * The count reached 0 with statsfd_host_net_lock held (kref_put_mutex()): unlist the
  * source before anyone else can find it, then free it.
  */
-static void net_release(struct kref *ref)
+static void statsfd_host_net_release(struct kref *ref)
 {
-	struct host_net *n = container_of(ref, struct host_net, ref);
+	struct statsfd_host_net *n =
+		container_of(ref, struct statsfd_host_net, ref);
 
-	lockdep_assert_held(&net_lock);
+	lockdep_assert_held(&statsfd_host_net_lock);
 	if (hash_hashed(&n->node)) {
 		hash_del(&n->node);
 		netdev_put(n->dev, &n->tracker);
 		n->dev = NULL;
 	}
-	mutex_unlock(&net_lock);
+	mutex_unlock(&statsfd_host_net_lock);
 	statsfd_source_destroy(&n->src);
 	mutex_destroy(&n->lock);
 	kfree(n);
 }
 
-static void net_ref_put(struct host_net *n)
+static void statsfd_host_net_ref_put(struct statsfd_host_net *n)
 {
-	kref_put_mutex(&n->ref, net_release, &net_lock);
+	kref_put_mutex(&n->ref, statsfd_host_net_release,
+		       &statsfd_host_net_lock);
 }
 
-static void net_get(struct statsfd_source *src)
+static void statsfd_host_net_get(struct statsfd_source *src)
 {
-	kref_get(&to_host_net(src)->ref);
+	kref_get(&statsfd_host_to_net(src)->ref);
 }
 
-static void net_put(struct statsfd_source *src)
+static void statsfd_host_net_put(struct statsfd_source *src)
 {
-	net_ref_put(to_host_net(src));
+	statsfd_host_net_ref_put(statsfd_host_to_net(src));
 }
 
-static int net_fill(struct statsfd_source *src, void *stats)
+static int statsfd_host_net_fill(struct statsfd_source *src, void *stats)
 {
-	struct host_net *n = to_host_net(src);
+	struct statsfd_host_net *n = statsfd_host_to_net(src);
 
 	mutex_lock(&n->lock);
 	if (n->dev) {
@@ -205,11 +208,11 @@ static int net_fill(struct statsfd_source *src, void *stats)
 	return 0;
 }
 
-static const struct statsfd_source_ops net_ops = {
+static const struct statsfd_source_ops statsfd_host_net_ops = {
 	.owner = THIS_MODULE,
-	.get = net_get,
-	.put = net_put,
-	.fill = net_fill,
+	.get = statsfd_host_net_get,
+	.put = statsfd_host_net_put,
+	.fill = statsfd_host_net_fill,
 };
 
 /*
@@ -218,13 +221,13 @@ static const struct statsfd_source_ops net_ops = {
  * moved to init_net) and when it moves to another namespace: in each
  * case it left the namespace its stats fds were made in, so they hang up.
  */
-static int net_notify(struct notifier_block *nb, unsigned long event,
-		      void *ptr)
+static int statsfd_host_net_notify(struct notifier_block *nb,
+				   unsigned long event, void *ptr)
 {
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 	struct rtnl_link_stats64 now;
 	struct hlist_node *tmp;
-	struct host_net *n, *t;
+	struct statsfd_host_net *n, *t;
 	LIST_HEAD(gone);
 
 	if (event != NETDEV_UNREGISTER)
@@ -233,15 +236,16 @@ static int net_notify(struct notifier_block *nb, unsigned long event,
 	 * Unlist this device's sources, each with a reference of our own:
 	 * a listed source's count is above 0 (see the top of this file).
 	 */
-	mutex_lock(&net_lock);
-	hash_for_each_possible_safe(net_table, n, tmp, node, (unsigned long)dev) {
+	mutex_lock(&statsfd_host_net_lock);
+	hash_for_each_possible_safe(statsfd_host_net_table, n, tmp, node,
+				    (unsigned long)dev) {
 		if (n->dev != dev)
 			continue;
 		hash_del(&n->node);
 		kref_get(&n->ref);
 		list_add(&n->gone, &gone);
 	}
-	mutex_unlock(&net_lock);
+	mutex_unlock(&statsfd_host_net_lock);
 	if (list_empty(&gone))
 		return NOTIFY_DONE;
 
@@ -249,15 +253,15 @@ static int net_notify(struct notifier_block *nb, unsigned long event,
 	dev_get_stats(dev, &now);
 	list_for_each_entry_safe(n, t, &gone, gone) {
 		list_del(&n->gone);
-		net_detach(n, dev, &now);
+		statsfd_host_net_detach(n, dev, &now);
 		statsfd_source_hangup(&n->src);
-		net_ref_put(n);
+		statsfd_host_net_ref_put(n);
 	}
 	return NOTIFY_DONE;
 }
 
-static struct notifier_block net_nb = {
-	.notifier_call = net_notify,
+static struct notifier_block statsfd_host_net_nb = {
+	.notifier_call = statsfd_host_net_notify,
 };
 
 /**
@@ -279,7 +283,7 @@ struct file *statsfd_host_net_file(s32 ifindex)
 {
 	struct net *net = current->nsproxy->net_ns;
 	struct net_device *dev;
-	struct host_net *n;
+	struct statsfd_host_net *n;
 	struct file *file;
 	int ret;
 
@@ -304,24 +308,25 @@ struct file *statsfd_host_net_file(s32 ifindex)
 		ret = -ENODEV;
 		goto err_unlock;
 	}
-	ret = statsfd_source_init(&n->src, &net_schema, NULL, &net_ops,
-				  "host-net-%s", dev->name);
+	ret = statsfd_source_init_computed(&n->src, &statsfd_host_net_schema,
+					   &statsfd_host_net_ops, "host-net-%s",
+					   dev->name);
 	if (ret)
 		goto err_unlock;
 	netdev_hold(dev, &n->tracker, GFP_KERNEL_ACCOUNT);
 	n->dev = dev;
-	mutex_lock(&net_lock);
-	hash_add(net_table, &n->node, (unsigned long)dev);
-	mutex_unlock(&net_lock);
+	mutex_lock(&statsfd_host_net_lock);
+	hash_add(statsfd_host_net_table, &n->node, (unsigned long)dev);
+	mutex_unlock(&statsfd_host_net_lock);
 	rtnl_unlock();
 
 	/*
 	 * The file takes its own reference; ours goes either way, and if it
 	 * was the last (no file), the release unlists the source under
-	 * net_lock, so the notifier never sees it with a count of 0.
+	 * statsfd_host_net_lock, so the notifier never sees it with a count of 0.
 	 */
 	file = statsfd_source_getfile(&n->src);
-	net_ref_put(n);
+	statsfd_host_net_ref_put(n);
 	return file;
 
 err_unlock:
@@ -340,12 +345,13 @@ int statsfd_host_net_init(void)
 {
 	int ret;
 
-	ret = statsfd_schema_init(&net_schema, &net_def);
+	ret = statsfd_schema_init(&statsfd_host_net_schema,
+				  &statsfd_host_net_def);
 	if (ret)
 		return ret;
-	ret = register_netdevice_notifier(&net_nb);
+	ret = register_netdevice_notifier(&statsfd_host_net_nb);
 	if (ret)
-		statsfd_schema_destroy(&net_schema);
+		statsfd_schema_destroy(&statsfd_host_net_schema);
 	return ret;
 }
 
@@ -356,7 +362,7 @@ int statsfd_host_net_init(void)
  */
 void statsfd_host_net_exit(void)
 {
-	unregister_netdevice_notifier(&net_nb);
-	WARN_ON(!hash_empty(net_table));
-	statsfd_schema_destroy(&net_schema);
+	unregister_netdevice_notifier(&statsfd_host_net_nb);
+	WARN_ON(!hash_empty(statsfd_host_net_table));
+	statsfd_schema_destroy(&statsfd_host_net_schema);
 }

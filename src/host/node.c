@@ -32,17 +32,8 @@
 #include "internal.h"
 
 /**
- * struct host_node_stats - the node's stats (statsfd_host.node)
- * @user: "cpu" line of /proc/stat, summed over the possible CPUs, ns
- * @nice: same
- * @system: same
- * @idle: same
- * @iowait: same
- * @irq: same
- * @softirq: same
- * @steal: same
- * @guest: same
- * @guest_nice: same
+ * struct statsfd_host_node_stats - the node's stats (statsfd_host.node)
+ * @times: the "cpu" line of /proc/stat, summed over the possible CPUs
  * @softirqs: first number of the "softirq" line of /proc/stat
  * @boot_time: "btime" of /proc/stat, seconds since the epoch, in the
  *	reader's time namespace
@@ -83,18 +74,8 @@
  * @pgmajfault: same
  * @oom_kill: same
  */
-struct host_node_stats {
-	/* First, in statsfd_host_cpu_times() order. */
-	u64 user;
-	u64 nice;
-	u64 system;
-	u64 idle;
-	u64 iowait;
-	u64 irq;
-	u64 softirq;
-	u64 steal;
-	u64 guest;
-	u64 guest_nice;
+struct statsfd_host_node_stats {
+	struct statsfd_host_cpu_times times;
 	u64 softirqs;
 	u64 boot_time;
 	u64 load1_x100;
@@ -138,18 +119,14 @@ struct host_node_stats {
 #endif
 };
 
-#define STATSFD_STATS_TYPE struct host_node_stats
-static const struct statsfd_desc_def host_node_descs[] = {
-	STATSFD_TIME_NSEC(user),
-	STATSFD_TIME_NSEC(nice),
-	STATSFD_TIME_NSEC(system),
-	STATSFD_TIME_NSEC(idle),
-	STATSFD_TIME_NSEC(iowait),
-	STATSFD_TIME_NSEC(irq),
-	STATSFD_TIME_NSEC(softirq),
-	STATSFD_TIME_NSEC(steal),
-	STATSFD_TIME_NSEC(guest),
-	STATSFD_TIME_NSEC(guest_nice),
+/* The times first, then the rest (see cpu_times.h). */
+static_assert(offsetof(struct statsfd_host_node_stats, times) == 0);
+
+#define STATSFD_STATS_TYPE struct statsfd_host_cpu_times
+static const struct statsfd_desc_def statsfd_host_node_descs[] = {
+#include "cpu_times.h"
+#undef STATSFD_STATS_TYPE
+#define STATSFD_STATS_TYPE struct statsfd_host_node_stats
 	STATSFD_COUNTER(softirqs),
 	STATSFD_DESC(boot_time, STATSFD_TYPE_INSTANT,
 		     STATSFD_UNIT_SECONDS, STATSFD_BASE_POW10, 0),
@@ -197,15 +174,15 @@ static const struct statsfd_desc_def host_node_descs[] = {
 
 #undef STATSFD_STATS_TYPE
 
-static const struct statsfd_schema_def host_node_def = {
+static const struct statsfd_schema_def statsfd_host_node_def = {
 	.name = "statsfd_host.node",
-	.descs = host_node_descs,
-	.num_descs = ARRAY_SIZE(host_node_descs),
-	.stats_size = sizeof(struct host_node_stats),
+	.descs = statsfd_host_node_descs,
+	.num_descs = ARRAY_SIZE(statsfd_host_node_descs),
+	.stats_size = sizeof(struct statsfd_host_node_stats),
 	.child_schema = &statsfd_host_cpu_schema,
 };
 
-static struct statsfd_schema host_node_schema;
+static struct statsfd_schema statsfd_host_node_schema;
 
 struct statsfd_source statsfd_host_node_src;
 
@@ -215,22 +192,21 @@ struct statsfd_source statsfd_host_node_src;
  * possible CPU's counts of every softirq.  "btime" is shifted into the
  * reader's time namespace (we run in the reader's read()).
  */
-static void host_node_stat(struct host_node_stats *s)
+static void statsfd_host_node_stat(struct statsfd_host_node_stats *s)
 {
-	u64 times[STATSFD_HOST_CPU_TIMES];
+	struct statsfd_host_cpu_times cpu_times;
+	/* The times are u64s only: summed as an array. */
+	u64 *sum = (u64 *)&s->times;
+	const u64 *add = (const u64 *)&cpu_times;
 	struct timespec64 boottime;
 	unsigned int cpu, i;
 
-	/* The times are the first fields, in cpu.c's order, then softirqs. */
-	BUILD_BUG_ON(offsetof(struct host_node_stats, guest_nice) !=
-		     (STATSFD_HOST_CPU_TIMES - 1) * sizeof(u64));
-	BUILD_BUG_ON(offsetof(struct host_node_stats, softirqs) !=
-		     STATSFD_HOST_CPU_TIMES * sizeof(u64));
-	memset(s, 0, offsetof(struct host_node_stats, softirqs) + sizeof(u64));
+	memset(&s->times, 0, sizeof(s->times));
+	s->softirqs = 0;
 	for_each_possible_cpu(cpu) {
-		statsfd_host_cpu_times(cpu, times);
-		for (i = 0; i < STATSFD_HOST_CPU_TIMES; i++)
-			((u64 *)s)[i] += times[i];
+		statsfd_host_cpu_times(cpu, &cpu_times);
+		for (i = 0; i < sizeof(cpu_times) / sizeof(u64); i++)
+			sum[i] += add[i];
 		for (i = 0; i < NR_SOFTIRQS; i++)
 			s->softirqs += kstat_softirqs_cpu(i, cpu);
 	}
@@ -241,14 +217,14 @@ static void host_node_stat(struct host_node_stats *s)
 }
 
 /* /proc/loadavg prints "%lu.%02lu" of the average rounded to 1/100. */
-static u64 host_load_x100(unsigned int i)
+static u64 statsfd_host_load_x100(unsigned int i)
 {
 	unsigned long a = READ_ONCE(avenrun[i]) + FIXED_1 / 200;
 
 	return LOAD_INT(a) * 100 + LOAD_FRAC(a);
 }
 
-static u64 pages_to_bytes(unsigned long pages)
+static u64 statsfd_host_bytes(unsigned long pages)
 {
 	return (u64)pages << PAGE_SHIFT;
 }
@@ -258,7 +234,7 @@ static u64 pages_to_bytes(unsigned long pages)
  * si_swapinfo() and vm_commit_limit() (not exported: SwapTotal, SwapFree
  * and CommitLimit are not in the node).
  */
-static void host_node_meminfo(struct host_node_stats *s)
+static void statsfd_host_node_meminfo(struct statsfd_host_node_stats *s)
 {
 	unsigned long pages[NR_LRU_LISTS];
 	unsigned long sreclaimable, sunreclaim, misc;
@@ -267,7 +243,7 @@ static void host_node_meminfo(struct host_node_stats *s)
 	int lru;
 
 	si_meminfo(&i);
-	s->committed_as = pages_to_bytes(vm_memory_committed());
+	s->committed_as = statsfd_host_bytes(vm_memory_committed());
 
 	cached = global_node_page_state(NR_FILE_PAGES) -
 		 total_swapcache_pages() - i.bufferram;
@@ -280,35 +256,37 @@ static void host_node_meminfo(struct host_node_stats *s)
 	sreclaimable = global_node_page_state_pages(NR_SLAB_RECLAIMABLE_B);
 	sunreclaim = global_node_page_state_pages(NR_SLAB_UNRECLAIMABLE_B);
 
-	s->memtotal = pages_to_bytes(i.totalram);
-	s->memfree = pages_to_bytes(i.freeram);
-	s->memavailable = pages_to_bytes(si_mem_available());
-	s->buffers = pages_to_bytes(i.bufferram);
-	s->cached = pages_to_bytes(cached);
-	s->swapcached = pages_to_bytes(total_swapcache_pages());
-	s->active =
-		pages_to_bytes(pages[LRU_ACTIVE_ANON] + pages[LRU_ACTIVE_FILE]);
-	s->inactive = pages_to_bytes(pages[LRU_INACTIVE_ANON] +
-				     pages[LRU_INACTIVE_FILE]);
-	s->active_anon = pages_to_bytes(pages[LRU_ACTIVE_ANON]);
-	s->inactive_anon = pages_to_bytes(pages[LRU_INACTIVE_ANON]);
-	s->active_file = pages_to_bytes(pages[LRU_ACTIVE_FILE]);
-	s->inactive_file = pages_to_bytes(pages[LRU_INACTIVE_FILE]);
-	s->unevictable = pages_to_bytes(pages[LRU_UNEVICTABLE]);
-	s->mlocked = pages_to_bytes(global_zone_page_state(NR_MLOCK));
-	s->dirty = pages_to_bytes(global_node_page_state(NR_FILE_DIRTY));
-	s->writeback = pages_to_bytes(global_node_page_state(NR_WRITEBACK));
-	s->anonpages = pages_to_bytes(global_node_page_state(NR_ANON_MAPPED));
-	s->mapped = pages_to_bytes(global_node_page_state(NR_FILE_MAPPED));
-	s->shmem = pages_to_bytes(i.sharedram);
+	s->memtotal = statsfd_host_bytes(i.totalram);
+	s->memfree = statsfd_host_bytes(i.freeram);
+	s->memavailable = statsfd_host_bytes(si_mem_available());
+	s->buffers = statsfd_host_bytes(i.bufferram);
+	s->cached = statsfd_host_bytes(cached);
+	s->swapcached = statsfd_host_bytes(total_swapcache_pages());
+	s->active = statsfd_host_bytes(pages[LRU_ACTIVE_ANON] +
+				       pages[LRU_ACTIVE_FILE]);
+	s->inactive = statsfd_host_bytes(pages[LRU_INACTIVE_ANON] +
+					 pages[LRU_INACTIVE_FILE]);
+	s->active_anon = statsfd_host_bytes(pages[LRU_ACTIVE_ANON]);
+	s->inactive_anon = statsfd_host_bytes(pages[LRU_INACTIVE_ANON]);
+	s->active_file = statsfd_host_bytes(pages[LRU_ACTIVE_FILE]);
+	s->inactive_file = statsfd_host_bytes(pages[LRU_INACTIVE_FILE]);
+	s->unevictable = statsfd_host_bytes(pages[LRU_UNEVICTABLE]);
+	s->mlocked = statsfd_host_bytes(global_zone_page_state(NR_MLOCK));
+	s->dirty = statsfd_host_bytes(global_node_page_state(NR_FILE_DIRTY));
+	s->writeback = statsfd_host_bytes(global_node_page_state(NR_WRITEBACK));
+	s->anonpages =
+		statsfd_host_bytes(global_node_page_state(NR_ANON_MAPPED));
+	s->mapped = statsfd_host_bytes(global_node_page_state(NR_FILE_MAPPED));
+	s->shmem = statsfd_host_bytes(i.sharedram);
 	misc = global_node_page_state(NR_KERNEL_MISC_RECLAIMABLE);
-	s->kreclaimable = pages_to_bytes(sreclaimable + misc);
-	s->slab = pages_to_bytes(sreclaimable + sunreclaim);
-	s->sreclaimable = pages_to_bytes(sreclaimable);
-	s->sunreclaim = pages_to_bytes(sunreclaim);
+	s->kreclaimable = statsfd_host_bytes(sreclaimable + misc);
+	s->slab = statsfd_host_bytes(sreclaimable + sunreclaim);
+	s->sreclaimable = statsfd_host_bytes(sreclaimable);
+	s->sunreclaim = statsfd_host_bytes(sunreclaim);
 	/* Kept in kB, not pages. */
 	s->kernelstack = (u64)global_node_page_state(NR_KERNEL_STACK_KB) * 1024;
-	s->pagetables = pages_to_bytes(global_node_page_state(NR_PAGETABLE));
+	s->pagetables =
+		statsfd_host_bytes(global_node_page_state(NR_PAGETABLE));
 }
 
 #ifdef CONFIG_VM_EVENT_COUNTERS
@@ -323,7 +301,7 @@ static void host_node_meminfo(struct host_node_stats *s)
  * the reading file's mutex only, never under a children_lock (the node is
  * no one's child), and CPU hotplug never takes a file's mutex.
  */
-static void host_node_vmstat(struct host_node_stats *s)
+static void statsfd_host_node_vmstat(struct statsfd_host_node_stats *s)
 {
 	unsigned long ev[7] = {};
 	int cpu;
@@ -351,37 +329,36 @@ static void host_node_vmstat(struct host_node_stats *s)
 	s->oom_kill = ev[6];
 }
 #else
-static void host_node_vmstat(struct host_node_stats *s)
+static void statsfd_host_node_vmstat(struct statsfd_host_node_stats *s)
 {
 }
 #endif
 
 /* Computed at each read of a node fd, under that file's mutex. */
-static int host_node_fill(struct statsfd_source *src, void *stats)
+static int statsfd_host_node_fill(struct statsfd_source *src, void *stats)
 {
-	struct host_node_stats *s = stats;
+	struct statsfd_host_node_stats *s = stats;
 
-	host_node_stat(s);
-	s->load1_x100 = host_load_x100(0);
-	s->load5_x100 = host_load_x100(1);
-	s->load15_x100 = host_load_x100(2);
-	host_node_meminfo(s);
-	host_node_vmstat(s);
+	statsfd_host_node_stat(s);
+	s->load1_x100 = statsfd_host_load_x100(0);
+	s->load5_x100 = statsfd_host_load_x100(1);
+	s->load15_x100 = statsfd_host_load_x100(2);
+	statsfd_host_node_meminfo(s);
+	statsfd_host_node_vmstat(s);
 	return 0;
 }
 
 /* Static for the module's life: the module reference pins it. */
-static const struct statsfd_source_ops host_node_ops = {
+static const struct statsfd_source_ops statsfd_host_node_ops = {
 	.owner = THIS_MODULE,
-	.fill = host_node_fill,
+	.fill = statsfd_host_node_fill,
 };
 
 /**
- * statsfd_host_node_init() - the CPU and node schemas and the node source
+ * statsfd_host_node_init() - the node's schema and source
  *
- * The CPU schema is initialized here because the node's names it as its
- * child schema, which must be initialized first; cpu.c then adds the
- * CPUs.
+ * The CPUs' schema, which the node's names as its child schema, must be
+ * initialized (statsfd_host_cpu_schema_init()); cpu.c then adds the CPUs.
  *
  * Return: 0, or a negative errno with nothing left allocated.
  */
@@ -389,22 +366,15 @@ int statsfd_host_node_init(void)
 {
 	int ret;
 
-	ret = statsfd_schema_init(&statsfd_host_cpu_schema, &statsfd_host_cpu_def);
+	ret = statsfd_schema_init(&statsfd_host_node_schema,
+				  &statsfd_host_node_def);
 	if (ret)
 		return ret;
-	ret = statsfd_schema_init(&host_node_schema, &host_node_def);
+	ret = statsfd_source_init_computed(&statsfd_host_node_src,
+					   &statsfd_host_node_schema,
+					   &statsfd_host_node_ops, "host-node");
 	if (ret)
-		goto err_cpu_schema;
-	ret = statsfd_source_init(&statsfd_host_node_src, &host_node_schema,
-				  NULL, &host_node_ops, "host-node");
-	if (ret)
-		goto err_node_schema;
-	return 0;
-
-err_node_schema:
-	statsfd_schema_destroy(&host_node_schema);
-err_cpu_schema:
-	statsfd_schema_destroy(&statsfd_host_cpu_schema);
+		statsfd_schema_destroy(&statsfd_host_node_schema);
 	return ret;
 }
 
@@ -416,8 +386,7 @@ err_cpu_schema:
 void statsfd_host_node_exit(void)
 {
 	statsfd_source_destroy(&statsfd_host_node_src);
-	statsfd_schema_destroy(&host_node_schema);
-	statsfd_schema_destroy(&statsfd_host_cpu_schema);
+	statsfd_schema_destroy(&statsfd_host_node_schema);
 }
 
 /**

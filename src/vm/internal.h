@@ -170,8 +170,8 @@ struct statsfd_vm_vm {
  * @wq: where a halted vCPU sleeps until kicked
  * @guest_state: state of the synthetic exit handlers, so their work is
  *	observable and cannot be optimized away
- * @windows: whether this run groups its stats updates in update windows
- *	(the update_windows parameter, read once per run)
+ * @windows: whether this run groups its stats updates in update windows:
+ *	always, but in a test build (statsfd_vm_windows_on())
  * @stats: the live stats, in @src's values area: a page of their own,
  *	away from @kick and @wq, which other threads write (KICK) while the
  *	vCPU thread writes the stats
@@ -198,7 +198,19 @@ extern unsigned int statsfd_vm_max_vms;
 extern unsigned int statsfd_vm_max_vcpus;
 extern unsigned int statsfd_vm_halt_poll_ns_max;
 extern bool statsfd_vm_debugfs;
+
+/*
+ * Whether a run groups its stats updates in update windows.  Always, but
+ * in a build with STATSFD_VM_TEST_KNOBS (the tests' and the bench's, see
+ * Kbuild), whose update_windows parameter (main.c) turns them off to
+ * measure their cost and to show what a reader sees without them.
+ */
+#ifdef STATSFD_VM_TEST_KNOBS
 extern bool statsfd_vm_update_windows;
+#define statsfd_vm_windows_on()	READ_ONCE(statsfd_vm_update_windows)
+#else
+#define statsfd_vm_windows_on()	true
+#endif
 
 /* Device-wide state (main.c). */
 extern struct statsfd_vm_sys_stats statsfd_vm_sys_stats;
@@ -235,14 +247,15 @@ void statsfd_vm_vcpu_kick(struct statsfd_vm_vcpu *vcpu);
 
 /*
  * The vCPU stats update sites.  Every write to struct statsfd_vm_vcpu_stats
- * goes through one of these, so that a build with STATSFD_VM_NO_STATS (Kbuild
- * variable of the same name) compiles every update out and measures the run
- * loop without them; the code stays type-checked either way.  The adds are
- * plain, like KVM's, with no lock and no atomic: the vCPU thread inside RUN
- * is the only writer.  They store with WRITE_ONCE() (the core's
- * statsfd_stat_*() helpers) because stats fd readers load each aligned u64
- * concurrently with READ_ONCE(): a marked store cannot be torn or
- * repeated by the compiler, and tells KCSAN that the race is intended.
+ * goes through one of these, so that the bench's build with
+ * STATSFD_VM_NO_STATS (Kbuild variable of the same name) compiles every
+ * update out and measures the run loop without them; the code stays
+ * type-checked either way.  The adds are plain, like KVM's, with no lock
+ * and no atomic: the vCPU thread inside RUN is the only writer.  They
+ * store with WRITE_ONCE() (the core's statsfd_stat_*() helpers) because
+ * stats fd readers load each aligned u64 concurrently with READ_ONCE(): a
+ * marked store cannot be torn or repeated by the compiler, and tells
+ * KCSAN that the race is intended.
  */
 #ifdef STATSFD_VM_NO_STATS
 #define STATSFD_VM_STATS_ENABLED 0

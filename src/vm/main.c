@@ -36,10 +36,13 @@ module_param_named(halt_poll_ns_max, statsfd_vm_halt_poll_ns_max, uint, 0644);
 MODULE_PARM_DESC(halt_poll_ns_max,
 		 "Largest halt_poll_ns a run may ask for (default 200000)");
 
+#ifdef STATSFD_VM_TEST_KNOBS
+/* Only in the tests' and the bench's builds: see Kbuild. */
 bool statsfd_vm_update_windows = true;
 module_param_named(update_windows, statsfd_vm_update_windows, bool, 0644);
 MODULE_PARM_DESC(update_windows,
-		 "Group each vCPU exit's stats updates in an update window (default Y); N only to measure their cost or to see torn snapshots");
+		 "Test build only: group each vCPU exit's stats updates in an update window (default Y); N to measure their cost or to see torn snapshots");
+#endif
 
 bool statsfd_vm_debugfs = true;
 module_param_named(debugfs, statsfd_vm_debugfs, bool, 0644);

@@ -10,6 +10,7 @@
 #include <linux/minmax.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
+#include <linux/string.h>
 #include <linux/wait.h>
 
 #include "internal.h"
@@ -31,13 +32,10 @@ enum statsfd_vm_exit_reason {
 int statsfd_vm_run_check(const struct statsfd_vm_run *run)
 {
 	u64 total;
-	size_t i;
 
-	if (run->flags || run->reserved0)
+	if (run->flags || run->reserved0 ||
+	    memchr_inv(run->reserved, 0, sizeof(run->reserved)))
 		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(run->reserved); i++)
-		if (run->reserved[i])
-			return -EINVAL;
 	/*
 	 * Per-exit amounts are bounded so that one run of at most
 	 * STATSFD_VM_RUN_EXITS_MAX (2^32) exits adds at most 2^44 to io_bytes
@@ -269,9 +267,9 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
  * blocking and per halt outcome; and one at the end of the run.  No
  * window spans a guest entry or a sleep, as a hypervisor's would close
  * before VM entry, and the per-exit cost of a window is two stores per
- * stretch, not per exit.  The update_windows parameter (read here, once
- * per run) turns them off, to measure their cost and to show what a
- * reader sees without them.
+ * stretch, not per exit.  A test build's update_windows parameter (read
+ * here, once per run: statsfd_vm_windows_on()) turns them off, to
+ * measure their cost and to show what a reader sees without them.
  *
  * Return: 0 when the whole workload ran, -EINTR when a signal ended it.
  */
@@ -293,7 +291,7 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 	size_t phase;
 	int ret = 0;
 
-	vcpu->windows = READ_ONCE(statsfd_vm_update_windows);
+	vcpu->windows = statsfd_vm_windows_on();
 	windows = vcpu->windows;
 	statsfd_vm_window_begin(vcpu, windows);
 	statsfd_vm_stat_add(&stats->runs, 1);

@@ -13,6 +13,7 @@
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
@@ -151,14 +152,8 @@ static const struct file_operations statsfd_vm_vcpu_fops = {
 static bool
 statsfd_vm_create_vcpu_valid(const struct statsfd_vm_create_vcpu *args)
 {
-	size_t i;
-
-	if (args->flags)
-		return false;
-	for (i = 0; i < ARRAY_SIZE(args->reserved); i++)
-		if (args->reserved[i])
-			return false;
-	return true;
+	return !args->flags &&
+	       !memchr_inv(args->reserved, 0, sizeof(args->reserved));
 }
 
 /*
@@ -229,9 +224,9 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 	init_waitqueue_head(&vcpu->wq);
 
 	/* The stats live in the source's mappable page, zero. */
-	ret = statsfd_source_init(&vcpu->src, &statsfd_vm_vcpu_schema, NULL,
-				  &statsfd_vm_vcpu_src_ops, "%s/vcpu-%u",
-				  vm->src.id, vcpu->id);
+	ret = statsfd_source_init_snapshot(&vcpu->src, &statsfd_vm_vcpu_schema,
+					   &statsfd_vm_vcpu_src_ops, "%s/vcpu-%u",
+					   statsfd_source_id(&vm->src), vcpu->id);
 	if (ret)
 		goto out_free;
 	vcpu->stats = statsfd_source_stats(&vcpu->src);

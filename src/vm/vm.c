@@ -16,6 +16,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/statsfd.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
@@ -206,14 +207,8 @@ static const struct file_operations statsfd_vm_vm_fops = {
 
 static bool statsfd_vm_create_vm_valid(const struct statsfd_vm_create_vm *args)
 {
-	size_t i;
-
-	if (args->flags)
-		return false;
-	for (i = 0; i < ARRAY_SIZE(args->reserved); i++)
-		if (args->reserved[i])
-			return false;
-	return true;
+	return !args->flags &&
+	       !memchr_inv(args->reserved, 0, sizeof(args->reserved));
 }
 
 /**
@@ -257,10 +252,10 @@ int statsfd_vm_create_vm(const void __user *uarg)
 	spin_lock_init(&vm->stats_lock);
 
 	/* The stats live in the source's mappable page, zero. */
-	ret = statsfd_source_init(&vm->src, &statsfd_vm_vm_schema, NULL,
-				  &statsfd_vm_vm_src_ops, "vm-%d-%lld",
-				  task_tgid_nr(current),
-				  atomic64_inc_return(&statsfd_vm_seq));
+	ret = statsfd_source_init_snapshot(&vm->src, &statsfd_vm_vm_schema,
+					   &statsfd_vm_vm_src_ops, "vm-%d-%lld",
+					   task_tgid_nr(current),
+					   atomic64_inc_return(&statsfd_vm_seq));
 	if (ret)
 		goto out_free;
 	vm->stats = statsfd_source_stats(&vm->src);
@@ -279,7 +274,8 @@ int statsfd_vm_create_vm(const void __user *uarg)
 
 	/* Nothing fails from here on. */
 	if (dir && READ_ONCE(statsfd_vm_debugfs))
-		statsfd_source_debugfs_create(&vm->src, vm->src.id, dir);
+		statsfd_source_debugfs_create(&vm->src,
+					      statsfd_source_id(&vm->src), dir);
 	statsfd_vm_counter_add(&sys->vms_created, 1);
 	alive = statsfd_vm_counter_add(&sys->vms_alive, 1);
 	statsfd_vm_counter_peak(&sys->max_vms_alive, alive);

@@ -90,7 +90,7 @@ static void statsfd_agg_compute_emptied_set_keeps_only_retired_sums(struct kunit
 	add(ctx, 2);
 	statsfd_source_del_child(&ctx->child[1]->src);
 	statsfd_source_del_child(&ctx->child[0]->src);
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 0);
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->num_children, 0);
 	compute(ctx);
 	/* Cumulative and histogram sums keep what the children counted... */
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 5);
@@ -150,7 +150,7 @@ static void statsfd_agg_compute_cumulative_sums_survive_child_removal(struct kun
 	/* Destroying the last child retires it too: 16 + 9, 4 + 1. */
 	statsfd_source_destroy(&ctx->child[1]->src);
 	compute(ctx);
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 0);
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->num_children, 0);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 25);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_LIN_SUM + 1], 5);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_BLOCKING_SUM], 0);
@@ -174,17 +174,17 @@ static void statsfd_source_init_allocates_retired_only_when_needed(struct kunit 
 	struct statsfd_schema *ps;
 
 	/* The fixture parent sums cumulative stats: buffer and total. */
-	KUNIT_EXPECT_NOT_NULL(test, ctx->parent->src.agg_buf);
-	KUNIT_EXPECT_PTR_EQ(test, ctx->parent->src.retired,
-			    ctx->parent->src.agg_buf + A_WORDS);
+	KUNIT_EXPECT_NOT_NULL(test, ctx->parent->src.priv->agg_buf);
+	KUNIT_EXPECT_PTR_EQ(test, ctx->parent->src.priv->retired,
+			    ctx->parent->src.priv->agg_buf + A_WORDS);
 	/* A source without aggregates needs neither. */
-	KUNIT_EXPECT_NULL(test, ctx->child[0]->src.agg_buf);
-	KUNIT_EXPECT_NULL(test, ctx->child[0]->src.retired);
+	KUNIT_EXPECT_NULL(test, ctx->child[0]->src.priv->agg_buf);
+	KUNIT_EXPECT_NULL(test, ctx->child[0]->src.priv->retired);
 	/* Only instant aggregates: a buffer, no retired total. */
 	ps = statsfd_kunit_schema(test, &tmpl, ctx->cs);
 	s = statsfd_kunit_source(test, ps, NULL, "instant");
-	KUNIT_EXPECT_NOT_NULL(test, s->src.agg_buf);
-	KUNIT_EXPECT_NULL(test, s->src.retired);
+	KUNIT_EXPECT_NOT_NULL(test, s->src.priv->agg_buf);
+	KUNIT_EXPECT_NULL(test, s->src.priv->retired);
 	ctx->cstats[0].exits = 9;
 	ctx->cstats[0].blocking = 1;
 	statsfd_source_add_child(&s->src, &ctx->child[0]->src);
@@ -357,7 +357,7 @@ static void statsfd_agg_compute_follows_add_and_del(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 15);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 13);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_MIN], 1);
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 3);
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->num_children, 3);
 	statsfd_source_add_child(&ctx->parent->src, &ctx->child[1]->src);
 	compute(ctx);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_MAX_RUN_SUM], 15);
@@ -452,7 +452,7 @@ static void statsfd_agg_compute_is_consistent_while_children_churn(struct kunit 
 	KUNIT_EXPECT_EQ(test, bad, 0);
 	KUNIT_EXPECT_GT(test, nonempty, 0);
 	KUNIT_EXPECT_GT(test, reads - nonempty, 0);
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 0);
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->num_children, 0);
 }
 
 /*
@@ -474,7 +474,7 @@ static void statsfd_source_destroy_parent_detaches_its_children(struct kunit *te
 	parent = kzalloc(sizeof(*parent), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, parent);
 	KUNIT_ASSERT_EQ(test, statsfd_source_init(parent,
-						  ctx->parent->src.schema,
+						  ctx->parent->src.priv->schema,
 						  &ctx->pstats,
 						  &statsfd_kunit_ops, "doomed"),
 			0);
@@ -484,15 +484,15 @@ static void statsfd_source_destroy_parent_detaches_its_children(struct kunit *te
 	c[1].exits = 4;
 
 	/* Before: both attached.  After: none, and no link left either way. */
-	KUNIT_EXPECT_EQ(test, parent->num_children, 2);
+	KUNIT_EXPECT_EQ(test, parent->priv->num_children, 2);
 	statsfd_source_destroy(parent);
-	KUNIT_EXPECT_EQ(test, parent->num_children, 0);
-	KUNIT_EXPECT_TRUE(test, list_empty(&parent->children));
+	/* Its list of children went with its private part. */
+	KUNIT_EXPECT_NULL(test, parent->priv);
 	kfree(parent);
-	KUNIT_EXPECT_NULL(test, ctx->child[0]->src.parent);
-	KUNIT_EXPECT_NULL(test, ctx->child[1]->src.parent);
-	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->child[0]->src.child_node));
-	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->child[1]->src.child_node));
+	KUNIT_EXPECT_NULL(test, ctx->child[0]->src.priv->parent);
+	KUNIT_EXPECT_NULL(test, ctx->child[1]->src.priv->parent);
+	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->child[0]->src.priv->child_node));
+	KUNIT_EXPECT_TRUE(test, list_empty(&ctx->child[1]->src.priv->child_node));
 
 	/* A detached child still reads through its own stats file. */
 	ubuf = statsfd_kunit_ubuf(test, PAGE_SIZE, PROT_READ | PROT_WRITE);
@@ -506,14 +506,14 @@ static void statsfd_source_destroy_parent_detaches_its_children(struct kunit *te
 	statsfd_source_add_child(&ctx->parent->src, &ctx->child[0]->src);
 	statsfd_agg_compute(&ctx->parent->src, ctx->out);
 	KUNIT_EXPECT_EQ(test, ctx->out[A_EXITS_SUM], 3);
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, 1);
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->num_children, 1);
 
 	/*
 	 * A detached child destroys cleanly.  child[0] is destroyed when the
 	 * test ends, after its file is closed, attached to the new parent.
 	 */
 	statsfd_source_destroy(&ctx->child[1]->src);
-	KUNIT_EXPECT_NULL(test, ctx->child[1]->src.id);
+	KUNIT_EXPECT_NULL(test, ctx->child[1]->src.priv);
 }
 
 static struct kunit_case statsfd_agg_cases[] = {

@@ -115,8 +115,8 @@ static struct cmp_src *cmp_source(struct kunit *test,
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cmp_free_percpu,
 							(void __force *)c->pcpu),
 			0);
-	KUNIT_ASSERT_EQ(test, statsfd_source_init(&c->src, schema, NULL,
-						  &cmp_ops, "%s", id),
+	KUNIT_ASSERT_EQ(test, statsfd_source_init_computed(&c->src, schema,
+							   &cmp_ops, "%s", id),
 			0);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, cmp_destroy,
 							&c->src),
@@ -376,12 +376,12 @@ static void statsfd_computed_child_failing_at_retire_loses_its_counts(struct kun
 	c->fill_ret = -ENODEV;
 	statsfd_source_del_child(&c->src);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->fills), 1);
-	KUNIT_EXPECT_NULL(test, c->src.parent);
+	KUNIT_EXPECT_NULL(test, c->src.priv->parent);
 	KUNIT_ASSERT_EQ(test, statsfd_agg_compute(&parent->src, agg), 0);
 	KUNIT_EXPECT_EQ(test, agg[0], 0);
 	KUNIT_EXPECT_EQ(test, agg[8], 0);
 	/* A failed computation is no generation. */
-	KUNIT_EXPECT_EQ(test, atomic64_read(&c->src.fills), 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&c->src.priv->fills), 0);
 }
 
 static void statsfd_computed_snapshot_source_reports_time_and_generation(struct kunit *test)
@@ -472,16 +472,27 @@ static void statsfd_computed_source_init_rejects_bad_combinations(struct kunit *
 	struct statsfd_schema *mmap_schema;
 	struct statsfd_source src;
 
-	/* A computed source's values are nowhere: no stats pointer. */
+	/*
+	 * A computed source's values are nowhere: the one entry point that
+	 * takes a stats pointer refuses a fill callback, and so does the
+	 * snapshot one; the computed one requires it.
+	 */
 	KUNIT_EXPECT_EQ(test, statsfd_source_init(&src, ctx->child_schema,
 						  &stats, &cmp_ops, "x"),
 			-EINVAL);
-	KUNIT_EXPECT_NULL(test, src.id);
+	KUNIT_EXPECT_NULL(test, src.priv);
+	KUNIT_EXPECT_EQ(test, statsfd_source_init_computed(&src, ctx->child_schema,
+							   &statsfd_kunit_ops, "x"),
+			-EINVAL);
+	KUNIT_EXPECT_NULL(test, src.priv);
 	/* ... and nothing to map. */
 	mmap_schema = statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl,
 					   NULL);
-	KUNIT_EXPECT_EQ(test, statsfd_source_init(&src, mmap_schema, NULL,
-						  &cmp_ops, "x"),
+	KUNIT_EXPECT_EQ(test, statsfd_source_init_computed(&src, mmap_schema,
+							   &cmp_ops, "x"),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, statsfd_source_init_snapshot(&src, mmap_schema,
+							   &cmp_ops, "x"),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, statsfd_source_init(&src, ctx->child_schema,
 						  &stats, &get_and_tryget, "x"),

@@ -117,14 +117,14 @@ static void statsfd_debugfs_show_prints_scalar_with_newline(struct kunit *test)
 	ctx->cstats[0].cycles = U64_MAX;
 	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "vcpu-0",
 							    ctx->dir), 0);
-	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "exits"), "42\n");
-	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "cycles"),
+	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "exits"), "42\n");
+	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "cycles"),
 			   "18446744073709551615\n");
-	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "blocking"),
+	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "blocking"),
 			   "0\n");
 	/* Live: the next read shows the new value. */
 	ctx->cstats[0].exits = 43;
-	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "exits"), "43\n");
+	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "exits"), "43\n");
 }
 
 static void statsfd_debugfs_show_prints_histogram_on_one_line(struct kunit *test)
@@ -137,9 +137,9 @@ static void statsfd_debugfs_show_prints_histogram_on_one_line(struct kunit *test
 	ctx->cstats[1].lin[3] = 4444;
 	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "vcpu-1",
 							    ctx->dir), 0);
-	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "lin"),
+	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "lin"),
 			   "1 22 0 4444\n");
-	KUNIT_EXPECT_STREQ(test, show(test, c->debugfs->dir, "log"),
+	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "log"),
 			   "0 0 0 0 0 0\n");
 }
 
@@ -155,14 +155,14 @@ static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
 	ctx->cstats[1].log[5] = 2;
 	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(p, "vm", ctx->dir),
 			0);
-	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "created"), "2\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "exits_sum"),
+	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "created"), "2\n");
+	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "exits_sum"),
 			   "11\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "exits_min"),
+	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "exits_min"),
 			   "3\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "exits_avg"),
+	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "exits_avg"),
 			   "5\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->debugfs->dir, "log_sum"),
+	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "log_sum"),
 			   "0 0 0 0 0 3\n");
 }
 
@@ -219,7 +219,7 @@ static void statsfd_source_debugfs_create_existing_name_fails_cleanly(struct kun
 			statsfd_source_debugfs_create(&ctx->child[1]->src,
 						      "same", ctx->dir),
 			-EEXIST);
-	KUNIT_EXPECT_NULL(test, ctx->child[1]->src.debugfs);
+	KUNIT_EXPECT_NULL(test, ctx->child[1]->src.priv->debugfs);
 }
 
 static void statsfd_source_debugfs_remove_deletes_directory(struct kunit *test)
@@ -231,7 +231,7 @@ static void statsfd_source_debugfs_remove_deletes_directory(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "gone",
 							    ctx->dir), 0);
 	statsfd_source_debugfs_remove(c);
-	KUNIT_EXPECT_NULL(test, c->debugfs);
+	KUNIT_EXPECT_NULL(test, c->priv->debugfs);
 	d = debugfs_lookup("gone", ctx->dir);
 	KUNIT_EXPECT_NULL(test, d);
 	dput(d);
@@ -281,13 +281,13 @@ static void statsfd_source_destroy_parent_first_removes_child_views(struct kunit
 							    vm_dir), 0);
 
 	statsfd_source_destroy(p);
-	KUNIT_EXPECT_NULL(test, c0->debugfs);
-	KUNIT_EXPECT_NULL(test, c1->debugfs);
-	KUNIT_EXPECT_NULL(test, c0->parent);
+	KUNIT_EXPECT_NULL(test, c0->priv->debugfs);
+	KUNIT_EXPECT_NULL(test, c1->priv->debugfs);
+	KUNIT_EXPECT_NULL(test, c0->priv->parent);
 	KUNIT_EXPECT_NULL(test, statsfd_source_debugfs_dir(c0));
 	statsfd_source_destroy(c0);
 	statsfd_source_destroy(c1);
-	KUNIT_EXPECT_NULL(test, c0->id);
+	KUNIT_EXPECT_NULL(test, c0->priv);
 }
 
 /* An id may contain '/'; a directory name cannot: it becomes '!'. */
@@ -321,7 +321,7 @@ static void statsfd_source_debugfs_create_rejects_bad_names(struct kunit *test)
 				    statsfd_source_debugfs_create(c, bad[i],
 								  ctx->dir),
 				    -EINVAL, "name \"%s\"", bad[i]);
-		KUNIT_EXPECT_NULL(test, c->debugfs);
+		KUNIT_EXPECT_NULL(test, c->priv->debugfs);
 	}
 }
 

@@ -84,7 +84,7 @@ static void statsfd_source_getfile_without_get_put_pins_module(struct kunit *tes
 	struct statsfd_source src;
 	struct file *file;
 
-	KUNIT_ASSERT_EQ(test, statsfd_source_init(&src, ctx->src->src.schema,
+	KUNIT_ASSERT_EQ(test, statsfd_source_init(&src, ctx->src->src.priv->schema,
 						  &ctx->stats, &owner_only,
 						  "static"), 0);
 	file = statsfd_source_getfile(&src);

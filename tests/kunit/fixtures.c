@@ -203,7 +203,8 @@ struct statsfd_schema *statsfd_kunit_schema(struct kunit *test,
  * statsfd_kunit_source() - a test-owned source with counting ops
  * @test: the test; the source is destroyed when it ends (before its schema)
  * @schema: initialized schema
- * @stats: live values, owned by the test
+ * @stats: live values, owned by the test; NULL for a schema with
+ *	STATSFD_SCHEMA_SNAPSHOT, whose source is a snapshot source
  * @id: the id string
  *
  * Return: the source (the test is aborted on failure).
@@ -217,9 +218,15 @@ statsfd_kunit_source(struct kunit *test, const struct statsfd_schema *schema,
 
 	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_EQ(test, statsfd_source_init(&s->src, schema, stats,
-						  &statsfd_kunit_ops, "%s", id),
-			0);
+	if (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) {
+		KUNIT_ASSERT_NULL(test, stats);
+		ret = statsfd_source_init_snapshot(&s->src, schema,
+						   &statsfd_kunit_ops, "%s", id);
+	} else {
+		ret = statsfd_source_init(&s->src, schema, stats,
+					  &statsfd_kunit_ops, "%s", id);
+	}
+	KUNIT_ASSERT_EQ(test, ret, 0);
 	ret = kunit_add_action_or_reset(test, statsfd_kunit_source_destroy, &s->src);
 	KUNIT_ASSERT_EQ(test, ret, 0);
 	return s;

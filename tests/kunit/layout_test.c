@@ -212,7 +212,7 @@ static void statsfd_source_init_truncates_long_id(struct kunit *test)
 		statsfd_kunit_source(test, s, &stats, "vm-12345678/vcpu-9");
 
 	/* 7 characters and the NUL: exactly name_size bytes. */
-	KUNIT_EXPECT_MEMEQ(test, src->src.id, expect, sizeof(expect));
+	KUNIT_EXPECT_MEMEQ(test, src->src.priv->id, expect, sizeof(expect));
 }
 
 static void statsfd_source_init_keeps_id_of_name_size_minus_one(struct kunit *test)
@@ -227,7 +227,7 @@ static void statsfd_source_init_keeps_id_of_name_size_minus_one(struct kunit *te
 	struct statsfd_kunit_src *src =
 		statsfd_kunit_source(test, s, &stats, "abcdefg");
 
-	KUNIT_EXPECT_MEMEQ(test, src->src.id, expect, sizeof(expect));
+	KUNIT_EXPECT_MEMEQ(test, src->src.priv->id, expect, sizeof(expect));
 }
 
 static void statsfd_source_init_zero_pads_short_id(struct kunit *test)
@@ -241,7 +241,7 @@ static void statsfd_source_init_zero_pads_short_id(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, expect);
 	src = statsfd_kunit_source(test, s, &stats, "vm-7-0/vcpu-3");
 	strscpy(expect, "vm-7-0/vcpu-3", SFK_NAME_SIZE);
-	KUNIT_EXPECT_MEMEQ(test, src->src.id, expect, SFK_NAME_SIZE);
+	KUNIT_EXPECT_MEMEQ(test, src->src.priv->id, expect, SFK_NAME_SIZE);
 }
 
 static void ignore_source(struct statsfd_source *src)
@@ -275,7 +275,7 @@ static void statsfd_source_init_rejects_bad_arguments(struct kunit *test)
 						  &statsfd_kunit_ops, "x"),
 			-EINVAL);
 	/* A failed init leaves nothing to destroy; destroy is a no-op. */
-	KUNIT_EXPECT_NULL(test, src.id);
+	KUNIT_EXPECT_NULL(test, src.priv);
 	statsfd_source_destroy(&src);
 }
 

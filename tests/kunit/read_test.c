@@ -119,7 +119,7 @@ static void statsfd_read_whole_file_matches_reference(struct kunit *test)
 {
 	struct read_ctx *ctx = test->priv;
 
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.schema->file_size,
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->schema->file_size,
 			SFK_PARENT_FILE_SIZE);
 	expect_range(test, ctx, 0, ctx->size);
 }

@@ -146,7 +146,7 @@ static u32 file_size(struct file *file)
 {
 	struct statsfd_file *sf = file->private_data;
 
-	return sf->view ? sf->view->file_size : sf->src->schema->file_size;
+	return sf->view ? sf->view->file_size : sf->src->priv->schema->file_size;
 }
 
 /* Write @names (as user strings) and the list of their addresses. */
@@ -267,7 +267,7 @@ static void statsfd_poll_fresh_file_has_no_event(struct kunit *test)
 	struct file *again;
 
 	/* The children were added before the files were made. */
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.children_gen, NR_CHILDREN);
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->children_gen, NR_CHILDREN);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_IDLE);
 	KUNIT_EXPECT_EQ(test, events(ctx->cfile), EV_IDLE);
 
@@ -299,7 +299,7 @@ static void statsfd_poll_child_added_or_removed_is_an_event(struct kunit *test)
 	/* Two changes between two polls: one event, one read clears both. */
 	statsfd_source_add_child(&ctx->parent->src, spare);
 	statsfd_source_del_child(spare);
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.num_children, NR_CHILDREN);
+	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->num_children, NR_CHILDREN);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
 	KUNIT_ASSERT_EQ(test, rd(test, ctx->pfile, 0, 24), 24);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_IDLE);
@@ -423,7 +423,7 @@ static int change_during_read(void *arg)
 		usleep_range(1000, 2000);
 	}
 	statsfd_source_add_child(d->parent, d->child);
-	d->gen_after = READ_ONCE(d->parent->children_gen);
+	d->gen_after = READ_ONCE(d->parent->priv->children_gen);
 	mutex_unlock(&d->sf->lock);
 	kthread_complete_and_exit(&d->done, 0);
 }
@@ -439,7 +439,7 @@ static void statsfd_poll_change_during_read_stays_pending(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, d);
 	/* A first change, which the read will acknowledge. */
 	statsfd_source_del_child(&ctx->child[NR_CHILDREN - 1]->src);
-	gen = ctx->parent->src.children_gen;
+	gen = ctx->parent->src.priv->children_gen;
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
 
 	d->sf = ctx->pfile->private_data;
@@ -547,7 +547,7 @@ static void statsfd_poll_hangup_is_sticky_and_idempotent(struct kunit *test)
 	struct file *view = view_by_name(test, ctx->pfile, names, 1);
 	struct file *late;
 
-	KUNIT_EXPECT_FALSE(test, ctx->parent->src.hung_up);
+	KUNIT_EXPECT_FALSE(test, ctx->parent->src.priv->hung_up);
 	statsfd_source_hangup(&ctx->parent->src);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_IDLE | EV_HUP);
 	KUNIT_EXPECT_EQ(test, events(view), EV_IDLE | EV_HUP);
@@ -628,7 +628,7 @@ static void statsfd_poll_wakes_on_children_and_hangup_only(struct kunit *test)
 	struct statsfd_kunit_child *stats = &ctx->cstats[0];
 	unsigned int i;
 
-	KUNIT_EXPECT_PTR_EQ(test, p->head, &ctx->parent->src.wq);
+	KUNIT_EXPECT_PTR_EQ(test, p->head, &ctx->parent->src.priv->wq);
 	/* Stats updates and reads wake nobody. */
 	for (i = 0; i < 1000; i++) {
 		statsfd_stat_add(&stats->exits, 1);

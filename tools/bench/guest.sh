@@ -115,7 +115,7 @@ want b4 && step $bench b4kvm 500
 # stats, and with them compiled out; both with every function on its own
 # page, see run-bench), alternating loads so that drift over the run cannot
 # favour either.  B8 measures update windows on and off in each load of
-# the provider as shipped (the same module and vCPU, the update_windows
+# the provider of the test build (the same module and vCPU, the update_windows
 # parameter toggled between measurements).
 step rmmod statsfd_vm
 i=0

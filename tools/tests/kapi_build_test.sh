@@ -116,4 +116,19 @@ provider no_type '&stats' 'static const struct statsfd_desc_def descs[] = {
 		STATSFD_COUNTER(x),
 	};'
 fails no_type "a table without STATSFD_STATS_TYPE" "STATSFD_STATS_TYPE"
+
+# STATSFD_API_VERSION: a provider states the version it was written for
+# and stops the build under any other (statsfd-kernel-api.rst, "API
+# version"); the sample says 2.
+provider api_current '&stats' "#if STATSFD_API_VERSION != 2
+	#error \"written for statsfd kernel API version 2\"
+	#endif
+	$good_table"
+check "a provider written for API version 2 builds" build api_current
+provider api_old '&stats' "#if STATSFD_API_VERSION != 1
+	#error \"written for statsfd kernel API version 1\"
+	#endif
+	$good_table"
+fails api_old "a provider written for API version 1" \
+	"written for statsfd kernel API version 1"
 echo "1..$n"

@@ -276,12 +276,15 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 		}
 		s->set = set;
 		/*
-		 * A snapshot schema's values are the core's: NULL here, then
-		 * filled through statsfd_source_stats() and published by one
-		 * window; the values never change after this.
+		 * A snapshot schema's values are the core's, filled through
+		 * statsfd_source_stats() and published by one window; the
+		 * values never change after this.
 		 */
-		ret = statsfd_source_init(&s->src, &set->schema,
-					  snapshot ? NULL : s->values,
+		ret = snapshot ?
+		      statsfd_source_init_snapshot(&s->src, &set->schema,
+						   &statsfd_bench_source_ops,
+						   "bench-%u/src-%u", set->id, i) :
+		      statsfd_source_init(&s->src, &set->schema, s->values,
 					  &statsfd_bench_source_ops,
 					  "bench-%u/src-%u", set->id, i);
 		if (ret) {
