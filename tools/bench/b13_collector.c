@@ -174,7 +174,6 @@ static void b13_scrapes(const struct fleet *f, const char *cmd, int scrapes)
 {
 	static double render[B13_MAX_SCRAPES], cached[B13_MAX_SCRAPES],
 		      gz_first[B13_MAX_SCRAPES], gz_cached[B13_MAX_SCRAPES];
-	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct scrape p1, p2, z1, z2;
 	size_t plain_len = 0, gz_len = 0;
 	unsigned int port;
@@ -192,17 +191,13 @@ static void b13_scrapes(const struct fleet *f, const char *cmd, int scrapes)
 		collector_stop(pid, sock);
 		goto out;
 	}
-	sin.sin_port = htons(port);
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin)))
-		die("b13: connect to the collector's HTTP port %u", port);
 	for (it = 0; it < scrapes; it++) {
 		reply = collector_call(sock, "{\"execute\":\"remove-sources\","
 				       "\"arguments\":{\"vm\":\"bench-0\"}}", NULL, 0);
 		free(reply);
 		if (collector_register_vm(sock, f, 0))
 			break;
+		s = collector_http(port);
 		p1 = scrape(s, false);
 		p2 = scrape(s, false);
 		z1 = scrape(s, true);
@@ -214,8 +209,8 @@ static void b13_scrapes(const struct fleet *f, const char *cmd, int scrapes)
 		gz_cached[it] = z2.ms;
 		plain_len = p1.len;
 		gz_len = z1.len;
+		close(s);
 	}
-	close(s);
 	collector_stop(pid, sock);
 	jnum("iterations", it);
 	jnum("same_body", same);

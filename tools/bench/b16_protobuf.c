@@ -34,7 +34,6 @@ void phase_b16(int nvm, int nvcpu, int scrapes)
 	static double text_cpu[B16_MAX_SCRAPES], pb_cpu[B16_MAX_SCRAPES],
 		      text_ms[B16_MAX_SCRAPES], pb_ms[B16_MAX_SCRAPES];
 	const char *cmd = getenv("STATSFD_BENCH_COLLECTOR");
-	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct scrape t, p, tz, pz;
 	size_t text_len = 0, pb_len = 0, text_gz = 0, pb_gz = 0;
 	double c0, c1, c2;
@@ -63,17 +62,13 @@ void phase_b16(int nvm, int nvcpu, int scrapes)
 		jstr("error", "registering the fleet failed");
 		goto out;
 	}
-	sin.sin_port = htons(port);
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin)))
-		die("b16: connect to the collector's HTTP port %u", port);
 	for (it = 0; it < scrapes; it++) {
 		reply = collector_call(sock, "{\"execute\":\"remove-sources\","
 				       "\"arguments\":{\"vm\":\"bench-0\"}}", NULL, 0);
 		free(reply);
 		if (collector_register_vm(sock, &f, 0))
 			break;
+		s = collector_http(port);
 		c0 = cpu_seconds(pid);
 		t = collector_scrape(s, NULL, false);
 		c1 = cpu_seconds(pid);
@@ -89,8 +84,8 @@ void phase_b16(int nvm, int nvcpu, int scrapes)
 		pb_len = p.len;
 		text_gz = tz.len;
 		pb_gz = pz.len;
+		close(s);
 	}
-	close(s);
 	collector_stop(pid, sock);
 	jnum("iterations", it);
 	jnum("text_bytes", text_len);

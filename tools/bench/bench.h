@@ -281,6 +281,8 @@ pid_t collector_start(const char *cmd, const char *interval,
 		      unsigned int *port, int *sock);
 /* Stop what collector_start() started. */
 void collector_stop(pid_t pid, int sock);
+/* A new HTTP connection to the collector's port on 127.0.0.1. */
+int collector_http(unsigned int port);
 /* One GET /metrics on keep-alive connection @s, Accept @accept (NULL: text). */
 struct scrape collector_scrape(int s, const char *accept, bool gz);
 /* One pread of every data block of @f into buf; the time of each kind. */

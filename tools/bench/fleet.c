@@ -13,7 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "bench.h"
@@ -341,4 +344,23 @@ void collector_stop(pid_t pid, int sock)
 	close(sock);
 	kill(pid, SIGTERM);
 	waitpid(pid, &status, 0);
+}
+
+/*
+ * A new HTTP connection to the collector on 127.0.0.1:@port, made just
+ * before the scrapes that use it: the collector cuts a connection whose
+ * request has not come --http-header-timeout (5 s) after it was opened or
+ * its last response ended, and a fleet's re-registration between two
+ * rounds of scrapes takes longer than that under TCG.
+ */
+int collector_http(unsigned int port)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int s;
+
+	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin)))
+		die("connect to the collector's HTTP port %u", port);
+	return s;
 }
