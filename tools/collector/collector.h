@@ -456,6 +456,7 @@ void drop_source(struct collector *c, struct source *s);
 void reap_sources(struct collector *c);
 void read_sources(struct collector *c);
 void source_event(struct collector *c, struct source *s, uint32_t events);
+struct source *source_of_file(struct collector *c, int fd);
 struct user *user_get(struct collector *c, uid_t uid);
 void user_put(struct collector *c, struct user *u);
 int add_stat_rule(struct collector *c, const char *spec, bool include);

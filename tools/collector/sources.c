@@ -577,6 +577,26 @@ static int file_cmp(const void *a, const void *b)
 /* Can kcmp() compare files here (not so without CONFIG_KCMP)? */
 static bool kcmp_works(struct collector *c, int fd);
 
+/**
+ * source_of_file() - the source whose open file @fd is
+ * @c: collector
+ * @fd: any fd of the collector
+ *
+ * O(log n) kcmp() comparisons in collector.files.
+ *
+ * Return: the source, or NULL (none, or kcmp() unavailable).
+ */
+struct source *source_of_file(struct collector *c, int fd)
+{
+	int **node;
+
+	if (c->no_kcmp)
+		return NULL;
+	node = tfind(&fd, &c->files, file_cmp);
+	return node ? (struct source *)((char *)*node - offsetof(struct source, file_fd)) :
+		      NULL;
+}
+
 /*
  * Is @fd's open file already a source?  A discovered one gives way to a
  * client registering the same file, as it does for its VM label
@@ -585,15 +605,13 @@ static bool kcmp_works(struct collector *c, int fd);
 static int duplicate_check(struct collector *c, const struct client *cl, int fd,
 			   char *why, size_t len)
 {
-	int **node;
 	struct source *old;
 
 	if (!kcmp_works(c, fd))
 		return 0;
-	node = tfind(&fd, &c->files, file_cmp);
-	if (!node)
+	old = source_of_file(c, fd);
+	if (!old)
 		return 0;
-	old = (struct source *)((char *)*node - offsetof(struct source, file_fd));
 	if (old->owner->discovered && !cl->discovered) {
 		logmsg("source %" PRIu64 " (discovered, pid %d): dropped: client pid %d uid %u registers its file",
 		       old->id, old->owner->pid, cl->pid, cl->uid);

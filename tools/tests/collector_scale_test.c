@@ -392,7 +392,8 @@ static void test_fleet(const char *bin)
 	int s, n;
 	bool ok = true;
 
-	if (!tap_ok(!start_daemon(bin, NULL), "fleet: the collector starts with its default limits"))
+	if (!tap_ok(!start_daemon(bin, NULL),
+		    "fleet: the collector starts with its default limits"))
 		return;
 	s = statsfd_msg_connect(sock_path);
 	t0 = now_s();
@@ -487,6 +488,10 @@ static void scale_client(unsigned int idx, unsigned int nsrc, int go, int res,
 	_exit(0);
 }
 
+/* A series of every scale client's source (their VMs are "cN-vmK"). */
+#define EXITS_SERIES \
+	"statsfd_exits_total{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"c"
+
 static void test_scale(const char *bin, unsigned int nclients, unsigned int per)
 {
 	char gid[16], *m = NULL;
@@ -542,7 +547,7 @@ static void test_scale(const char *bin, unsigned int nclients, unsigned int per)
 	rss_scrape = proc_kib(daemon_pid, "VmRSS");
 	hwm = proc_kib(daemon_pid, "VmHWM");
 	up = m ? count_lines(m, "statsfd_collector_source_up{") : 0;
-	series = m ? count_lines(m, "statsfd_exits_total{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"c") : 0;
+	series = m ? count_lines(m, EXITS_SERIES) : 0;
 	tap_ok(m && gauge(m, "statsfd_collector_sources") == (long long)total &&
 	       up == total && series == total,
 	       "scale: the scrape has every source: statsfd_collector_sources %lld, %lu up series, %lu exits series (%u expected)",
