@@ -25,7 +25,8 @@
  * table holds them all) it runs statsfd-collector from PATH, the scale
  * part only (the host tests run the fleet), with 64 x 1024 sources under
  * STATSFD_STRESS=1 (CI; 2 minutes under TCG on an idle host, 6 on a
- * loaded one) and 64 x 64 otherwise.  The host tests run both parts with the sanitized collector.
+ * loaded one) and 64 x 64 otherwise.  The host tests run both parts
+ * with the sanitized collector.
  *
  * SCALE_ONLY=fleet or SCALE_ONLY=scale in the environment runs one part.
  */
