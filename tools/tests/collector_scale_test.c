@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * statsfd-collector at the scale of one big host (issue 18, item 9), on the
- * host with memfd images (--test-accept-memfd):
+ * statsfd-collector at the scale of one big host, on the host with memfd
+ * images (--test-accept-memfd):
  *
  *  - the fleet of benchmark B13 (1024 VMs of 8 vCPUs, one connection of
  *    uid 0, statsfd_vm's VM and vCPU schemas: same names, types and sizes)
