@@ -18,6 +18,30 @@
 
 struct client;
 struct http_server;
+struct vm_label;
+
+/**
+ * struct hnode - an item of a chained hash table (struct htable)
+ * @next: the next item of its bucket
+ * @hash: the hash of its key
+ */
+struct hnode {
+	struct hnode *next;
+	uint64_t hash;
+};
+
+/**
+ * struct htable - a chained hash table of the collector's indexes
+ *	(sources.c), grown as it fills, its buckets freed when it empties
+ * @b: buckets, NULL while empty
+ * @mask: number of buckets - 1
+ * @n: items
+ */
+struct htable {
+	struct hnode **b;
+	size_t mask;
+	size_t n;
+};
 
 /**
  * struct schema - descriptors shared by sources of one provider and target
@@ -30,6 +54,9 @@ struct http_server;
  * @members: its sources (any one describes the schema)
  * @nmembers: how many; the schema is freed at 0
  * @next: in the collector's list
+ * @prev: in the collector's list
+ * @by_hash: in collector.schema_index, keyed by its descriptors' hash,
+ *	namespace, provider and target
  */
 struct schema {
 	unsigned int id;
@@ -39,7 +66,8 @@ struct schema {
 	unsigned char *skip;
 	struct source *members;
 	unsigned int nmembers;
-	struct schema *next;
+	struct schema *next, *prev;
+	struct hnode by_hash;
 };
 
 /**
@@ -69,8 +97,14 @@ struct schema {
  * @next: in the global list (in collector.dead once dead)
  * @prev: in the global list
  * @next_in_client: in the owner's list
+ * @prev_in_client: in the owner's list
  * @next_in_schema: in the schema's member list
  * @prev_in_schema: in the schema's member list
+ * @by_labels: in collector.by_labels, keyed by provider, target, vm, vcpu
+ * @vm: its vm label's entry in collector.by_vm, NULL without a vm label
+ *	or for the host's own sources (--host)
+ * @next_in_vm: in @vm's list, newest first like collector.sources
+ * @prev_in_vm: in @vm's list
  */
 struct source {
 	int kind;
@@ -93,8 +127,11 @@ struct source {
 	bool polled;
 	bool dead;
 	struct source *next, *prev;
-	struct source *next_in_client;
+	struct source *next_in_client, *prev_in_client;
 	struct source *next_in_schema, *prev_in_schema;
+	struct hnode by_labels;
+	struct vm_label *vm;
+	struct source *next_in_vm, *prev_in_vm;
 };
 
 /* A queued reply packet. */
@@ -114,7 +151,7 @@ struct pkt {
  * @expo: their estimated exposition bytes, against --user-max-exposition
  * @out_bytes: replies queued for it on every connection, against
  *	collector.reply_max
- * @next: in collector.users
+ * @by_uid: in collector.users, keyed by @uid
  *
  * Freed when it has neither connections nor sources.
  */
@@ -125,7 +162,7 @@ struct user {
 	size_t bytes;
 	size_t expo;
 	size_t out_bytes;
-	struct user *next;
+	struct hnode by_uid;
 };
 
 /**
@@ -292,7 +329,11 @@ struct stat_rule {
  * @client_max_bytes: limit on one client's sources' cost (--client-max-bytes)
  * @max_bytes: limit on @bytes (--max-bytes), the global budget
  * @bytes: sum of every source's cost
- * @users: the uids with connections or sources
+ * @users: the uids with connections or sources, by uid
+ * @by_labels: every source, by provider, target, vm and vcpu (unique)
+ * @by_vm: the vm labels of the sources (but the host's), each with its
+ *	sources and who holds it (struct vm_label, sources.c)
+ * @schema_index: @schemas by descriptors, namespace, provider and target
  * @user_max_sources: limit on one uid's sources (--user-max-sources)
  * @user_max_bytes: limit on one uid's sources' cost (--user-max-bytes)
  * @user_max_expo: limit on one uid's estimated exposition bytes
@@ -352,7 +393,10 @@ struct collector {
 	size_t client_max_bytes;
 	size_t max_bytes;
 	size_t bytes;
-	struct user *users;
+	struct htable users;
+	struct htable by_labels;
+	struct htable by_vm;
+	struct htable schema_index;
 	unsigned int user_max_sources;
 	size_t user_max_bytes;
 	size_t user_max_expo;
@@ -423,6 +467,7 @@ void drop_source(struct collector *c, struct source *s);
 void reap_sources(struct collector *c);
 void read_sources(struct collector *c);
 void source_event(struct collector *c, struct source *s, uint32_t events);
+struct source *source_of_file(struct collector *c, int fd);
 struct user *user_get(struct collector *c, uid_t uid);
 void user_put(struct collector *c, struct user *u);
 int add_stat_rule(struct collector *c, const char *spec, bool include);

@@ -552,16 +552,17 @@ static void replace_fd(struct discover *d, struct dproc *p, int tfd)
 	d->stats.replaced++;
 }
 
-/* Whether @fd is the same open file as a source @p already has. */
-static struct source *held(struct dproc *p, int fd)
+/*
+ * Whether @fd is the same open file as a source @p already has: the
+ * collector's tree of open files (a file is one source at most), not a
+ * kcmp() against each of @p's sources, which made a probe of a VMM with
+ * V vCPUs cost V * V system calls.
+ */
+static struct source *held(struct discover *d, struct dproc *p, int fd)
 {
-	pid_t me = getpid();
-	struct source *s;
+	struct source *s = source_of_file(d->c, fd);
 
-	for (s = p->owner.sources; s; s = s->next_in_client)
-		if (kcmp_file(me, me, fd, statsfd_fd(s->sf)) == 0)
-			return s;
-	return NULL;
+	return s && s->owner == &p->owner ? s : NULL;
 }
 
 /*
@@ -577,7 +578,7 @@ static void take(struct discover *d, struct dproc *p, int tfd, int local,
 	char why[400];
 	int sfd;
 
-	s = held(p, local);
+	s = held(d, p, local);
 	if (s) {
 		/* One open file under two numbers: one source. */
 		close(local);

@@ -59,6 +59,94 @@ uint64_t wall_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/*
+ * The indexes: chained hash tables (struct htable) whose items embed their
+ * struct hnode.  Registering, dropping and looking up a source, its
+ * schema, its vm label and its user cost O(1) on average instead of a
+ * walk of every source: 65,536 sources register in linear time.
+ */
+#define HTABLE_MIN	64
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	/* FNV-1a */
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+#define HASH_INIT	0xcbf29ce484222325ull
+
+/* A string with its terminating NUL: "a" "bc" and "ab" "c" differ. */
+static uint64_t hash_str(uint64_t h, const char *str)
+{
+	return hash_bytes(h, str, strlen(str) + 1);
+}
+
+/*
+ * Room for one more item: 0, or -ENOMEM when an empty table cannot get
+ * its buckets (a full one that cannot grow just has longer chains).
+ */
+static int htable_reserve(struct htable *t)
+{
+	struct hnode **b, *n, *next;
+	size_t nb, i;
+
+	if (t->b && t->n < 2 * (t->mask + 1))
+		return 0;
+	nb = t->b ? 2 * (t->mask + 1) : HTABLE_MIN;
+	b = calloc(nb, sizeof(*b));
+	if (!b)
+		return t->b ? 0 : -ENOMEM;
+	for (i = 0; t->b && i <= t->mask; i++) {
+		for (n = t->b[i]; n; n = next) {
+			next = n->next;
+			n->next = b[n->hash & (nb - 1)];
+			b[n->hash & (nb - 1)] = n;
+		}
+	}
+	free(t->b);
+	t->b = b;
+	t->mask = nb - 1;
+	return 0;
+}
+
+/* Add @n with @hash; htable_reserve() succeeded since the last add. */
+static void htable_add(struct htable *t, struct hnode *n, uint64_t hash)
+{
+	struct hnode **pb = &t->b[hash & t->mask];
+
+	n->hash = hash;
+	n->next = *pb;
+	*pb = n;
+	t->n++;
+}
+
+static void htable_del(struct htable *t, struct hnode *n)
+{
+	struct hnode **p;
+
+	for (p = &t->b[n->hash & t->mask]; *p; p = &(*p)->next) {
+		if (*p == n) {
+			*p = n->next;
+			break;
+		}
+	}
+	if (!--t->n) {
+		free(t->b);
+		t->b = NULL;
+		t->mask = 0;
+	}
+}
+
+/* The first item of the bucket of @hash (compare each item's hash). */
+static struct hnode *htable_first(const struct htable *t, uint64_t hash)
+{
+	return t->b ? t->b[hash & t->mask] : NULL;
+}
+
 /**
  * add_stat_rule() - parse one --include or --exclude rule
  * @c: collector
@@ -126,18 +214,34 @@ static bool stat_skipped(const struct collector *c, const char *provider,
 	return has_include && !included;
 }
 
+static uint64_t schema_hash(const struct statsfd *sf, enum source_ns ns,
+			    const char *provider, const char *target)
+{
+	uint64_t h = statsfd_schema_hash(sf);
+
+	h = hash_bytes(h ^ HASH_INIT, &ns, sizeof(ns));
+	return hash_str(hash_str(h, provider), target);
+}
+
 static struct schema *get_schema(struct collector *c, struct statsfd *sf,
 				 enum source_ns ns,
 				 const struct statsfd_labels *l)
 {
+	uint64_t h = schema_hash(sf, ns, l->provider, l->target);
 	struct schema *sc;
+	struct hnode *n;
 	unsigned int i;
 
-	for (sc = c->schemas; sc; sc = sc->next)
-		if (sc->ns == ns && !strcmp(sc->provider, l->provider) &&
+	for (n = htable_first(&c->schema_index, h); n; n = n->next) {
+		sc = (struct schema *)((char *)n - offsetof(struct schema, by_hash));
+		if (n->hash == h && sc->ns == ns &&
+		    !strcmp(sc->provider, l->provider) &&
 		    !strcmp(sc->target, l->target) &&
 		    statsfd_same_schema(sc->members->sf, sf))
 			return sc;
+	}
+	if (htable_reserve(&c->schema_index))
+		return NULL;
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return NULL;
@@ -154,8 +258,104 @@ static struct schema *get_schema(struct collector *c, struct statsfd *sf,
 	snprintf(sc->provider, sizeof(sc->provider), "%s", l->provider);
 	snprintf(sc->target, sizeof(sc->target), "%s", l->target);
 	sc->next = c->schemas;
+	if (c->schemas)
+		c->schemas->prev = sc;
 	c->schemas = sc;
+	htable_add(&c->schema_index, &sc->by_hash, h);
 	return sc;
+}
+
+/* Unlink and free @sc, which has no member left. */
+static void free_schema(struct collector *c, struct schema *sc)
+{
+	if (sc->prev)
+		sc->prev->next = sc->next;
+	else
+		c->schemas = sc->next;
+	if (sc->next)
+		sc->next->prev = sc->prev;
+	htable_del(&c->schema_index, &sc->by_hash);
+	free(sc->skip);
+	free(sc);
+}
+
+/**
+ * struct vm_label - a vm label and the sources that carry it
+ * @node: in collector.by_vm, keyed by @vm
+ * @sources: the sources, newest first (their order in collector.sources)
+ * @nsources: how many
+ * @ndiscovered: how many of them a discovered client owns
+ * @uid: uid of the client of the first of them
+ * @pid: its pid
+ * @mixed: a source of another uid or pid came since (labels_check() never
+ *	lets one in, but then the rules are applied source by source)
+ * @vm: the label
+ *
+ * The host's own sources (--host) are left out: their vm label is a
+ * device's name.  Freed with its last source.
+ */
+struct vm_label {
+	struct hnode node;
+	struct source *sources;
+	unsigned int nsources;
+	unsigned int ndiscovered;
+	uid_t uid;
+	pid_t pid;
+	bool mixed;
+	char vm[sizeof(((struct statsfd_labels *)0)->vm)];
+};
+
+static struct vm_label *vm_label_find(const struct collector *c, const char *vm,
+				      uint64_t h)
+{
+	struct hnode *n;
+
+	for (n = htable_first(&c->by_vm, h); n; n = n->next) {
+		struct vm_label *v = (struct vm_label *)n;
+
+		if (n->hash == h && !strcmp(v->vm, vm))
+			return v;
+	}
+	return NULL;
+}
+
+/* Does @s of @cl go in the vm label index?  Not without a label, nor --host's. */
+static bool vm_indexed(const struct collector *c, const struct client *cl,
+		       const struct statsfd_labels *l)
+{
+	return l->vm[0] && !(c->host_owner && cl == c->host_owner);
+}
+
+static uint64_t labels_hash(const struct statsfd_labels *l)
+{
+	uint64_t h = hash_str(hash_str(hash_str(HASH_INIT, l->provider),
+				       l->target), l->vm);
+
+	return hash_bytes(h, &l->vcpu, sizeof(l->vcpu));
+}
+
+static bool same_labels(const struct statsfd_labels *a,
+			const struct statsfd_labels *b)
+{
+	return a->vcpu == b->vcpu && !strcmp(a->vm, b->vm) &&
+	       !strcmp(a->target, b->target) && !strcmp(a->provider, b->provider);
+}
+
+/* The live source with labels @l, or NULL. */
+static struct source *find_labels(const struct collector *c,
+				  const struct statsfd_labels *l)
+{
+	uint64_t h = labels_hash(l);
+	struct hnode *n;
+
+	for (n = htable_first(&c->by_labels, h); n; n = n->next) {
+		struct source *s = (struct source *)((char *)n -
+						     offsetof(struct source, by_labels));
+
+		if (n->hash == h && same_labels(&s->labels, l))
+			return s;
+	}
+	return NULL;
 }
 
 /*
@@ -172,8 +372,8 @@ static struct schema *get_schema(struct collector *c, struct statsfd *sf,
 static int labels_check(struct collector *c, const struct client *cl,
 			const struct statsfd_labels *l, char *why, size_t len)
 {
+	struct vm_label *v = NULL;
 	struct source *s, *next;
-	bool host;
 
 	/* --host's provider is the host's own: nobody else may take it. */
 	if (c->host_owner && cl != c->host_owner &&
@@ -182,40 +382,49 @@ static int labels_check(struct collector *c, const struct client *cl,
 		snprintf(why, len, "provider statsfd_host is reserved for the collector's --host");
 		return -EACCES;
 	}
-	for (s = c->sources; s; s = next) {
-		next = s->next;
-		/*
-		 * A host source's vm label is a device's name: it is no VM's,
-		 * neither taken from nor owned against a VMM.
-		 */
-		host = c->host_owner && (cl == c->host_owner || s->owner == c->host_owner);
+	/*
+	 * A host source's vm label is a device's name: it is no VM's,
+	 * neither taken from nor owned against a VMM (the host's sources are
+	 * not in c->by_vm).
+	 */
+	if (vm_indexed(c, cl, l))
+		v = vm_label_find(c, l->vm, hash_str(HASH_INIT, l->vm));
+	/*
+	 * Only the sources carrying the vm label can refuse it or give it
+	 * way.  When they all belong to @cl's uid and pid and none gives
+	 * way (a VMM adding vCPUs to its VM), only the labels can clash;
+	 * otherwise the rules run over them in the order they came, newest
+	 * first, as they would over every source.
+	 */
+	for (s = v && (v->mixed || v->uid != cl->uid || v->pid != cl->pid ||
+		       (v->ndiscovered && !cl->discovered)) ? v->sources : NULL;
+	     s; s = next) {
+		next = s->next_in_vm;
 		/*
 		 * A discovered source never keeps a VM label from a client
 		 * that registers it: the name came from a command line anyone
 		 * can choose (-name), the registration from an allowed VMM.
 		 * The discovered one goes.
 		 */
-		if (l->vm[0] && !strcmp(s->labels.vm, l->vm) && !host &&
-		    s->owner->discovered && !cl->discovered) {
+		if (s->owner->discovered && !cl->discovered) {
 			logmsg("source %" PRIu64 " (discovered, vm \"%s\", pid %d): dropped: client pid %d uid %u registers that vm",
 			       s->id, l->vm, s->owner->pid, cl->pid, cl->uid);
 			drop_source(c, s);
 			continue;
 		}
-		if (l->vm[0] && !strcmp(s->labels.vm, l->vm) && !host &&
-		    (s->owner->uid != cl->uid || s->owner->pid != cl->pid)) {
+		if (s->owner->uid != cl->uid || s->owner->pid != cl->pid) {
 			c->stats.labels_refused++;
 			snprintf(why, len, "vm \"%s\" is registered by uid %u pid %d",
 				 l->vm, s->owner->uid, s->owner->pid);
 			return -EACCES;
 		}
-		if (s->labels.vcpu == l->vcpu && !strcmp(s->labels.vm, l->vm) &&
-		    !strcmp(s->labels.target, l->target) &&
-		    !strcmp(s->labels.provider, l->provider)) {
-			snprintf(why, len, "a source with provider %s, target %s, vm \"%s\" and vcpu %d is already registered",
-				 l->provider, l->target, l->vm, l->vcpu);
-			return -EEXIST;
-		}
+		if (same_labels(&s->labels, l))
+			break;
+	}
+	if (s || find_labels(c, l)) {
+		snprintf(why, len, "a source with provider %s, target %s, vm \"%s\" and vcpu %d is already registered",
+			 l->provider, l->target, l->vm, l->vcpu);
+		return -EEXIST;
 	}
 	return 0;
 }
@@ -229,17 +438,22 @@ static int labels_check(struct collector *c, const struct client *cl,
  */
 struct user *user_get(struct collector *c, uid_t uid)
 {
+	uint64_t h = hash_bytes(HASH_INIT, &uid, sizeof(uid));
+	struct hnode *n;
 	struct user *u;
 
-	for (u = c->users; u; u = u->next)
+	for (n = htable_first(&c->users, h); n; n = n->next) {
+		u = (struct user *)((char *)n - offsetof(struct user, by_uid));
 		if (u->uid == uid)
 			return u;
+	}
+	if (htable_reserve(&c->users))
+		return NULL;
 	u = calloc(1, sizeof(*u));
 	if (!u)
 		return NULL;
 	u->uid = uid;
-	u->next = c->users;
-	c->users = u;
+	htable_add(&c->users, &u->by_uid, h);
 	return u;
 }
 
@@ -250,16 +464,9 @@ struct user *user_get(struct collector *c, uid_t uid)
  */
 void user_put(struct collector *c, struct user *u)
 {
-	struct user **pu;
-
 	if (!u || u->nclients || u->nsources || u->out_bytes)
 		return;
-	for (pu = &c->users; *pu; pu = &(*pu)->next) {
-		if (*pu == u) {
-			*pu = u->next;
-			break;
-		}
-	}
+	htable_del(&c->users, &u->by_uid);
 	free(u);
 }
 
@@ -370,6 +577,26 @@ static int file_cmp(const void *a, const void *b)
 /* Can kcmp() compare files here (not so without CONFIG_KCMP)? */
 static bool kcmp_works(struct collector *c, int fd);
 
+/**
+ * source_of_file() - the source whose open file @fd is
+ * @c: collector
+ * @fd: any fd of the collector
+ *
+ * O(log n) kcmp() comparisons in collector.files.
+ *
+ * Return: the source, or NULL (none, or kcmp() unavailable).
+ */
+struct source *source_of_file(struct collector *c, int fd)
+{
+	int **node;
+
+	if (c->no_kcmp)
+		return NULL;
+	node = tfind(&fd, &c->files, file_cmp);
+	return node ? (struct source *)((char *)*node - offsetof(struct source, file_fd)) :
+		      NULL;
+}
+
 /*
  * Is @fd's open file already a source?  A discovered one gives way to a
  * client registering the same file, as it does for its VM label
@@ -378,15 +605,13 @@ static bool kcmp_works(struct collector *c, int fd);
 static int duplicate_check(struct collector *c, const struct client *cl, int fd,
 			   char *why, size_t len)
 {
-	int **node;
 	struct source *old;
 
 	if (!kcmp_works(c, fd))
 		return 0;
-	node = tfind(&fd, &c->files, file_cmp);
-	if (!node)
+	old = source_of_file(c, fd);
+	if (!old)
 		return 0;
-	old = (struct source *)((char *)*node - offsetof(struct source, file_fd));
 	if (old->owner->discovered && !cl->discovered) {
 		logmsg("source %" PRIu64 " (discovered, pid %d): dropped: client pid %d uid %u registers its file",
 		       old->id, old->owner->pid, cl->pid, cl->uid);
@@ -516,9 +741,11 @@ int add_source(struct collector *c, struct client *cl, int fd,
 	       const struct admit_info *info, const struct statsfd_labels *l,
 	       char *why, size_t len, struct source **out)
 {
+	struct vm_label *v = NULL, *new_v = NULL;
 	struct statsfd_error err;
 	struct source *s;
 	struct schema *sc;
+	uint64_t vh = 0;
 	int ret;
 
 	ret = quota_check(c, cl, info->cost, why, len);
@@ -598,6 +825,22 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		c->stats.quota_refusals++;
 		goto fail_schema;
 	}
+	/* Room in the indexes, and the vm label's entry, before committing. */
+	if (htable_reserve(&c->by_labels))
+		goto fail_nomem_schema;
+	if (vm_indexed(c, cl, l)) {
+		vh = hash_str(HASH_INIT, l->vm);
+		v = vm_label_find(c, l->vm, vh);
+		if (!v) {
+			new_v = calloc(1, sizeof(*new_v));
+			if (!new_v || htable_reserve(&c->by_vm))
+				goto fail_nomem_schema;
+			snprintf(new_v->vm, sizeof(new_v->vm), "%s", l->vm);
+			new_v->uid = cl->uid;
+			new_v->pid = cl->pid;
+			v = new_v;
+		}
+	}
 	s->file_fd = statsfd_fd(s->sf);
 	if (!c->no_kcmp && !tsearch(&s->file_fd, &c->files, file_cmp))
 		goto fail_nomem_schema;
@@ -623,8 +866,24 @@ int add_source(struct collector *c, struct client *cl, int fd,
 	c->nsources++;
 	c->bytes += s->cost;
 	s->next_in_client = cl->sources;
+	if (cl->sources)
+		cl->sources->prev_in_client = s;
 	cl->sources = s;
 	cl->nsources++;
+	htable_add(&c->by_labels, &s->by_labels, labels_hash(l));
+	if (v) {
+		if (new_v)
+			htable_add(&c->by_vm, &new_v->node, vh);
+		else if (v->uid != cl->uid || v->pid != cl->pid)
+			v->mixed = true;
+		s->vm = v;
+		s->next_in_vm = v->sources;
+		if (v->sources)
+			v->sources->prev_in_vm = s;
+		v->sources = s;
+		v->nsources++;
+		v->ndiscovered += cl->discovered;
+	}
 	cl->bytes += s->cost;
 	c->expo += s->expo;
 	if (cl->user) {
@@ -647,19 +906,10 @@ fail_nomem_schema:
 	snprintf(why, len, "out of memory");
 	ret = -ENOMEM;
 fail_schema:
+	free(new_v);
 	/* A schema made for it alone goes with it. */
-	if (!sc->nmembers) {
-		struct schema **psc;
-
-		for (psc = &c->schemas; *psc; psc = &(*psc)->next) {
-			if (*psc == sc) {
-				*psc = sc->next;
-				break;
-			}
-		}
-		free(sc->skip);
-		free(sc);
-	}
+	if (!sc->nmembers)
+		free_schema(c, sc);
 	goto fail;
 fail_nomem:
 	snprintf(why, len, "out of memory");
@@ -685,17 +935,32 @@ fail:
  */
 void drop_source(struct collector *c, struct source *s)
 {
-	struct schema *sc = s->schema, **psc;
-	struct source **ps;
+	struct schema *sc = s->schema;
+	struct vm_label *v = s->vm;
 
 	if (s->dead)
 		return;
 	systemd_unstore_source(s);
-	for (ps = &s->owner->sources; *ps; ps = &(*ps)->next_in_client) {
-		if (*ps == s) {
-			*ps = s->next_in_client;
-			break;
+	if (s->prev_in_client)
+		s->prev_in_client->next_in_client = s->next_in_client;
+	else
+		s->owner->sources = s->next_in_client;
+	if (s->next_in_client)
+		s->next_in_client->prev_in_client = s->prev_in_client;
+	htable_del(&c->by_labels, &s->by_labels);
+	if (v) {
+		if (s->prev_in_vm)
+			s->prev_in_vm->next_in_vm = s->next_in_vm;
+		else
+			v->sources = s->next_in_vm;
+		if (s->next_in_vm)
+			s->next_in_vm->prev_in_vm = s->prev_in_vm;
+		v->ndiscovered -= s->owner->discovered;
+		if (!--v->nsources) {
+			htable_del(&c->by_vm, &v->node);
+			free(v);
 		}
+		s->vm = NULL;
 	}
 	s->owner->nsources--;
 	s->owner->bytes -= s->cost;
@@ -723,16 +988,8 @@ void drop_source(struct collector *c, struct source *s)
 		sc->members = s->next_in_schema;
 	if (s->next_in_schema)
 		s->next_in_schema->prev_in_schema = s->prev_in_schema;
-	if (!--sc->nmembers) {
-		for (psc = &c->schemas; *psc; psc = &(*psc)->next) {
-			if (*psc == sc) {
-				*psc = sc->next;
-				break;
-			}
-		}
-		free(sc->skip);
-		free(sc);
-	}
+	if (!--sc->nmembers)
+		free_schema(c, sc);
 	c->nmapped -= s->mapped;
 	/*
 	 * Out of the epoll set before the fd is closed: the VMM may still

@@ -576,6 +576,86 @@ static void test_changed_header(void)
 	reap_sources(&col);
 }
 
+/*
+ * The indexes behind the label rules (sources.c): a vm label held by
+ * several connections of one process, freed with its last source; a
+ * discovered holder beside a client of the same process gives way to
+ * another client's registration only if that one may have the label; a
+ * source dropped from the middle of its client's list.
+ */
+static void test_index(void)
+{
+	static struct client p1a = { .kind = EP_CLIENT, .fd = -1, .uid = 3000, .pid = 40 };
+	static struct client p1b = { .kind = EP_CLIENT, .fd = -1, .uid = 3000, .pid = 40 };
+	static struct client p2 = { .kind = EP_CLIENT, .fd = -1, .uid = 3000, .pid = 41 };
+	static struct client disc = {
+		.kind = EP_CLIENT, .fd = -1, .uid = 3000, .pid = 40, .discovered = true,
+	};
+	struct source *a, *b, *c, *d, *s;
+	unsigned int n = 0;
+	char why[256];
+	int ret;
+
+	a = add(&p1a, "multi", 0, &ret, why);
+	b = add(&p1b, "multi", 1, &ret, why);
+	tap_ok(a && b && !ret,
+	       "two connections of one process (same uid and pid) share vm \"multi\"");
+	add(&p1b, "multi", 0, &ret, why);
+	tap_ok(ret == -EEXIST, "the same labels from the other connection: -EEXIST");
+	add(&p2, "multi", 2, &ret, why);
+	tap_ok(ret == -EACCES && strstr(why, "is registered by uid 3000 pid 40"),
+	       "another process of that uid: -EACCES");
+	drop_source(&col, a);
+	add(&p2, "multi", 2, &ret, why);
+	tap_ok(ret == -EACCES, "still held while one of its sources lives");
+	drop_source(&col, b);
+	c = add(&p2, "multi", 2, &ret, why);
+	tap_ok(c && !ret, "free again once they are all gone: another process takes it");
+	if (c)
+		drop_source(&col, c);
+	reap_sources(&col);
+
+	/* A discovered source and a client of the same process on one label. */
+	d = add(&disc, "both", 0, &ret, why);
+	a = add(&p1a, "both", 1, &ret, why);
+	tap_ok(d && a && !ret && !disc.nsources,
+	       "the process registers the label its discovered self holds: the discovered source goes");
+	d = add(&disc, "both", 2, &ret, why);
+	tap_ok(d && !ret, "its discovered self may add to it (same uid and pid)");
+	add(&p2, "both", 3, &ret, why);
+	tap_ok(ret == -EACCES && disc.nsources == 0,
+	       "another process of the uid cannot take it (the rules run newest first: the discovered source gave way before the refusal)");
+	add(&p1b, "both", 1, &ret, why);
+	tap_ok(ret == -EEXIST, "its other connection, labels in use: -EEXIST");
+	b = add(&p1b, "both", 4, &ret, why);
+	tap_ok(b && !ret && p1a.nsources == 1 && p1b.nsources == 1,
+	       "and a new vCPU of that VM: registered");
+	if (a)
+		drop_source(&col, a);
+	if (b)
+		drop_source(&col, b);
+	reap_sources(&col);
+
+	/* The owner's list is doubly linked: drop the middle one. */
+	a = add(&p2, "list", 0, &ret, why);
+	b = add(&p2, "list", 1, &ret, why);
+	c = add(&p2, "list", 2, &ret, why);
+	if (b)
+		drop_source(&col, b);
+	for (s = p2.sources; s; s = s->next_in_client)
+		n++;
+	tap_ok(a && c && n == 2 && p2.nsources == 2 && p2.sources == c &&
+	       c->next_in_client == a && !a->next_in_client,
+	       "a source dropped from the middle of its client's list: the others stay linked");
+	add(&p2, "list", 1, &ret, why);
+	tap_ok(!ret, "its labels are free again");
+	while (p2.sources)
+		drop_source(&col, p2.sources);
+	reap_sources(&col);
+	tap_ok(!col.nsources && !col.by_labels.n && !col.by_vm.n && !col.by_labels.b &&
+	       !col.by_vm.b, "every index empty, its buckets freed, once the sources are gone");
+}
+
 int main(void)
 {
 	col.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -589,6 +669,7 @@ int main(void)
 	test_failures();
 	test_discovered_labels();
 	test_host_labels();
+	test_index();
 	while (col.nrules--) {
 		free(col.rules[col.nrules].provider);
 		free(col.rules[col.nrules].target);

@@ -26,17 +26,21 @@ static double now_s(void)
 }
 
 /**
- * test_http_get() - GET @path from 127.0.0.1:@port
+ * test_http_get_wait() - GET @path from 127.0.0.1:@port
  * @port: the collector's HTTP port
  * @path: e.g. "/metrics"
  * @secs: if not NULL, the time from connect to the end of the answer
+ * @silence_ms: how long the server may stay silent before the answer is
+ *	taken as complete (a large exposition renders before its first byte)
  *
- * Reads until the server closes (HTTP/1.0) or stays silent for 5 s.
+ * Reads until the server closes (HTTP/1.0) or stays silent for
+ * @silence_ms.
  *
  * Return: the body, malloc()ed; NULL if nothing answered, or the answer is
  * no HTTP/1.x response with a header block.
  */
-char *test_http_get(unsigned int port, const char *path, double *secs)
+char *test_http_get_wait(unsigned int port, const char *path, double *secs,
+			 int silence_ms)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct statsfd_buf b = { 0 };
@@ -61,7 +65,7 @@ char *test_http_get(unsigned int port, const char *path, double *secs)
 		struct pollfd p = { .fd = s, .events = POLLIN };
 		ssize_t r;
 
-		if (poll(&p, 1, 5000) != 1)
+		if (poll(&p, 1, silence_ms) != 1)
 			break;
 		r = read(s, buf, sizeof(buf));
 		if (r <= 0)
@@ -78,4 +82,17 @@ char *test_http_get(unsigned int port, const char *path, double *secs)
 	body = strdup(strstr(b.data, "\r\n\r\n") + 4);
 	statsfd_buf_free(&b);
 	return body;
+}
+
+/**
+ * test_http_get() - GET @path from 127.0.0.1:@port, 5 s of silence at most
+ * @port: the collector's HTTP port
+ * @path: e.g. "/metrics"
+ * @secs: if not NULL, the time from connect to the end of the answer
+ *
+ * Return: as test_http_get_wait().
+ */
+char *test_http_get(unsigned int port, const char *path, double *secs)
+{
+	return test_http_get_wait(port, path, secs, 5000);
 }

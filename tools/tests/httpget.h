@@ -6,5 +6,7 @@
 #define STATSFD_TEST_HTTPGET_H
 
 char *test_http_get(unsigned int port, const char *path, double *secs);
+char *test_http_get_wait(unsigned int port, const char *path, double *secs,
+			 int silence_ms);
 
 #endif /* STATSFD_TEST_HTTPGET_H */

@@ -89,6 +89,10 @@ run collector_hostile_test env ASAN_OPTIONS=detect_leaks=0 \
 # Attacks on the HTTP side by local users: memory, time, slots.
 run collector_siege_test env ASAN_OPTIONS=detect_leaks=0 \
 	"$san/tests/collector_siege_test" "$san/bin/statsfd-collector"
+# One big host: B13's fleet under the default limits, 64 clients of 64
+# uids registering 1024 sources each.
+run collector_scale_test env ASAN_OPTIONS=detect_leaks=0 \
+	"$san/tests/collector_scale_test" "$san/bin/statsfd-collector"
 # systemd's side of the protocol played by the test: no systemd needed.
 run sd_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/sd_test" \
 	"$san/bin/statsfd-collector"
