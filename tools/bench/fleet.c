@@ -306,7 +306,6 @@ pid_t collector_start(const char *cmd, const char *interval,
 	if (pid < 0)
 		die("fork");
 	if (!pid) {
-		/* Our fds are O_CLOEXEC: it gets them only by registration. */
 		/*
 		 * Our fds are O_CLOEXEC: it gets them only by registration.
 		 * Its limits are the defaults, which are sized for this fleet
