@@ -25,6 +25,7 @@ The console is only ever used to find failures (kernel reports), never to
 find a pass, so console noise cannot fake a green run.
 """
 import fnmatch
+import os
 import re
 import sys
 
@@ -72,6 +73,12 @@ class Verdict:
         seen = 0
         failed = 0
         for line in lines:
+            if line.startswith("# statsfd-time "):
+                # tools/tests/run.sh times each host test this way
+                parts = line.split()
+                if len(parts) >= 4 and parts[3].isdigit():
+                    self.times.append((int(parts[3]), f"{prefix}/{parts[2]}"))
+                continue
             m = PLAN_RE.match(line)
             if m and plan is None:
                 plan = int(m.group(1))
@@ -349,7 +356,13 @@ def main(argv):
             return 2
     for secs, name in sorted(v.times, reverse=True):
         if secs >= 10:
-            print(f"==> guest time {secs:4d}s {name}", file=sys.stderr)
+            print(f"==> time {secs:4d}s {name}", file=sys.stderr)
+    if summary:
+        # Every time measured, slowest first: what to look at when the
+        # run gets slow (tools/testing/README.md, "Logs").
+        with open(os.path.join(os.path.dirname(summary), "times.txt"), "w") as f:
+            for secs, name in sorted(v.times, reverse=True):
+                f.write(f"{secs:5d} {name}\n")
     for note in v.notes:
         print(note, file=sys.stderr)
     counts = v.print(sys.stdout)
