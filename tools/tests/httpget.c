@@ -31,7 +31,10 @@ static double now_s(void)
  * @path: e.g. "/metrics"
  * @secs: if not NULL, the time from connect to the end of the answer
  *
- * Reads until the server closes (HTTP/1.0) or stays silent for 5 s.
+ * Reads until the server closes (HTTP/1.0) or stays silent for 30 s: a
+ * sanitized collector rendering thousands of sources on a loaded host
+ * once took more than 5 s to its first byte (collector_test's 4000-source
+ * scrape, which allows 15 s in all, then read nothing).
  *
  * Return: the body, malloc()ed; NULL if nothing answered, or the answer is
  * no HTTP/1.x response with a header block.
@@ -61,7 +64,7 @@ char *test_http_get(unsigned int port, const char *path, double *secs)
 		struct pollfd p = { .fd = s, .events = POLLIN };
 		ssize_t r;
 
-		if (poll(&p, 1, 5000) != 1)
+		if (poll(&p, 1, 30000) != 1)
 			break;
 		r = read(s, buf, sizeof(buf));
 		if (r <= 0)
