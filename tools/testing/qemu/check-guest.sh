@@ -199,9 +199,12 @@ run_kunit_module() {
 # case_times NAME: copies a test's TAP through and, after each result
 # line that took 2 s or more since the one before (a kselftest case: since
 # its "#  RUN" line), adds "# statsfd-time selftest/NAME/CASE SECS", which
-# summarize.py ranks with the other times (busybox awk has systime()).
+# summarize.py ranks with the other times (busybox awk has systime()).  It
+# stops at run_selftest's "# statsfd-selftest-done" line, not at the end
+# of its input: a daemon a killed script left behind may hold the pipe.
 case_times() {
 	awk -v n="$1" -v t="$(date +%s)" '
+	$0 == "# statsfd-selftest-done" { exit }
 	{ print; fflush() }
 	/^#  RUN / { t = systime() }
 	/^(not )?ok [0-9]+ / {
@@ -228,6 +231,8 @@ run_selftest() {
 	{
 		(cd /tmp && timeout "$TEST_TIMEOUT" "$path" "$@") 2>&1
 		echo $? >/tmp/.selftest-rc
+		# On a line of its own even after output without a newline.
+		printf '\n# statsfd-selftest-done\n'
 	} | case_times "$name"
 	rc=$(cat /tmp/.selftest-rc)
 	echo "# statsfd-selftest-end $name rc=$rc secs=$(($(date +%s) - t0))"
