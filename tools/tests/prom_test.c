@@ -13,7 +13,9 @@
  * rendered in random registration orders: promtool accepts every result,
  * the result does not depend on the order of the series, and nothing the
  * first-registered schema exports alone is hidden by the others.
- * STRESS=1 runs more rounds.
+ * Rounds: 50, 600 with STRESS=1 (CI); the seed is fixed, so a plain run
+ * checks the first 50 of CI's schemas (each round runs promtool, about a
+ * quarter of a second of CPU).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,6 +390,6 @@ int main(void)
 	test_names();
 	test_write();
 	test_reserved();
-	test_property(getenv("STRESS") && !strcmp(getenv("STRESS"), "1") ? 600 : 150);
+	test_property(getenv("STRESS") && !strcmp(getenv("STRESS"), "1") ? 600 : 50);
 	return tap_done();
 }
