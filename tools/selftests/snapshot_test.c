@@ -831,11 +831,14 @@ TEST_F_TIMEOUT(snap, reads_behind_starved_writers, 300)
 /*
  * The control: the mapped readers copy the copy the writer fills instead
  * of the one seq selects, and no longer check seq.  The very same checks
- * then catch mixed values, so the tests above can fail.
+ * then catch mixed values, so the tests above can fail.  10,000 preads
+ * (100,000 with STATSFD_STRESS), the mapped readers copying all the
+ * while: their raw copies mixed 495,865 times in 10 million on the KCSAN
+ * guest with twice the preads.
  */
 TEST_F_TIMEOUT(snap, control_without_the_protocol_mixes, 300)
 {
-	unsigned long want = stress_scale(20000, 100000);
+	unsigned long want = stress_scale(10000, 100000);
 	struct totals *t = calloc(1, sizeof(*t));
 
 	ASSERT_NE(NULL, t);
