@@ -23,7 +23,10 @@
  * and network namespace (an unprivileged user owns both: what a container
  * does).  The second needs a kernel with user namespaces; without them it
  * is skipped (tools/testing/skips.txt says where).  Rounds: 300, 3000 with
- * STATSFD_STRESS=1, each run bounded to 60 s (240 s with it).
+ * STATSFD_STRESS=1, each run bounded to 20 s (240 s with it, as CI runs).
+ * Against the unfixed notifier the 6.1 guest panicked at about 14 s in
+ * most runs, so a plain `make check` (two variants there) still has a
+ * fair chance of catching a regression; CI's 240 s is the proof.
  */
 #define _GNU_SOURCE
 #include <grp.h>
@@ -166,7 +169,7 @@ static int group_del(void)
 static int race_rounds(struct __test_metadata *_metadata)
 {
 	int rounds = host_stress() ? 3000 : 300;
-	double deadline = now_s() + (host_stress() ? 240 : 60);
+	double deadline = now_s() + (host_stress() ? 240 : 20);
 	unsigned int seed = getpid(), del_us = 0;
 	pthread_t tc, tr, to;
 	struct race r;

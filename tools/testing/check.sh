@@ -143,6 +143,99 @@ kvm_module_path() {
 # for a disk that accounts its I/O and can be removed.
 dev_modules=(drivers/block/brd drivers/block/loop drivers/net/veth drivers/net/dummy)
 
+# Boots one leg's guest; its run-guest exit status lands in $d/run-guest.rc.
+run_leg() {
+	local leg=$1 kernel=$2 moddir=$3 leg_kunit=$4 leg_selftests=$5 proofs=$6
+	local kmemleak=$7 kvm=$8 smp=$9
+	local d=$LOGDIR/$leg
+	mkdir -p "$d"
+	{
+		echo "RUN_KUNIT=$leg_kunit"
+		echo "RUN_SELFTESTS=$run_selftests"
+		printf 'KUNIT_GLOB=%q\n' "$KUNIT"
+		printf 'SELFTESTS=%q\n' "$(echo "$leg_selftests" | tr ',' ' ')"
+		printf 'SELFTEST_ARGS=%q\n' "$SELFTEST_ARGS"
+		printf 'HARNESS=%q\n' "$HARNESS"
+		printf 'HARNESS_SELFTESTS=%q\n' "$HARNESS_SELFTESTS"
+		echo "LOAD_MODULES=$LOAD_MODULES"
+		echo "STRESS=$STRESS"
+		echo "TEST_TIMEOUT=$TEST_TIMEOUT"
+		printf 'KERNEL_PROOFS=%q\n' "$proofs"
+		echo "KMEMLEAK=$kmemleak"
+		[ "$kvm" = 1 ] && printf 'KVM_MODULES=%q\n' "$(printf '%s ' "${kvm_modules[@]##*/}")"
+		[ "$leg" = 6.1 ] && printf 'DEV_MODULES=%q\n' "$(printf '%s ' "${dev_modules[@]##*/}")"
+	} >"$d/check.conf"
+	local extra=(--file "$d/check.conf:/etc/statsfd-check.conf")
+	[ "$leg" = kcsan ] && extra+=(--append panic_on_warn=0)
+	# Debian's 6.1 kernel preempts voluntarily by default
+	# (PREEMPT_DYNAMIC): full preemption, as the 6.12 kernels are built
+	# with, so that stats writers are preempted inside update windows on
+	# this leg too.
+	[ "$leg" = 6.1 ] && extra+=(--append preempt=full)
+	if [ -n "$HARNESS_SELFTESTS" ] && [ "$HARNESS" != selftest-missing ]; then
+		extra+=(--file "$BUILD/selftests-harness:/usr/libexec/statsfd-harness")
+	fi
+	local m t
+	if [ "$leg" = 6.1 ]; then
+		for m in "${dev_modules[@]}"; do
+			extra+=(--kmods "$(kvm_module_path "$m")")
+		done
+	fi
+	if [ "$kvm" = 1 ]; then
+		# The stock kernel's own kvm modules, of the release it boots.
+		for m in "${kvm_modules[@]}"; do
+			extra+=(--kmods "$(kvm_module_path "$m")")
+		done
+		# kvm_hold keeps one idle VM through the KVM tests (see
+		# tools/tests/kvm_hold.c); check-guest.sh starts it.
+		extra+=(--bin "$BUILD/tools/guest-helpers/kvm_hold")
+		extra+=(--bin /bin/bash:/bin/bash --bin "$(command -v jq)"
+			--bin "$servers/promtool" --bin "$(command -v setpriv)")
+		for t in "$BUILD"/tools/guest-tests/*; do
+			extra+=(--bin "$t:/usr/libexec/statsfd-kvm/$(basename "$t")")
+		done
+	fi
+	# The host tests: host_node_exporter_test.sh compares the collector's
+	# --host exposition with Debian's node_exporter (the unpacked copy, in
+	# the guest's /usr/bin).  host_tools_test.sh's promtool checks run
+	# here, in summarize.py, on the text the guest sends: promtool (46 MB)
+	# goes only into the guests of the KVM tests, which run it themselves.
+	if [ -z "$leg_selftests" ] || [[ " ${leg_selftests//,/ } " == *" host_"*"_test"[.\ ]* ]]; then
+		extra+=(--bin "$servers/prometheus-node-exporter")
+	fi
+	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
+	# A shared hold on the modules' lock: a concurrent modules.sh (another
+	# clone's make, a developer's rebuild) must not rewrite a .ko while
+	# run-guest copies it.
+	(
+		flock -s 9
+		"$T/qemu/run-guest" --kernel "$kernel" --modules-dir "$moddir" \
+			--script "$T/qemu/check-guest.sh" --selftests "$BUILD/selftests" \
+			--tools "$BUILD/tools/bin" \
+			--results "$d/results.txt" --log "$d/console.log" --smp "$smp" \
+			--busybox "$busybox" \
+			--timeout "$GUEST_TIMEOUT" "${extra[@]}" 2>"$d/run-guest.err"
+	) 9>"$moddir.lock"
+	echo $? >"$d/run-guest.rc"
+	cat "$d/run-guest.err" >&2
+	say "$leg guest finished"
+}
+
+# The host tests, the legs' module builds and the guests overlap: the
+# host tests start now, each guest as soon as its modules are built (so
+# the 6.12 guest, the longest, boots while the 6.1 modules build).
+# SERIAL=1: one thing at a time.
+pids=()
+if [ "$run_host_tests" = 1 ]; then
+	say "host tests started (make -C tools check, log: $LOGDIR/host-tests.log)"
+	(
+		make -s -C "$root/tools" O="$BUILD/tools" check >"$LOGDIR/host-tests.log" 2>&1
+		echo $? >"$LOGDIR/host-tests.rc"
+		say "host tests finished"
+	) &
+	pids+=($!)
+	[ "${SERIAL:-0}" = 1 ] && wait "${pids[@]}"
+fi
 legs=()
 for leg in $LEGS; do
 	leg_kunit=$run_kunit leg_selftests=$SELFTESTS kvm=0 kmemleak=0
@@ -246,106 +339,11 @@ for leg in $LEGS; do
 	fi
 	sumargs+=(--expected "$leg" "$d/expected.txt")
 	legs+=("$leg|$kernel|$moddir|$leg_kunit|$leg_selftests|$proofs|$kmemleak|$kvm")
-done
-
-# Boots one leg's guest; its run-guest exit status lands in $d/run-guest.rc.
-run_leg() {
-	local leg=$1 kernel=$2 moddir=$3 leg_kunit=$4 leg_selftests=$5 proofs=$6
-	local kmemleak=$7 kvm=$8 smp=$9
-	local d=$LOGDIR/$leg
-	mkdir -p "$d"
-	{
-		echo "RUN_KUNIT=$leg_kunit"
-		echo "RUN_SELFTESTS=$run_selftests"
-		printf 'KUNIT_GLOB=%q\n' "$KUNIT"
-		printf 'SELFTESTS=%q\n' "$(echo "$leg_selftests" | tr ',' ' ')"
-		printf 'SELFTEST_ARGS=%q\n' "$SELFTEST_ARGS"
-		printf 'HARNESS=%q\n' "$HARNESS"
-		printf 'HARNESS_SELFTESTS=%q\n' "$HARNESS_SELFTESTS"
-		echo "LOAD_MODULES=$LOAD_MODULES"
-		echo "STRESS=$STRESS"
-		echo "TEST_TIMEOUT=$TEST_TIMEOUT"
-		printf 'KERNEL_PROOFS=%q\n' "$proofs"
-		echo "KMEMLEAK=$kmemleak"
-		[ "$kvm" = 1 ] && printf 'KVM_MODULES=%q\n' "$(printf '%s ' "${kvm_modules[@]##*/}")"
-		[ "$leg" = 6.1 ] && printf 'DEV_MODULES=%q\n' "$(printf '%s ' "${dev_modules[@]##*/}")"
-	} >"$d/check.conf"
-	local extra=(--file "$d/check.conf:/etc/statsfd-check.conf")
-	[ "$leg" = kcsan ] && extra+=(--append panic_on_warn=0)
-	# Debian's 6.1 kernel preempts voluntarily by default
-	# (PREEMPT_DYNAMIC): full preemption, as the 6.12 kernels are built
-	# with, so that stats writers are preempted inside update windows on
-	# this leg too.
-	[ "$leg" = 6.1 ] && extra+=(--append preempt=full)
-	if [ -n "$HARNESS_SELFTESTS" ] && [ "$HARNESS" != selftest-missing ]; then
-		extra+=(--file "$BUILD/selftests-harness:/usr/libexec/statsfd-harness")
-	fi
-	local m t
-	if [ "$leg" = 6.1 ]; then
-		for m in "${dev_modules[@]}"; do
-			extra+=(--kmods "$(kvm_module_path "$m")")
-		done
-	fi
-	if [ "$kvm" = 1 ]; then
-		# The stock kernel's own kvm modules, of the release it boots.
-		for m in "${kvm_modules[@]}"; do
-			extra+=(--kmods "$(kvm_module_path "$m")")
-		done
-		# kvm_hold keeps one idle VM through the KVM tests (see
-		# tools/tests/kvm_hold.c); check-guest.sh starts it.
-		extra+=(--bin "$BUILD/tools/guest-helpers/kvm_hold")
-		extra+=(--bin /bin/bash:/bin/bash --bin "$(command -v jq)"
-			--bin "$servers/promtool" --bin "$(command -v setpriv)")
-		for t in "$BUILD"/tools/guest-tests/*; do
-			extra+=(--bin "$t:/usr/libexec/statsfd-kvm/$(basename "$t")")
-		done
-	fi
-	# The host tests: host_tools_test.sh checks the collector's --host
-	# exposition with promtool, host_node_exporter_test.sh compares it
-	# with Debian's node_exporter (both the unpacked copies, in the guest's
-	# /usr/bin).
-	if [ -z "$leg_selftests" ] || [[ " ${leg_selftests//,/ } " == *" host_"*"_test"[.\ ]* ]]; then
-		[ "$kvm" = 1 ] || extra+=(--bin "$servers/promtool")
-		extra+=(--bin "$servers/prometheus-node-exporter")
-	fi
-	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
-	# A shared hold on the modules' lock: a concurrent modules.sh (another
-	# clone's make, a developer's rebuild) must not rewrite a .ko while
-	# run-guest copies it.
-	(
-		flock -s 9
-		"$T/qemu/run-guest" --kernel "$kernel" --modules-dir "$moddir" \
-			--script "$T/qemu/check-guest.sh" --selftests "$BUILD/selftests" \
-			--tools "$BUILD/tools/bin" \
-			--results "$d/results.txt" --log "$d/console.log" --smp "$smp" \
-			--busybox "$busybox" \
-			--timeout "$GUEST_TIMEOUT" "${extra[@]}" 2>"$d/run-guest.err"
-	) 9>"$moddir.lock"
-	echo $? >"$d/run-guest.rc"
-	cat "$d/run-guest.err" >&2
-	say "$leg guest finished"
-}
-
-# The host tests and the legs run side by side (SERIAL=1: one at a time).
-pids=()
-if [ "$run_host_tests" = 1 ]; then
-	say "host tests started (make -C tools check, log: $LOGDIR/host-tests.log)"
-	(
-		make -s -C "$root/tools" O="$BUILD/tools" check >"$LOGDIR/host-tests.log" 2>&1
-		echo $? >"$LOGDIR/host-tests.rc"
-		say "host tests finished"
-	) &
-	pids+=($!)
-	[ "${SERIAL:-0}" = 1 ] && wait "${pids[@]}"
-fi
-# Every guest gets 2 CPUs so race tests can race; they run side by side.
-for spec in "${legs[@]}"; do
-	IFS='|' read -r leg rest <<<"$spec"
-	IFS='|' read -ra a <<<"$spec"
 	if [ "${SERIAL:-0}" = 1 ]; then
-		run_leg "${a[@]}" 2
+		run_leg "$leg" "$kernel" "$moddir" "$leg_kunit" "$leg_selftests" "$proofs" "$kmemleak" "$kvm" 2
 	else
-		run_leg "${a[@]}" 2 &
+		# Every guest gets 2 CPUs so race tests can race.
+		run_leg "$leg" "$kernel" "$moddir" "$leg_kunit" "$leg_selftests" "$proofs" "$kmemleak" "$kvm" 2 &
 		pids+=($!)
 	fi
 done

@@ -25,7 +25,9 @@ The console is only ever used to find failures (kernel reports), never to
 find a pass, so console noise cannot fake a green run.
 """
 import fnmatch
+import os
 import re
+import subprocess
 import sys
 
 # Kernel log lines that mean a bug was found.  Each is anchored on the
@@ -51,6 +53,10 @@ STATSFD_FRAME_RE = re.compile(r"\[statsfd\w*\]|\bstatsfd_\w+\+0x|data-race in .*
 TAP_RE = re.compile(r"^(ok|not ok)\s+(\d+)\s*(?:-\s*)?([^#]*?)\s*(?:#\s*(.*))?$")
 CASE_RE = re.compile(r"^    (ok|not ok)\s+(\d+)\s+([^#]*?)\s*(?:#\s*(.*))?$")
 PLAN_RE = re.compile(r"^1\.\.(\d+)")
+# What promtool says of node_exporter's own meminfo names, which the
+# collector's --host exposition keeps as node_exporter spells them.
+CAMEL_MEMINFO_RE = re.compile(r"^node_memory_[A-Za-z_]* metric names should be written in "
+                              r"'snake_case' not 'camelCase'$")
 CASE_PLAN_RE = re.compile(r"^    1\.\.(\d+)")
 
 
@@ -72,6 +78,12 @@ class Verdict:
         seen = 0
         failed = 0
         for line in lines:
+            if line.startswith("# statsfd-time "):
+                # tools/tests/run.sh times each host test this way
+                parts = line.split()
+                if len(parts) >= 4 and parts[3].isdigit():
+                    self.times.append((int(parts[3]), f"{prefix}/{parts[2]}"))
+                continue
             m = PLAN_RE.match(line)
             if m and plan is None:
                 plan = int(m.group(1))
@@ -108,6 +120,31 @@ class Verdict:
         elif seen == 0 and plan is None and rc == 0:
             self.add("PASS", prefix)
         return seen
+
+    def promtool(self, name, lines):
+        """`promtool check metrics` of a guest's exposition, here.
+
+        A guest test sends its text between '# statsfd-promtool-begin
+        NAME' and '# statsfd-promtool-end', each line after '#| ': under
+        TCG with KASAN one promtool run took a minute of the debug guest.
+        Passes with nothing but node_exporter's own camelCase meminfo
+        names to say (status 3 is promtool's "lint problems").
+        """
+        text = "".join(f"{x}\n" for x in lines)
+        try:
+            p = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
+                               capture_output=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            self.add("FAIL", name, f"promtool could not run here: {e}")
+            return
+        rest = [x for x in (p.stdout + p.stderr).splitlines()
+                if x.strip() and not CAMEL_MEMINFO_RE.match(x)]
+        if not lines:
+            self.add("FAIL", name, "no exposition text came from the guest")
+        elif p.returncode in (0, 3) and not rest:
+            self.add("PASS", name)
+        else:
+            self.add("FAIL", name, f"promtool exit {p.returncode}: " + "; ".join(rest[:5]))
 
     def ktap_suite(self, prefix, suite, lines):
         plan = None
@@ -147,6 +184,7 @@ class Verdict:
         console = read_lines(console_path)
         complete = False
         section = None
+        promtool = None
         body = []
         dmesg = []
         for line in results:
@@ -166,6 +204,13 @@ class Verdict:
             elif line.startswith("# statsfd-kunit-end ") and section:
                 self.ktap_suite(f"{leg}/kunit", section[1], body)
                 section = None
+            elif line.startswith("# statsfd-promtool-begin ") and section:
+                promtool = (line[len("# statsfd-promtool-begin "):].strip(), [])
+            elif line.startswith("#| ") and promtool:
+                promtool[1].append(line[3:])
+            elif line == "# statsfd-promtool-end" and promtool and section:
+                self.promtool(f"{leg}/{section[0]}/{section[1]}/{promtool[0]}", promtool[1])
+                promtool = None
             elif line.startswith("# statsfd-selftest-begin "):
                 section, body = ("selftest", line.split()[2]), []
             elif line.startswith("# statsfd-selftest-end ") and section:
@@ -349,7 +394,13 @@ def main(argv):
             return 2
     for secs, name in sorted(v.times, reverse=True):
         if secs >= 10:
-            print(f"==> guest time {secs:4d}s {name}", file=sys.stderr)
+            print(f"==> time {secs:4d}s {name}", file=sys.stderr)
+    if summary:
+        # Every time measured, slowest first: what to look at when the
+        # run gets slow (tools/testing/README.md, "Logs").
+        with open(os.path.join(os.path.dirname(summary), "times.txt"), "w") as f:
+            for secs, name in sorted(v.times, reverse=True):
+                f.write(f"{secs:5d} {name}\n")
     for note in v.notes:
         print(note, file=sys.stderr)
     counts = v.print(sys.stdout)

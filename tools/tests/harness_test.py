@@ -118,6 +118,29 @@ ok(got.get("L/selftest/h", ("",))[0] == "FAIL" and "timed out" in got["L/selftes
    and got["L/selftest/h/global.hang_forever"][0] == "FAIL",
    "a program killed by its timeout fails as timed out, and its unfinished case as missing")
 
+# promtool on the host, for a guest test's exposition (host_tools_test.sh)
+def prom(text):
+    return (["# statsfd-selftest-begin p.sh", "# statsfd-promtool-begin scrape passes promtool"]
+            + ["#| " + x for x in text] + ["# statsfd-promtool-end", "ok 1 - other", "1..1",
+                                           "# statsfd-selftest-end p.sh rc=0 secs=1"])
+
+
+good = ["# HELP node_memory_MemTotal_bytes Memory information field MemTotal_bytes.",
+        "# TYPE node_memory_MemTotal_bytes gauge", "node_memory_MemTotal_bytes 1.0e+09",
+        "# HELP node_load1 1m load average.", "# TYPE node_load1 gauge", "node_load1 0.5"]
+got, _ = verdict(prom(good), expected=base + ["selftest/p.sh/*"])
+ok(got.get("L/selftest/p.sh/scrape passes promtool", ("",))[0] == "PASS"
+   and got["L/selftest/p.sh/other"][0] == "PASS",
+   "a guest's exposition that promtool accepts (but for node_exporter's camelCase meminfo) passes")
+bad = ["# HELP x_requests Requests.", "# TYPE x_requests counter", "x_requests 1"]
+got, _ = verdict(prom(bad), expected=base + ["selftest/p.sh/*"])
+ok(got.get("L/selftest/p.sh/scrape passes promtool", ("",))[0] == "FAIL"
+   and "_total" in got["L/selftest/p.sh/scrape passes promtool"][1],
+   "a guest's exposition promtool complains about (a counter without _total) fails, saying why")
+got, _ = verdict(prom(["x{ 1"]), expected=base + ["selftest/p.sh/*"])
+ok(got.get("L/selftest/p.sh/scrape passes promtool", ("",))[0] == "FAIL",
+   "a guest's exposition promtool cannot parse fails")
+
 # manifest.py
 ok(manifest.kunit_selected("statsfd_agg.*empt*", "statsfd_agg", "x_emptied_set"),
    "KUnit glob suite.case matches like filter_glob")

@@ -22,7 +22,9 @@
  * text's families, types, label sets and values; log2 histograms as
  * native histograms whose buckets are the kernel's, linear ones as the
  * text's classic buckets.
- * STRESS=1 runs more rounds.
+ * Rounds: 50, 600 with STRESS=1 (CI); the seed is fixed, so a plain run
+ * checks the first 50 of CI's schemas (each round runs promtool, about a
+ * quarter of a second of CPU).
  */
 #include <math.h>
 #include <stdio.h>
@@ -734,6 +736,6 @@ int main(void)
 	test_names();
 	test_write();
 	test_reserved();
-	test_property(getenv("STRESS") && !strcmp(getenv("STRESS"), "1") ? 600 : 150);
+	test_property(getenv("STRESS") && !strcmp(getenv("STRESS"), "1") ? 600 : 50);
 	return tap_done();
 }

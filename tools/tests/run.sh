@@ -37,8 +37,11 @@ run() {
 	local log
 	log=$(mktemp)
 	echo "# $name: $*"
+	t0=$SECONDS
 	timeout 600 "$@" >"$log" 2>"$log.err"
 	rc=$?
+	# Ranked with the guests' times by tools/testing/summarize.py.
+	echo "# statsfd-time $name $((SECONDS - t0))"
 	while IFS= read -r line; do
 		case "$line" in
 		"ok "*"# SKIP"*)

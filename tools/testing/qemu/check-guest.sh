@@ -45,15 +45,32 @@ result() {
 	echo "# statsfd-result $*"
 }
 
+# phase NAME: the guest's time since the previous phase began (by its
+# clock, /proc/uptime) goes out as "# statsfd-time guest/PREVIOUS SECS",
+# which summarize.py ranks with the tests' times; the first phase, boot,
+# is the kernel's start up to here.
+phase_name=boot phase_t0=0
+phase() {
+	now=$(cut -d. -f1 /proc/uptime)
+	echo "# statsfd-time guest/$phase_name $((now - phase_t0))"
+	phase_name=$1 phase_t0=$now
+}
+phase kmemleak-first-scan
+
 # Boot-time objects kmemleak cannot account for are not ours: scan once and
 # mark everything reported so far as known before any of our code runs.
 # A write of "scan" fails with EPERM once kmemleak is disabled, so success
 # here is also the proof that it is on and scanning.
 kmemleak_on=0
+# The scans this script and vm_fault_test ask for are all there is: the
+# automatic scanning thread (a first scan a minute after boot, then every
+# ten minutes) would only take CPU from the tests in the middle of the run.
 if [ "$KMEMLEAK" = 1 ] && echo scan 2>/dev/null >"$KMEMLEAK_FILE"; then
 	echo clear >"$KMEMLEAK_FILE"
+	echo scan=off >"$KMEMLEAK_FILE"
 	kmemleak_on=1
 fi
+phase load
 
 # prove NAME: one result kernel/NAME saying whether the booted kernel really
 # has what its config promised.  The host decides which proofs a leg owes.
@@ -179,6 +196,29 @@ run_kunit_module() {
 	unload "$ko"
 }
 
+# case_times NAME: copies a test's TAP through and, after each result
+# line that took 2 s or more since the one before (a kselftest case: since
+# its "#  RUN" line), adds "# statsfd-time selftest/NAME/CASE SECS", which
+# summarize.py ranks with the other times (busybox awk has systime()).  It
+# stops at run_selftest's "# statsfd-selftest-done" line, not at the end
+# of its input: a daemon a killed script left behind may hold the pipe.
+case_times() {
+	awk -v n="$1" -v t="$(date +%s)" '
+	$0 == "# statsfd-selftest-done" { exit }
+	{ print; fflush() }
+	/^#  RUN / { t = systime() }
+	/^(not )?ok [0-9]+ / {
+		c = $1 == "ok" ? $3 : $4
+		if (c == "-" || c == "")
+			c = "#" ($1 == "ok" ? $2 : $3)
+		s = systime() - t
+		if (s >= 2)
+			printf "# statsfd-time selftest/%s/%s %d\n", n, c, s
+		fflush()
+		t = systime()
+	}'
+}
+
 # run_selftest PATH [ARGS...]: scripts run through their #! line (bash for
 # the KVM tests, whose bash comes with them), binaries directly.  busybox
 # timeout: SIGTERM at TEST_TIMEOUT, exit 143 (reported as a timeout).
@@ -188,8 +228,13 @@ run_selftest() {
 	name=$(basename "$path")
 	echo "# statsfd-selftest-begin $name"
 	t0=$(date +%s)
-	(cd /tmp && timeout "$TEST_TIMEOUT" "$path" "$@") 2>&1
-	rc=$?
+	{
+		(cd /tmp && timeout "$TEST_TIMEOUT" "$path" "$@") 2>&1
+		echo $? >/tmp/.selftest-rc
+		# On a line of its own even after output without a newline.
+		printf '\n# statsfd-selftest-done\n'
+	} | case_times "$name"
+	rc=$(cat /tmp/.selftest-rc)
 	echo "# statsfd-selftest-end $name rc=$rc secs=$(($(date +%s) - t0))"
 }
 
@@ -236,6 +281,7 @@ warn | oob | leak | abba | race)
 	load statsfd_harness.ko "$HARNESS=1" && unload statsfd_harness.ko ;;
 esac
 
+phase kunit
 if [ "$RUN_KUNIT" = 1 ] && [ ! -d /sys/kernel/debug/kunit ]; then
 	result FAIL kunit "KUnit expected but /sys/kernel/debug/kunit is missing"
 elif [ "$RUN_KUNIT" = 1 ]; then
@@ -259,6 +305,7 @@ elif [ "$RUN_KUNIT" = 1 ]; then
 	done
 fi
 
+phase selftests
 if [ "$RUN_SELFTESTS" = 1 ]; then
 	for t in /usr/libexec/statsfd/*; do
 		[ -f "$t" ] || continue
@@ -306,6 +353,7 @@ kvm_hold_start() {
 
 # Real upstream KVM (the 6.1 leg): its stats fds are what our library and
 # CLI must read; the tests that use them run only here, on every machine.
+phase kvm
 if [ -n "$KVM_MODULES" ]; then
 	kvm_ok=1
 	for m in $KVM_MODULES; do
@@ -326,17 +374,23 @@ if [ -n "$KVM_MODULES" ]; then
 	fi
 fi
 
+phase unload
 for ko in $loaded; do
 	unload "$ko"
 done
 
-# kmemleak reports only objects older than 5 s and wants two scans to be
-# sure; unloading first lets it see what module exit paths forgot to free.
+# kmemleak reports only objects older than 5 s, and an object only at the
+# second scan that finds it unchanged; unloading first lets it see what
+# module exit paths forgot to free.  The second scan starts 5 s after the
+# unload at the earliest (the first, slow under KASAN, is part of that).
+phase kmemleak-last-scans
 if [ "$KMEMLEAK" = 1 ] && [ "$kmemleak_on" = 0 ]; then
 	result FAIL kmemleak "kmemleak expected but not available (see kernel/kmemleak)"
 elif [ "$KMEMLEAK" = 1 ]; then
+	unloaded=$(cut -d' ' -f1 /proc/uptime)
 	echo scan >"$KMEMLEAK_FILE"
-	sleep 5
+	left=$(awk -v t="$unloaded" '{ d = t + 5.1 - $1; print d > 0 ? d : 0 }' /proc/uptime)
+	sleep "$left"
 	echo scan >"$KMEMLEAK_FILE"
 	leaks=$(cat "$KMEMLEAK_FILE")
 	if [ -n "$leaks" ]; then
@@ -351,6 +405,7 @@ for p in $KERNEL_PROOFS; do
 	case "$p" in lockdep | taint) prove "$p" ;; esac
 done
 
+phase end
 echo "# statsfd-dmesg-begin"
 dmesg
 echo "# statsfd-dmesg-end"
