@@ -287,7 +287,10 @@ ready=$(uri "rate(statsfd_exits_total{target=\"vcpu\"}[$RATE_INTERVAL]) > 0 and 
 has_data() { get "$api/query?query=$ready" "$tmp/a" && grep -q '"result":\[{' "$tmp/a"; }
 if ! waitfor 300 has_data; then
 	nok "Prometheus scrapes the collector (rate() of exits and CPU time)"
-	tail -n 20 "$tmp/prometheus.log" | sed 's/^/# /'
+	# Why: the target's health and last scrape error, what it serves.
+	get "$api/targets" "$tmp/targets" &&
+		jq -r '.data.activeTargets[] | "# target \(.scrapeUrl): \(.health) \(.lastError)"' "$tmp/targets"
+	tail -n 5 "$tmp/prometheus.log" | sed 's/^/# /'
 	finish
 fi
 ok "Prometheus on 127.0.0.1:$pport scrapes it every 3 s, rate() has data"
