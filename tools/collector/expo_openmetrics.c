@@ -47,6 +47,12 @@ static int om_family(struct expo *x, const char *name, const char *type,
 	} else if (!strcmp(type, "gauge") && ends_with(name, "_info")) {
 		len -= strlen("_info");
 		om_type = "info";
+	} else if (!strcmp(type, "untyped")) {
+		/*
+		 * OpenMetrics has no "untyped" (node_exporter's vmstat
+		 * families): Prometheus refuses the whole scrape for it.
+		 */
+		om_type = "unknown";
 	}
 	statsfd_buf_printf(x->out, "# HELP %.*s ", (int)len, name);
 	expo_escape_help(x->out, help, true);

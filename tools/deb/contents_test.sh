@@ -77,6 +77,10 @@ check "statsfd-tools: the programs, units, man pages, drop-ins, sysusers, defaul
 	/usr/share/doc/statsfd-tools/discover-kvm.conf /usr/share/doc/statsfd-tools/host.conf \
 	/usr/share/doc/statsfd-tools/statsfd-tools.rst.gz /usr/lib/sysusers.d/statsfd.conf \
 	/etc/default/statsfd-collector
+check "statsfd-tools: the Grafana dashboards and their provisioning file" \
+	has statsfd-tools /usr/share/statsfd/dashboards/statsfd-fleet.json \
+	/usr/share/statsfd/dashboards/statsfd-vm.json /usr/share/statsfd/dashboards/statsfd-host.json \
+	/usr/share/doc/statsfd-tools/grafana-dashboards.yaml
 check "statsfd-tools: /etc/default/statsfd-collector is a conffile" \
 	grep -qx /etc/default/statsfd-collector "$tmp/statsfd-tools/conffiles"
 units=$(grep -c '^/etc/systemd' "$tmp/statsfd-tools.list")

@@ -203,6 +203,13 @@ run_leg() {
 	if [ -z "$leg_selftests" ] || [[ " ${leg_selftests//,/ } " == *" host_"*"_test"[.\ ]* ]]; then
 		extra+=(--bin "$servers/prometheus-node-exporter")
 	fi
+	# dashboards_test.sh runs every query of the Grafana dashboards on a
+	# Prometheus server (the unpacked copy) scraping the collector, and
+	# reads the dashboards and the answers with jq.
+	if [ -z "$leg_selftests" ] || [[ " ${leg_selftests//,/ } " == *" dashboards_test"[.\ ]* ]]; then
+		extra+=(--bin "$servers/prometheus")
+		[ "$kvm" = 1 ] || extra+=(--bin "$(command -v jq)")
+	fi
 	say "$leg guest started (console: $d/console.log, results: $d/results.txt)"
 	# A shared hold on the modules' lock: a concurrent modules.sh (another
 	# clone's make, a developer's rebuild) must not rewrite a .ko while

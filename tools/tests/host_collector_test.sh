@@ -106,6 +106,8 @@ check "OpenMetrics: node_cpu_seconds as a counter with its unit, node_cpu_second
 	bash -c "grep -A2 '^# TYPE node_cpu_seconds counter\$' '$tmp/m1.om' | grep -qx '# UNIT node_cpu_seconds seconds' &&
 		grep -q '^node_cpu_seconds_total{cpu=\"1\",mode=\"user\"} 246.913578031\$' '$tmp/m1.om' &&
 		! grep -q '^node_cpu_seconds_created' '$tmp/m1.om' && tail -n 1 '$tmp/m1.om' | grep -qx '# EOF'"
+check "OpenMetrics: node_vmstat_pgfault is of type unknown (OpenMetrics has no untyped; Prometheus refuses the scrape)" \
+	bash -c "grep -qx '# TYPE node_vmstat_pgfault unknown' '$tmp/m1.om' && ! grep -q '^# TYPE .* untyped\$' '$tmp/m1.om'"
 "$cli" query --collector "$tmp/c.sock" --sources --provider statsfd_host >"$tmp/src.json"
 check "query-sources: the host's sources, a disk's name as its vm" \
 	bash -c "grep -c '\"provider\": \"statsfd_host\"' '$tmp/src.json' | grep -qx $nsrc && grep -q '\"vm\": \"vda\"' '$tmp/src.json'"

@@ -5,7 +5,7 @@
 # verify` finds nothing wrong with the service and its .socket units, the
 # sockets are the ones the service's command line names, and the install
 # tree holds the units, man pages, options file and docs the units refer
-# to.  Nothing is installed on this machine and no systemd is needed:
+# to, and the Grafana dashboards with their provisioning file.  Nothing is installed on this machine and no systemd is needed:
 # `make install` runs into a private DESTDIR.
 # Usage: systemd_test.sh BUILD_DIR   (TAP on stdout)
 set -u
@@ -132,4 +132,13 @@ check "a second install keeps the administrator's options file" \
 	grep -q -- '--interval 1000' "$dest/etc/default/statsfd-collector"
 check "sysusers.d entry for the statsfd user" \
 	grep -q '^u statsfd ' "$dest/usr/lib/sysusers.d/statsfd.conf"
+# The Grafana dashboards (dashboards_test.sh runs their queries in the
+# guest) and the provisioning file that names their directory.
+dd=/usr/share/statsfd/dashboards
+check "the dashboards are installed in $dd, as in tools/dashboards/" \
+	bash -c "cd '$root/tools/dashboards' && ls *.json >'$tmp/dash.list' && [ \$(wc -l <'$tmp/dash.list') -ge 3 ] &&
+		while read -r f; do cmp -s \"\$f\" '$dest$dd/'\"\$f\" || exit 1; done <'$tmp/dash.list'"
+check "grafana-dashboards.yaml (provisioning) names $dd" \
+	bash -c "grep -qx '      path: $dd' '$dest/usr/share/doc/statsfd/grafana-dashboards.yaml' &&
+		! grep -q '@[A-Z]*@' '$dest/usr/share/doc/statsfd/grafana-dashboards.yaml'"
 echo "1..$n"
