@@ -133,8 +133,10 @@ int statsfd_source_setup(struct statsfd_source *src,
 	 */
 	if ((ops->fill || snapshot) && schema->def->stats_size) {
 		p->fill_buf = kzalloc(schema->def->stats_size, GFP_KERNEL_ACCOUNT);
-		if (!p->fill_buf)
+		if (!p->fill_buf) {
+			ret = -ENOMEM;
 			goto err;
+		}
 	}
 
 	/* A computed source has no values area: nothing live to copy or map. */
