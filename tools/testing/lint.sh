@@ -116,6 +116,31 @@ if ! python3 "$root/tools/testing/uapi-doc.py" --kernel-doc "$kdoc" --check \
 	bad=1
 fi
 
+# Structure (tools/testing/structure.py): no product function over 100
+# lines, no call circle between the files of one folder.  Shown to fail
+# first on a planted tree with one of each.
+echo "lint: structure (function length, call circles)"
+planted=$(mktemp -d)
+mkdir -p "$planted/src/x"
+{
+	printf 'int b(void);\n\nint a(void)\n{\n'
+	for i in $(seq 101); do printf '\tb();\n'; done
+	printf '\treturn 0;\n}\n'
+} >"$planted/src/x/a.c"
+printf 'int a(void);\n\nint b(void)\n{\n\treturn a();\n}\n' >"$planted/src/x/b.c"
+python3 "$root/tools/testing/structure.py" "$planted" >"$logs/lint-structure.log" 2>&1
+if ! grep -q 'a() is 105 lines' "$logs/lint-structure.log" ||
+	! grep -q 'call circle: src/x/a.c <-> src/x/b.c' "$logs/lint-structure.log"; then
+	echo "  structure: the planted long function and call circle were not both found:"
+	sed 's/^/  /' "$logs/lint-structure.log"
+	bad=1
+fi
+rm -rf "$planted"
+if ! python3 "$root/tools/testing/structure.py" "$root" >"$logs/lint-structure.log" 2>&1; then
+	sed 's/^/  /' "$logs/lint-structure.log"
+	bad=1
+fi
+
 if [ "$bad" -ne 0 ]; then
 	echo "lint: FAILED (logs in $logs/lint-*.log)"
 	exit 1
