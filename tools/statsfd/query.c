@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 static struct json_object *csv_array(const char *csv, bool ints)
 {

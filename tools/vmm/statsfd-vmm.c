@@ -29,7 +29,6 @@
 #include <linux/statsfd_vm.h>
 
 #include "statsfd_client.h"
-#include "statsfd_json.h"
 
 #define MAX_VMS		64
 #define MAX_VCPUS	64

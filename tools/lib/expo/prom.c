@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * libstatsfd: Prometheus text exposition (format 0.0.4) of stats sources.
+ * libstatsfd-expo: Prometheus text exposition (format 0.0.4) of stats sources.
  *
  * Shared by `statsfd show --prometheus` and statsfd-collector so that both
  * name and convert every stat the same way.
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "statsfd.h"
 #include "statsfd_expo.h"
+#include "statsfd_priv.h"
 
 void statsfd_prom_escape(struct statsfd_buf *b, const char *s)
 {
@@ -245,24 +245,13 @@ const char *statsfd_prom_name(const char *prefix,
 	return type;
 }
 
-/* Shortest text that parses back to the same double. */
-static void put_double(struct statsfd_buf *b, double v)
-{
-	char tmp[40];
-
-	snprintf(tmp, sizeof(tmp), "%.15g", v);
-	if (strtod(tmp, NULL) != v)
-		snprintf(tmp, sizeof(tmp), "%.17g", v);
-	statsfd_buf_append(b, tmp, strlen(tmp));
-}
-
 static void put_value(struct statsfd_buf *b, const struct statsfd_stat *st,
 		      uint64_t raw)
 {
 	if (!st->exponent)
 		statsfd_buf_printf(b, "%" PRIu64, raw);
 	else
-		put_double(b, statsfd_to_base(st, raw));
+		statsfd__buf_double(b, statsfd_to_base(st, raw));
 }
 
 static void put_labels(struct statsfd_buf *b, const char *labels,
@@ -331,7 +320,7 @@ static void put_hist(struct statsfd_buf *out, const char *name,
 	statsfd_buf_printf(out, "%s_sum", name);
 	put_labels(out, s->labels, NULL);
 	statsfd_buf_append(out, " ", 1);
-	put_double(out, statsfd_prom_hist_sum(st, v));
+	statsfd__buf_double(out, statsfd_prom_hist_sum(st, v));
 	statsfd_buf_append(out, "\n", 1);
 	statsfd_buf_printf(out, "%s_count", name);
 	put_labels(out, s->labels, NULL);

@@ -30,8 +30,6 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
-#include "statsfd.h"
-#include "statsfd_internal.h"
 #include "statsfd_priv.h"
 
 #define set_err statsfd__set_err
