@@ -136,9 +136,9 @@ libstatsfd libstatsfd.so.2 libstatsfd2 statsfd.h statsfd STATSFD_2 core/libstats
 libstatsfd-expo libstatsfd-expo.so.1 libstatsfd-expo1 statsfd_expo.h statsfd-expo STATSFD_EXPO_1 expo/libstatsfd-expo.map
 libstatsfd-client libstatsfd-client.so.1 libstatsfd-client1 statsfd_client.h statsfd-client STATSFD_CLIENT_1 client/libstatsfd-client.map
 EOF
-check "libstatsfd-dev: the format headers statsfd.h includes" \
+check "libstatsfd-dev: the format headers statsfd.h includes, libstatsfd(3)" \
 	has libstatsfd-dev /usr/include/statsfd/linux/statsfd.h /usr/include/statsfd/linux/statsfd_vm.h \
-	/usr/include/statsfd/linux/statsfd_host.h
+	/usr/include/statsfd/linux/statsfd_host.h /usr/share/man/man3/libstatsfd.3.gz
 check "libstatsfd-expo-dev and libstatsfd-client-dev depend on libstatsfd-dev (= $ver)" \
 	bash -c "dpkg-deb -f '$dir/libstatsfd-expo-dev_${ver}_$arch.deb' Depends | grep -q 'libstatsfd-dev (= $ver)' &&
 		dpkg-deb -f '$dir/libstatsfd-client-dev_${ver}_$arch.deb' Depends | grep -q 'libstatsfd-dev (= $ver)'"

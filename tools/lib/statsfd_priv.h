@@ -166,6 +166,8 @@ int statsfd__read_exact(int fd, void *buf, size_t len, uint64_t off,
 			const char *what, struct statsfd_error *err);
 int statsfd__parse(struct statsfd *sf, struct statsfd_error *err);
 void statsfd__finish(struct statsfd *sf);
+int statsfd__probe(const struct statsfd *sf, const char *what,
+		   struct statsfd_error *err);
 
 /* ---- libstatsfd-expo (expo/) ---------------------------------------------- */
 
