@@ -321,7 +321,6 @@ fail:
 	return NULL;
 }
 
-
 static struct statsfd *open_view(const struct statsfd *sf,
 				 const char *const *names,
 				 const unsigned int *indices, unsigned int n,
