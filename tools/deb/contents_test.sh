@@ -42,8 +42,9 @@ has() {
 # module's, --version's, statsfd.pc's).
 check "debian/changelog's version $ver is dkms.conf's PACKAGE_VERSION ($kver)" test "${ver%%-*}" = "$kver"
 
-libpkgs="libstatsfd2 libstatsfd-expo1 libstatsfd-client1 libstatsfd-dev libstatsfd-expo-dev libstatsfd-client-dev"
-for p in statsfd-dkms:all statsfd-tools:$arch $(printf "%s:$arch " $libpkgs); do
+libpkgs=(libstatsfd2 libstatsfd-expo1 libstatsfd-client1 libstatsfd-dev libstatsfd-expo-dev
+	libstatsfd-client-dev)
+for p in statsfd-dkms:all statsfd-tools:$arch "${libpkgs[@]/%/:$arch}"; do
 	check "${p%%:*}_${ver}_${p##*:}.deb exists and reads" deb "${p%%:*}" "${p##*:}"
 done
 

@@ -62,72 +62,58 @@ check "make install into a scratch root" test $? -eq 0
 sed 's/^/# /' "$tmp/install.log" | tail -5
 "$out/san/tests/mkimage" vm-1-0/vcpu-0 >"$tmp/v0.img"
 
-# app PC SONAME MAIN_BODY: a program using the library PC, built with
-# pkg-config's flags against the scratch root, needing SONAME.
-cat >"$tmp/statsfd.c" <<'APP'
-#include <stdio.h>
-#include <statsfd.h>
-
-int main(int argc, char **argv)
-{
-	struct statsfd_error err;
-	struct statsfd *sf = statsfd_open_path(argv[1], &err);
-
-	if (!sf)
-		return 1;
-	printf("%s %u\n", statsfd_id(sf), statsfd_num_stats(sf));
-	statsfd_close(sf);
-	return 0;
-}
-APP
-cat >"$tmp/statsfd-expo.c" <<'APP'
+# One program, built once per library with -DUSE_<LIB>: it opens the
+# image with libstatsfd and prints its id and what the library under test
+# makes of it (the number of stats, the bytes of its Prometheus text, the
+# length of its JSON schema).
+cat >"$tmp/app.c" <<'APP'
 #include <stdio.h>
 #include <stdlib.h>
+#include <statsfd.h>
+#ifdef USE_EXPO
 #include <statsfd_expo.h>
+#endif
+#ifdef USE_CLIENT
+#include <statsfd_client.h>
+#endif
 
-int main(int argc, char **argv)
+static size_t use(struct statsfd *sf)
 {
+#if defined(USE_EXPO)
 	struct statsfd_error err;
-	struct statsfd *sf = statsfd_open_path(argv[1], &err);
 	struct statsfd_buf out = { 0 };
 	struct statsfd_prom_series s = { 0 };
-	uint64_t *v;
+	uint64_t *v = calloc(1, statsfd_data_size(sf) + 8);
+	size_t len = 0;
 
-	if (!sf)
-		return 1;
-	v = calloc(1, statsfd_data_size(sf) + 8);
-	if (!v || statsfd_read(sf, v, &err))
-		return 1;
 	s.sf = sf;
 	s.values = v;
 	s.prefix = "kvm_vcpu";
 	s.labels = "";
-	if (statsfd_prom_write(&out, &s, 1, NULL))
-		return 1;
-	printf("%s %zu\n", statsfd_id(sf), out.len);
+	if (v && !statsfd_read(sf, v, &err) && !statsfd_prom_write(&out, &s, 1, NULL))
+		len = out.len;
 	statsfd_buf_free(&out);
 	free(v);
-	statsfd_close(sf);
-	return 0;
+	return len;
+#elif defined(USE_CLIENT)
+	struct json_object *schema = statsfd_json_schema(sf);
+	size_t len = schema ? json_object_array_length(schema) : 0;
+
+	json_object_put(schema);
+	return len;
+#else
+	return statsfd_num_stats(sf);
+#endif
 }
-APP
-cat >"$tmp/statsfd-client.c" <<'APP'
-#include <stdio.h>
-#include <statsfd_client.h>
 
 int main(int argc, char **argv)
 {
 	struct statsfd_error err;
 	struct statsfd *sf = statsfd_open_path(argv[1], &err);
-	struct json_object *schema;
 
 	if (!sf)
 		return 1;
-	schema = statsfd_json_schema(sf);
-	if (!schema)
-		return 1;
-	printf("%s %zu\n", statsfd_id(sf), json_object_array_length(schema));
-	json_object_put(schema);
+	printf("%s %zu\n", statsfd_id(sf), use(sf));
 	statsfd_close(sf);
 	return 0;
 }
@@ -145,8 +131,10 @@ while read -r name soname header node needs; do
 		--define-variable=libdir="$dest/usr/lib" --define-variable=includedir="$dest/usr/include" \
 		--cflags --libs "$pc" 2>&1)
 	check "pkg-config $pc: $flags" bash -c "grep -q -- '-I$dest/usr/include/statsfd' <<<'$flags' && grep -q -- '-l${name#lib}' <<<'$flags'"
+	def=${pc#statsfd}
+	def=${def#-}
 	# shellcheck disable=SC2086
-	gcc -Wall -Werror -o "$tmp/$pc" "$tmp/$pc.c" $flags >"$tmp/cc.log" 2>&1
+	gcc -Wall -Werror ${def:+-DUSE_${def^^}} -o "$tmp/$pc" "$tmp/app.c" $flags >"$tmp/cc.log" 2>&1
 	check "$name: a program builds with pkg-config's flags" test $? -eq 0
 	sed 's/^/# /' "$tmp/cc.log"
 	check "it needs $soname" bash -c "objdump -p '$tmp/$pc' | grep -q 'NEEDED *$soname'"
