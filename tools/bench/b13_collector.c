@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 #define B13_INTERVAL_MS	500
 #define B13_MAX_SCRAPES	MAX_ROUNDS

@@ -35,7 +35,7 @@
 
 #include "bench.h"
 #include "statsfd_bench.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 /**
  * struct mem_snap - kernel memory figures at one moment

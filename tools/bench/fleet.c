@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 
 #include "bench.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 /* Where collector_start() has its collector listen and say its port. */
 #define COLLECTOR_SOCK		"/tmp/statsfd-bench-collector.sock"

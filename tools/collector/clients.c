@@ -17,7 +17,7 @@
 
 #include "collector.h"
 #include "sd.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 /*
  * Refused connections being answered (one short error each) at a time;

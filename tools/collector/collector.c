@@ -43,7 +43,7 @@
 #include "host.h"
 #include "http.h"
 #include "sd.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 #define DEFAULT_SOCKET		"/run/statsfd/collector.sock"
 #define DEFAULT_LISTEN		"127.0.0.1:9477"

@@ -13,8 +13,8 @@
 
 #include "admit.h"
 #include "expo.h"
-#include "statsfd.h"
-#include "statsfd_json.h"
+#include "statsfd_expo.h"
+#include "statsfd_client.h"
 
 struct client;
 struct http_server;

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "statsfd.h"
+#include "statsfd_expo.h"
 
 /* The formats, also the index of their cached rendering. */
 enum expo_id {

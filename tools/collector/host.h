@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "collector.h"
-#include "statsfd_hostfd.h"
+#include "statsfd_expo.h"
 
 /* The provider label of the host's sources, reserved for them. */
 #define HOST_PROVIDER		"statsfd_host"

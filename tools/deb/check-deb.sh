@@ -13,10 +13,11 @@
 #     (linux-headers-RELEASE, the version of STOCK_KDIR's package) and what
 #     the packages depend on installed from Debian's archive; a list of
 #     its files is taken;
-#  3. the four .debs installed there with apt: statsfd-dkms' postinst has
+#  3. the eight .debs installed there with apt: statsfd-dkms' postinst has
 #     DKMS build and install the three modules for those headers; the
 #     units are installed and disabled, the user exists, a program builds
-#     with `pkg-config statsfd` and runs on libstatsfd.so.1;
+#     with `pkg-config statsfd statsfd-expo statsfd-client` and runs on
+#     the three installed libraries;
 #  4. a kernel upgrade as DKMS sees it: the module registered but built for
 #     no kernel (dkms remove -k RELEASE, then dkms add: the state a kernel
 #     new to DKMS is in), then the hook a linux-headers package runs on
@@ -57,7 +58,8 @@ ver=$(dpkg-parsechangelog -l "$root/debian/changelog" -S Version)
 kver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$root/dkms.conf")
 krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
 hver=$(dpkg-query -W -f='${Version}' "linux-headers-$krel" 2>/dev/null)
-ours=(statsfd-dkms statsfd-tools libstatsfd1 libstatsfd-dev)
+ours=(statsfd-dkms statsfd-tools libstatsfd2 libstatsfd-expo1 libstatsfd-client1 libstatsfd-dev
+	libstatsfd-expo-dev libstatsfd-client-dev)
 start=$SECONDS
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
@@ -127,7 +129,7 @@ check "the fresh chroot has no statsfd and no build tree" test $? -ne 0
 # What the packages need from the archive, installed before the snapshot,
 # so that the purge can be compared file for file: their dependencies (but
 # each other), the stock kernel's headers, gcc, libc6-dev and pkgconf to
-# build against libstatsfd-dev.
+# build against the -dev packages.
 deps=$(for p in "${ours[@]}"; do dpkg-deb -f "$debs/${p}_${ver}_"*.deb Depends; echo; done |
 	tr ',' '\n' | sed 's/^ *//; /^$/d' | grep -vE '^(statsfd-|libstatsfd)' | sort -u | paste -sd,)
 say "apt: linux-headers-$krel=$hver, a C toolchain, pkgconf, and the packages' dependencies"
@@ -189,22 +191,35 @@ check "installed statsfd runs (statsfd --help)" grep -q '^usage: statsfd ' <<<"$
 cat >"$ch/root/app.c" <<'EOF'
 #include <stdio.h>
 #include <statsfd.h>
+#include <statsfd_expo.h>
+#include <statsfd_client.h>
 
 int main(void)
 {
+	struct statsfd_buf b = { 0 };
+	const char *why = NULL;
+	char pkt[STATSFD_MSG_HDR_SIZE] = { 0 };
+
 	/* STATSFD_TYPE_CUMULATIVE from <linux/statsfd.h>, installed beside */
-	printf("%s\n", statsfd_type_name(STATSFD_TYPE_CUMULATIVE));
+	statsfd_prom_escape(&b, statsfd_type_name(STATSFD_TYPE_CUMULATIVE));
+	if (!statsfd_msg_check(pkt, sizeof(pkt), 0, &why))
+		return 1;
+	printf("%s %s\n", b.data, why ? "refused" : "?");
+	statsfd_buf_free(&b);
 	return 0;
 }
 EOF
-in_ch sh -c 'cd /root && gcc -Wall -Werror -o app app.c $(pkg-config --cflags --libs statsfd)' \
+in_ch sh -c 'cd /root && gcc -Wall -Werror -o app app.c $(pkg-config --cflags --libs statsfd statsfd-expo statsfd-client)' \
 	>"$out/app.log" 2>&1
-check "a program builds with pkg-config statsfd in the chroot" test $? -eq 0
+check "a program builds with pkg-config statsfd statsfd-expo statsfd-client in the chroot" test $? -eq 0
 sed 's/^/#   /' "$out/app.log"
-got=$(in_ch sh -c '/root/app && ldd /root/app | grep -o "libstatsfd.so.1 => [^ ]*"' 2>&1)
-check "and runs on the installed libstatsfd.so.1 ($(paste -sd' ' <<<"$got"))" \
-	bash -c 'grep -qx "$1" <<<"$3" && grep -qE "^libstatsfd.so.1 => /(usr/)?lib/$2/libstatsfd.so.1\$" <<<"$3"' \
-	_ cumulative "$(dpkg-architecture -qDEB_HOST_MULTIARCH)" "$got"
+got=$(in_ch sh -c '/root/app && ldd /root/app | grep -oE "libstatsfd(-expo|-client)?\.so\.[0-9]+ => [^ ]*"' 2>&1)
+check "and runs on the three installed libraries ($(paste -sd' ' <<<"$got"))" \
+	bash -c 'm=$2; grep -qx "$1" <<<"$3" &&
+		grep -qE "^libstatsfd.so.2 => /(usr/)?lib/$m/libstatsfd.so.2\$" <<<"$3" &&
+		grep -qE "^libstatsfd-expo.so.1 => /(usr/)?lib/$m/libstatsfd-expo.so.1\$" <<<"$3" &&
+		grep -qE "^libstatsfd-client.so.1 => /(usr/)?lib/$m/libstatsfd-client.so.1\$" <<<"$3"' \
+	_ "cumulative refused" "$(dpkg-architecture -qDEB_HOST_MULTIARCH)" "$got"
 rm -f "$ch/root/app" "$ch/root/app.c"
 
 # 4. A kernel (headers) installed later: the hook linux-headers-* runs.

@@ -11,7 +11,7 @@
 # Usage: check-systemd.sh DEB_DIR KCACHE STOCK_ROOT MODULES_DIR OUT
 #                                                       (TAP on stdout)
 #
-#  DEB_DIR      make deb's output (statsfd-tools and libstatsfd1 are used)
+#  DEB_DIR      make deb's output (statsfd-tools and libstatsfd2 are used)
 #  KCACHE       the cache: the pristine debootstrap (chroot-bookworm-
 #               minbase.tar.zst, made by tools/deb/pristine.sh when absent)
 #               and, made once from it, the root with systemd and the
@@ -49,7 +49,7 @@ ver=$(dpkg-parsechangelog -l "$root/debian/changelog" -S Version)
 kernel=$(ls "$stock"/boot/vmlinuz-* 2>/dev/null | head -n 1)
 krel=${kernel##*/vmlinuz-}
 kmods=$stock/lib/modules/$krel
-ours=(libstatsfd1 statsfd-tools)
+ours=(libstatsfd2 statsfd-tools)
 start=$SECONDS
 n=0 failed=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
@@ -189,8 +189,9 @@ in_ch systemctl enable statsfd-collector.socket statsfd-collector-http.socket \
 mkdir -p "$ch/usr/libexec/statsfd-check"
 install -m 0755 "$here/systemd-guest/check.sh" "$ch/usr/libexec/statsfd-check/check.sh"
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
-	-I"$root/tools/lib" -I"$root/include/uapi" -o "$ch/usr/libexec/statsfd-check/siege" \
-	"$here/systemd-guest/siege.c" "$root/tools/lib/statsfd_msg.c" >"$out/siege-build.log" 2>&1 ||
+	-I"$root/tools/lib" -I"$root/include/uapi" $(pkg-config --cflags json-c) \
+	-o "$ch/usr/libexec/statsfd-check/siege" \
+	"$here/systemd-guest/siege.c" "$root/tools/lib/client/msg.c" >"$out/siege-build.log" 2>&1 ||
 	{ umount "$ch/proc"; fatal "build the guest's siege client" "$out/siege-build.log"; }
 cat >"$ch/etc/systemd/system/statsfd-check.service" <<'EOF'
 [Unit]

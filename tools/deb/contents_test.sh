@@ -4,7 +4,7 @@
 # each package's files, that nothing of the tests or the build tree got
 # in, that the units are installed but no maintainer script enables or
 # starts them, that statsfd-dkms' scripts hand the source to DKMS, and
-# libstatsfd1's soname, shlibs and symbols.  make check-deb runs it before
+# each library's soname, shlibs, symbols and -dev package.  make check-deb runs it before
 # installing them in a chroot.
 # Usage: contents_test.sh DEB_DIR   (TAP on stdout)
 set -u
@@ -42,7 +42,9 @@ has() {
 # module's, --version's, statsfd.pc's).
 check "debian/changelog's version $ver is dkms.conf's PACKAGE_VERSION ($kver)" test "${ver%%-*}" = "$kver"
 
-for p in statsfd-dkms:all statsfd-tools:$arch libstatsfd1:$arch libstatsfd-dev:$arch; do
+libpkgs=(libstatsfd2 libstatsfd-expo1 libstatsfd-client1 libstatsfd-dev libstatsfd-expo-dev
+	libstatsfd-client-dev)
+for p in statsfd-dkms:all statsfd-tools:$arch "${libpkgs[@]/%/:$arch}"; do
 	check "${p%%:*}_${ver}_${p##*:}.deb exists and reads" deb "${p%%:*}" "${p##*:}"
 done
 
@@ -103,30 +105,46 @@ check "statsfd-tools: its service runs the installed collector" \
 		tar -xOf - ./lib/systemd/system/statsfd-collector.service |
 		grep -q '^ExecStart=/usr/sbin/statsfd-collector '"
 
-# libstatsfd1 and libstatsfd-dev.
+# The libraries: per library NAME SONAME PACKAGE HEADER PC NODE MAP; each
+# package holds its soname's link and the library, nothing else, with
+# shlibs and a symbols file listing every export of its map; each -dev
+# package its header, the .so link, the archive and the .pc.
 l=/usr/lib/$multi
-check "libstatsfd1: $l/libstatsfd.so.1 -> libstatsfd.so.1.0.0, nothing else" \
-	bash -c "grep -qxF '$l/libstatsfd.so.1 -> libstatsfd.so.1.0.0' '$tmp/libstatsfd1.list' &&
-		grep -qxF '$l/libstatsfd.so.1.0.0' '$tmp/libstatsfd1.list' &&
-		! grep -E '^/usr/(include|bin|sbin)|\.a\$|pkgconfig' '$tmp/libstatsfd1.list'"
-check "libstatsfd1: shlibs names libstatsfd1" \
-	grep -q '^libstatsfd 1 libstatsfd1 ' "$tmp/libstatsfd1/shlibs"
-nsym=$(grep -c '@STATSFD_1 ' "$tmp/libstatsfd1/symbols")
-check "libstatsfd1: symbols file with every export of libstatsfd.map ($nsym)" \
-	test "$nsym" -eq $(($(grep -cE '^\s+statsfd_[a-z0-9_]+;' "$root/tools/lib/libstatsfd.map") + 1))
-check "libstatsfd-dev: headers (with <linux/statsfd.h>), libstatsfd.so, pkg-config" \
-	has libstatsfd-dev /usr/include/statsfd/statsfd.h /usr/include/statsfd/statsfd_msg.h \
-	/usr/include/statsfd/statsfd_json.h /usr/include/statsfd/statsfd_client.h \
-	/usr/include/statsfd/linux/statsfd.h /usr/include/statsfd/linux/statsfd_vm.h \
-	"$l/libstatsfd.so -> libstatsfd.so.1" "$l/pkgconfig/statsfd.pc"
-check "libstatsfd-dev: statsfd.pc names the installed paths" \
-	bash -c "dpkg-deb --fsys-tarfile '$dir/libstatsfd-dev_${ver}_$arch.deb' |
-		tar -xOf - '.$l/pkgconfig/statsfd.pc' >'$tmp/pc' &&
-		grep -qx 'libdir=$l' '$tmp/pc' && grep -qx 'includedir=/usr/include' '$tmp/pc' &&
-		grep -qx 'Version: $kver' '$tmp/pc'"
-check "libstatsfd-dev depends on libstatsfd1 (= $ver) and libjson-c-dev" \
-	bash -c "dpkg-deb -f '$dir/libstatsfd-dev_${ver}_$arch.deb' Depends |
-		grep -q 'libstatsfd1 (= $ver)' && dpkg-deb -f '$dir/libstatsfd-dev_${ver}_$arch.deb' Depends | grep -q libjson-c-dev"
+while read -r name soname pkg header pc node map; do
+	file=$soname.0.0
+	check "$pkg: $l/$soname -> $file, nothing else" \
+		bash -c "grep -qxF '$l/$soname -> $file' '$tmp/$pkg.list' &&
+			grep -qxF '$l/$file' '$tmp/$pkg.list' &&
+			! grep -E '^/usr/(include|bin|sbin)|\.a\$|pkgconfig' '$tmp/$pkg.list'"
+	check "$pkg: shlibs names $pkg" \
+		grep -q "^$name ${soname##*.so.} $pkg " "$tmp/$pkg/shlibs"
+	nsym=$(grep -c "@$node " "$tmp/$pkg/symbols")
+	check "$pkg: symbols file with every export of $map ($nsym)" \
+		test "$nsym" -eq $(($(grep -cE '^\s+statsfd_[a-z0-9_]+;' "$root/tools/lib/$map") + 1))
+	dev=$name-dev
+	check "$dev: $header, $name.so, $name.a, $pc.pc" \
+		has "$dev" "/usr/include/statsfd/$header" "$l/$name.so -> $soname" "$l/$name.a" \
+		"$l/pkgconfig/$pc.pc"
+	check "$dev: $pc.pc names the installed paths" \
+		bash -c "dpkg-deb --fsys-tarfile '$dir/${dev}_${ver}_$arch.deb' |
+			tar -xOf - '.$l/pkgconfig/$pc.pc' >'$tmp/pc' &&
+			grep -qx 'libdir=$l' '$tmp/pc' && grep -qx 'includedir=/usr/include' '$tmp/pc' &&
+			grep -qx 'Version: $kver' '$tmp/pc'"
+	check "$dev depends on $pkg (= $ver)" \
+		bash -c "dpkg-deb -f '$dir/${dev}_${ver}_$arch.deb' Depends | grep -q '$pkg (= $ver)'"
+done <<EOF
+libstatsfd libstatsfd.so.2 libstatsfd2 statsfd.h statsfd STATSFD_2 core/libstatsfd.map
+libstatsfd-expo libstatsfd-expo.so.1 libstatsfd-expo1 statsfd_expo.h statsfd-expo STATSFD_EXPO_1 expo/libstatsfd-expo.map
+libstatsfd-client libstatsfd-client.so.1 libstatsfd-client1 statsfd_client.h statsfd-client STATSFD_CLIENT_1 client/libstatsfd-client.map
+EOF
+check "libstatsfd-dev: the format headers statsfd.h includes, libstatsfd(3)" \
+	has libstatsfd-dev /usr/include/statsfd/linux/statsfd.h /usr/include/statsfd/linux/statsfd_vm.h \
+	/usr/include/statsfd/linux/statsfd_host.h /usr/share/man/man3/libstatsfd.3.gz
+check "libstatsfd-expo-dev and libstatsfd-client-dev depend on libstatsfd-dev (= $ver)" \
+	bash -c "dpkg-deb -f '$dir/libstatsfd-expo-dev_${ver}_$arch.deb' Depends | grep -q 'libstatsfd-dev (= $ver)' &&
+		dpkg-deb -f '$dir/libstatsfd-client-dev_${ver}_$arch.deb' Depends | grep -q 'libstatsfd-dev (= $ver)'"
+check "libstatsfd-client-dev depends on libjson-c-dev (statsfd_client.h includes json-c)" \
+	bash -c "dpkg-deb -f '$dir/libstatsfd-client-dev_${ver}_$arch.deb' Depends | grep -q libjson-c-dev"
 
 # lintian, as make deb ran it: no error, no warning.
 if [ -f "$dir/lintian.txt" ]; then

@@ -64,6 +64,11 @@
  * Not thread-safe per handle for statsfd_read() into a shared buffer, but
  * handles are immutable after open: several threads may read one handle
  * into their own buffers.  See Documentation/statsfd-tools.rst.
+ *
+ * This is libstatsfd, the reader (pkg-config statsfd).  The Prometheus
+ * exposition of what it reads is libstatsfd-expo (statsfd_expo.h), the
+ * registration of stats fds with statsfd-collector libstatsfd-client
+ * (statsfd_client.h); both link this one.
  */
 #ifndef STATSFD_LIB_H
 #define STATSFD_LIB_H
@@ -73,6 +78,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/statsfd.h>
+#include <linux/statsfd_host.h>
 
 /* Limits a file must respect to be accepted; far above any real schema. */
 #define STATSFD_LIB_NAME_SIZE_MAX	4096u
@@ -616,136 +622,6 @@ int statsfd_format_bucket(const struct statsfd_stat *st, unsigned int i,
 			  char *buf, size_t len);
 
 /**
- * struct statsfd_buf - growable text buffer
- * @data: NUL-terminated text, or NULL before the first append
- * @len: bytes used, excluding the NUL
- * @cap: bytes allocated
- * @oom: an append failed; the content is truncated
- */
-struct statsfd_buf {
-	char *data;
-	size_t len;
-	size_t cap;
-	bool oom;
-};
-
-/**
- * statsfd_buf_printf() - append formatted text
- * @b: buffer
- * @fmt: printf format
- *
- * On allocation failure sets @b->oom and leaves the text unchanged.
- */
-__attribute__((format(printf, 2, 3)))
-void statsfd_buf_printf(struct statsfd_buf *b, const char *fmt, ...);
-/**
- * statsfd_buf_append() - append @len bytes of @s
- * @b: buffer
- * @s: bytes
- * @len: count
- */
-void statsfd_buf_append(struct statsfd_buf *b, const char *s, size_t len);
-/** statsfd_buf_free() - release @b's memory and reset it. @b: buffer */
-void statsfd_buf_free(struct statsfd_buf *b);
-
-/**
- * statsfd_prom_escape() - append @s as a Prometheus label value body
- * @b: buffer
- * @s: raw value; backslash, double quote and newline are escaped
- */
-void statsfd_prom_escape(struct statsfd_buf *b, const char *s);
-
-/**
- * statsfd_prom_name() - Prometheus metric family name of @st
- * @prefix: "<provider>_<target>", e.g. "kvm_vcpu"; sanitized here
- * @st: descriptor
- * @buf: output
- * @len: size of @buf
- *
- * The stat name is sanitized to [a-z0-9_] (lower case), a time unit suffix such as
- * "_ns" is replaced by "_seconds" (values are converted to seconds), bytes
- * get "_bytes", counters "_total"; an aggregate's "_sum"/"_max"/... suffix
- * stays before the unit ("halt_wait_ns_max" -> "halt_wait_max_seconds").
- * A name in the collector's own namespace, "statsfd_collector" or
- * "statsfd_collector_*", becomes "statsfd_stat_collector...": no stat can
- * shadow a metric of the collector.  Tokens `promtool check metrics`
- * refuses (abbreviated units such as "ms", metric types, non-base units
- * such as "milliseconds") get an "x" in front ("wait_xms"), and a gauge
- * or histogram whose name ends in a suffix reserved for other families' samples
- * (_bucket, _sum, _count, _total, _created, _info) gets "_value" appended.
- * Return: the Prometheus type: "counter", "gauge" or "histogram".
- */
-const char *statsfd_prom_name(const char *prefix,
-			      const struct statsfd_stat *st, char *buf,
-			      size_t len);
-
-/**
- * struct statsfd_prom_series - one source to expose
- * @sf: its handle
- * @values: its values, as statsfd_read() filled them
- * @prefix: metric name prefix, "<provider>_<target>"
- * @labels: preformatted, escaped labels without braces, e.g.
- *	"vm=\"web\",vcpu=\"0\"", or "" for none
- * @key: series with the same non-NULL @key share @prefix, @skip and a
- *	schema, so their names are computed once; NULL to compute them per
- *	series
- * @skip: per stat of @sf, nonzero to leave it out; NULL to write all
- */
-struct statsfd_prom_series {
-	const struct statsfd *sf;
-	const uint64_t *values;
-	const char *prefix;
-	const char *labels;
-	const void *key;
-	const unsigned char *skip;
-};
-
-/**
- * statsfd_prom_write() - append the text exposition of @n series
- * @out: buffer
- * @series: sources
- * @n: number of @series
- * @conflicts: set to the number of stats refused because their family's
- *	name, or for a histogram one of its samples' names (_bucket, _sum,
- *	_count), is taken by a family of an earlier series (lower @rank) of
- *	another type or shape, or by another stat of the same schema; the
- *	earlier one (here: earlier in @series) is always kept; may be NULL
- *
- * Samples of one family are grouped under one HELP (escaped) and TYPE line,
- * families
- * sorted by name.  Counters and gauges are converted to base units.
- * Histograms get cumulative buckets: a bucket's `le` is its largest
- * integer raw value (kernel buckets exclude their upper bound, samples are
- * integers, so this is exact) scaled to base units, then +Inf; _count is the
- * total and _sum an estimate from bucket midpoints (the kernel keeps no
- * sum; see Documentation/statsfd-tools.rst).
- * Return: 0, or -ENOMEM.
- */
-int statsfd_prom_write(struct statsfd_buf *out,
-		       const struct statsfd_prom_series *series, size_t n,
-		       unsigned long *conflicts);
-
-/**
- * statsfd_prom_write_ranked() - statsfd_prom_write() in registration order
- * @out: buffer
- * @series: sources
- * @ranks: per series, its registration order (lower is earlier; series
- *	sharing a key share it), or NULL for the order of @series
- * @n: number of @series
- * @conflicts: as for statsfd_prom_write()
- *
- * When two families conflict, the one of the lowest rank is kept and the
- * later one refused (and counted), whatever the order of @series or the
- * memory layout: a source that registered without conflict is never
- * hidden by one that came later.
- * Return: 0, or -ENOMEM.
- */
-int statsfd_prom_write_ranked(struct statsfd_buf *out,
-			      const struct statsfd_prom_series *series,
-			      const uint64_t *ranks, size_t n,
-			      unsigned long *conflicts);
-
-/**
  * enum statsfd_vmfd_kind - what a VMM's fd is, by its /proc/PID/fd name
  * @STATSFD_VMFD_NONE: none of the below
  * @STATSFD_VMFD_KVM_VM: "anon_inode:kvm-vm", a KVM VM
@@ -788,5 +664,97 @@ enum statsfd_vmfd_kind statsfd_vmfd_classify(const char *link, int *vcpu);
  * Return: a new fd (close-on-exec), or -1 with errno set.
  */
 int statsfd_vmfd_stats_fd(int fd, enum statsfd_vmfd_kind kind);
+
+/*
+ * The host's own stats fds (statsfd_host.ko, /dev/statsfd_host;
+ * Documentation/statsfd-host-api.rst): which objects there are (the node,
+ * every online CPU, every interface of the caller's network namespace,
+ * every whole disk) and a stats fd for each.  Their exposition under
+ * node_exporter's names is libstatsfd-expo's (statsfd_expo.h).
+ */
+#define STATSFD_HOST_DEVICE	"/dev/statsfd_host"
+/* Room for an interface name (IFNAMSIZ) or a disk name (DISK_NAME_LEN). */
+#define STATSFD_HOST_NAME_MAX	32
+
+/**
+ * struct statsfd_host_obj - one object the host has a stats fd for
+ * @kind: enum statsfd_host_kind
+ * @cpu: STATSFD_HOST_CPU: its number
+ * @ifindex: STATSFD_HOST_NETDEV: its index in our network namespace
+ * @major: STATSFD_HOST_BLOCK: the disk's major number
+ * @minor: STATSFD_HOST_BLOCK: the disk's minor number
+ * @name: the label: "" for the node, the CPU's number ("3"), the
+ *	interface's or the disk's name ("eth0", "vda")
+ */
+struct statsfd_host_obj {
+	unsigned int kind;
+	unsigned int cpu;
+	int ifindex;
+	unsigned int major;
+	unsigned int minor;
+	char name[STATSFD_HOST_NAME_MAX];
+};
+
+/**
+ * statsfd_host_cpulist() - parse a CPU list such as /sys/.../cpu/online's
+ * @text: "0-3,5\n": ranges and numbers, comma-separated, one newline at
+ *	most at the end; "" or "\n" is an empty list
+ * @cpus: filled with the CPUs in ascending order of the text
+ * @max: room in @cpus
+ *
+ * Return: the number of CPUs, -EINVAL for text that is not a CPU list (a
+ * range going down, a number above 65535, anything else), -E2BIG when
+ * more than @max.
+ */
+int statsfd_host_cpulist(const char *text, unsigned int *cpus,
+			 unsigned int max);
+
+/**
+ * statsfd_host_scan() - every object of the host, as it is now
+ * @sysfs: the sysfs mount point, "/sys" (tests use a fake tree)
+ * @objs: set to a malloc()ed array: the node first, then the online CPUs
+ *	(@sysfs/devices/system/cpu/online), the interfaces of our network
+ *	namespace (if_nameindex()), the whole disks (@sysfs/block/NAME/dev,
+ *	"MAJOR:MINOR"), each in that order
+ * @n: set to its length
+ *
+ * A disk whose dev file cannot be read or parsed (it went away meanwhile)
+ * is left out.
+ * Return: 0, or a negative errno: the CPU list cannot be read or parsed,
+ * if_nameindex() or @sysfs/block failed, -ENOMEM.
+ */
+int statsfd_host_scan(const char *sysfs, struct statsfd_host_obj **objs,
+		      size_t *n);
+
+/**
+ * statsfd_host_get_fd() - a stats fd for @o (STATSFD_HOST_GET_STATS_FD)
+ * @dev: an fd of /dev/statsfd_host, open for reading
+ * @o: the object
+ *
+ * Return: the new fd (close-on-exec), or a negative errno (ENODEV: the
+ * object went away since the scan; see statsfd-host-api.rst).
+ */
+int statsfd_host_get_fd(int dev, const struct statsfd_host_obj *o);
+
+/**
+ * statsfd_host_id_parse() - the object a stats fd of statsfd_host is about
+ * @id: its id: "host-node", "host-cpu<N>", "host-net-<name>" or
+ *	"host-block-<name>" (statsfd-host-api.rst)
+ * @o: filled: kind, cpu (with name its number) or name; ifindex, major
+ *	and minor are not in the id and stay 0
+ *
+ * Lets a saved image (statsfd dump) of a host stats fd be shown as one.
+ * Return: true for such an id (N decimal without leading zeros, below
+ * 65536; a name of 1 to STATSFD_HOST_NAME_MAX - 1 characters), else false.
+ */
+bool statsfd_host_id_parse(const char *id, struct statsfd_host_obj *o);
+
+/**
+ * statsfd_host_kind_name() - the target label of a kind
+ * @kind: enum statsfd_host_kind
+ *
+ * Return: "node", "cpu", "net", "block", or "unknown".
+ */
+const char *statsfd_host_kind_name(unsigned int kind);
 
 #endif /* STATSFD_LIB_H */

@@ -1,17 +1,37 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * libstatsfd private definitions shared by its source files; not
- * installed.  The test seams are in statsfd_internal.h.
+ * The private header of tools/lib: what the sources of libstatsfd,
+ * libstatsfd-expo and libstatsfd-client share, and the test seams the host
+ * tests use.  Not installed, not an API, exported by no library.
+ *
+ * The test seams.  A regular file cannot imitate the mmap() of a stats fd
+ * (its first page is the stats header, and statsfd_open_fd() maps only
+ * anon-inode fds), so the tests open an image and then attach a mapping of
+ * their own: a memfd holding a struct statsfd_mmap_header and the two
+ * copies of the values, which they change through a writable mapping of
+ * the same memfd to play the kernel's writer (fill the copy seq does not
+ * select, then advance seq).
+ *
+ * Nor can a file make a view (STATSFD_IOC_VIEW) or poll EPOLLPRI and
+ * EPOLLHUP, so the tests replace the three system calls the library makes
+ * on stats fds with their own (statsfd__set_sys()): an ioctl() that checks
+ * the struct statsfd_view_args it is given and answers with a view image
+ * or an errno, a poll() that reports chosen events, and a pread() that
+ * serves images from fds that can poll for real (a pipe whose writer
+ * closes hangs up; a TCP socket with urgent data polls POLLPRI).
  */
 #ifndef STATSFD_LIB_PRIV_H
 #define STATSFD_LIB_PRIV_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "statsfd.h"
-#include "statsfd_internal.h"
+
+/* ---- libstatsfd: the handle (core/) -------------------------------------- */
 
 #define HDR_SIZE	sizeof(struct statsfd_header)
 #define DESC_SIZE	sizeof(struct statsfd_desc)
@@ -46,7 +66,7 @@ struct statsfd {
 	uint32_t map_data_size;
 	uint32_t map_stride;
 	bool map_full;
-	/* Test seam (statsfd_internal.h). */
+	/* Test seam (statsfd__set_map_hook()). */
 	void (*map_hook)(void *arg, unsigned int attempt);
 	void *map_hook_arg;
 	/* Updated with relaxed atomics, off the fast path only. */
@@ -63,6 +83,80 @@ struct statsfd {
 	uint32_t *emul_off;
 };
 
+/* Copies through the mapping tried before statsfd_read() falls back. */
+#define STATSFD_MAP_TRIES	16
+
+/**
+ * statsfd__attach_map() - map @fd's values area for @sf, as open does
+ * @sf: a handle; a mapping it already has is dropped first
+ * @fd: the fd to map (the handle's own fd at open, a memfd in the tests)
+ * @err: why the mapping was refused; may be NULL
+ *
+ * The same mmap() calls and header validation as statsfd_open_fd() makes
+ * on a stats fd, but reporting the reason (the field "mmap.version",
+ * "mmap.flags", "mmap.header_size", "mmap.data_offset", "mmap.data_size",
+ * "mmap.copy_stride", or "mmap" for a failed call or a header that changed
+ * between the two mappings).  A regular file (a memfd) must hold the whole
+ * area, both copies.
+ * Return: 0 with the mapping attached, or a negative errno without one.
+ */
+int statsfd__attach_map(struct statsfd *sf, int fd, struct statsfd_error *err);
+
+/*
+ * The attempt number statsfd__attach_map() passes to the map hook between
+ * its one-page mapping and its whole one (a test changes the header there).
+ */
+#define STATSFD_MAP_HOOK_ATTACH	(~0u)
+
+/**
+ * statsfd__set_map_hook() - call @hook inside every copy from the mapping
+ * @sf: handle
+ * @hook: called after the values are copied and before the sequence count
+ *	is loaded again, with @arg and the attempt number (0 first); NULL to
+ *	remove.  A test publishes a window there to force a retry.  Also
+ *	called by statsfd__attach_map(), with STATSFD_MAP_HOOK_ATTACH, after
+ *	it validated the header of the first page and before it maps the
+ *	whole area.
+ * @arg: passed to @hook
+ */
+void statsfd__set_map_hook(struct statsfd *sf,
+			   void (*hook)(void *arg, unsigned int attempt),
+			   void *arg);
+
+/**
+ * statsfd__map_counters() - how often the mapping did not serve a read
+ * @sf: handle
+ * @retries: set to the copies that were thrown away (the count changed
+ *	during the copy: the writer published a window)
+ * @fallbacks: set to the reads that gave up on the mapping and used pread
+ */
+void statsfd__map_counters(const struct statsfd *sf, uint64_t *retries,
+			   uint64_t *fallbacks);
+
+/**
+ * struct statsfd__sys - the system calls libstatsfd makes on stats fds
+ * @ioctl: STATSFD_IOC_VIEW (statsfd_open_view*())
+ * @poll: statsfd_wait() and statsfd_wait_many()
+ * @pread: every read of a header, id, descriptors or data block,
+ *	including the header read that acknowledges a change of children
+ *	(statsfd_events())
+ *
+ * Each has the contract of the system call of the same name: -1 with
+ * errno set on failure.
+ */
+struct statsfd__sys {
+	int (*ioctl)(int fd, unsigned long req, void *arg);
+	int (*poll)(struct pollfd *fds, nfds_t nfds, int timeout);
+	ssize_t (*pread)(int fd, void *buf, size_t len, off_t off);
+};
+
+/**
+ * statsfd__set_sys() - replace the library's system calls, process-wide
+ * @sys: the calls to make instead; a NULL member (or @sys NULL) restores
+ *	the real one.  Not thread-safe: set it before any handle is used.
+ */
+void statsfd__set_sys(const struct statsfd__sys *sys);
+
 /* The system calls the library makes on stats fds (statsfd__set_sys()). */
 extern struct statsfd__sys statsfd__sys;
 
@@ -72,5 +166,13 @@ int statsfd__read_exact(int fd, void *buf, size_t len, uint64_t off,
 			const char *what, struct statsfd_error *err);
 int statsfd__parse(struct statsfd *sf, struct statsfd_error *err);
 void statsfd__finish(struct statsfd *sf);
+int statsfd__probe(const struct statsfd *sf, const char *what,
+		   struct statsfd_error *err);
+
+/* ---- libstatsfd-expo (expo/) ---------------------------------------------- */
+
+struct statsfd_buf;
+
+void statsfd__buf_double(struct statsfd_buf *b, double v);
 
 #endif /* STATSFD_LIB_PRIV_H */

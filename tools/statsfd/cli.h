@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 #include "statsfd.h"
-#include "statsfd_hostfd.h"
-#include "statsfd_json.h"
+#include "statsfd_expo.h"
+#include "statsfd_client.h"
 
 /* --name globs and query --vm names the command line may give. */
 #define CLI_MAX_NAMES		64

@@ -21,36 +21,44 @@
 
 /* ---- the pages ----------------------------------------------------------- */
 
+/* The scalar stat @name of @src, or NULL (absent, or a histogram). */
+static const struct statsfd_stat *scalar(const struct cli_source *src,
+					 const char *name)
+{
+	const struct statsfd_stat *st = statsfd_find(src->sf, name);
+
+	return st && !statsfd_stat_is_hist(st) ? st : NULL;
+}
+
 /* The raw value of @name in @buf, false when @src has no such stat. */
 static bool raw(const struct cli_source *src, const uint64_t *buf,
 		const char *name, uint64_t *v)
 {
-	const struct statsfd_stat *st = statsfd_find(src->sf, name);
+	const struct statsfd_stat *st = scalar(src, name);
 
-	if (!st || statsfd_stat_is_hist(st))
-		return false;
-	*v = statsfd_values(st, buf)[0];
-	return true;
+	if (st)
+		*v = statsfd_values(st, buf)[0];
+	return st;
 }
 
 /* @name in its base unit (ns -> s); NAN-free: false when absent. */
 static bool base(const struct cli_source *src, const uint64_t *buf,
 		 const char *name, double *v)
 {
-	const struct statsfd_stat *st = statsfd_find(src->sf, name);
+	uint64_t r;
 
-	if (!st || statsfd_stat_is_hist(st))
+	if (!raw(src, buf, name, &r))
 		return false;
-	*v = statsfd_to_base(st, statsfd_values(st, buf)[0]);
+	*v = statsfd_to_base(scalar(src, name), r);
 	return true;
 }
 
 /* The increase of @name over the interval, in its base unit. */
 static bool delta(const struct cli_source *src, const char *name, double *v)
 {
-	const struct statsfd_stat *st = statsfd_find(src->sf, name);
+	const struct statsfd_stat *st = scalar(src, name);
 
-	if (!st || statsfd_stat_is_hist(st))
+	if (!st)
 		return false;
 	/* Unsigned: a counter wrapping past U64_MAX stays right. */
 	*v = statsfd_scale_value(st, (double)(statsfd_values(st, src->cur)[0] -

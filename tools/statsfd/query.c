@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd CLI: `query`, a JSON request to statsfd-collector over its unix
- * socket (the wire protocol of statsfd_msg.h), the reply printed as it
+ * socket (the wire protocol of statsfd_client.h), the reply printed as it
  * came.
  */
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 static struct json_object *csv_array(const char *csv, bool ints)
 {

@@ -23,7 +23,7 @@
 #include <linux/statsfd_vm.h>
 
 #include "cli.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 #define PERM_HINT							\
 	"statsfd needs ptrace permission over the VMM: run as its user "\

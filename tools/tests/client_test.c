@@ -22,7 +22,6 @@
 
 #include "image.h"
 #include "statsfd_client.h"
-#include "statsfd_msg.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/statsfd-client-test.XXXXXX";

@@ -19,7 +19,7 @@
 
 #include "../collector/collector.h"
 #include "image.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 #include "tap.h"
 
 static struct collector col = {

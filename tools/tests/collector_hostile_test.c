@@ -40,9 +40,8 @@
 
 #include "httpget.h"
 #include "image.h"
-#include "statsfd.h"
-#include "statsfd_json.h"
-#include "statsfd_msg.h"
+#include "statsfd_expo.h"
+#include "statsfd_client.h"
 #include "tap.h"
 
 /*

@@ -43,9 +43,8 @@
 #include <unistd.h>
 
 #include "image.h"
-#include "statsfd.h"
-#include "statsfd_json.h"
-#include "statsfd_msg.h"
+#include "statsfd_expo.h"
+#include "statsfd_client.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/statsfd-siege-test.XXXXXX";

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "fakesys.h"
-#include "statsfd_internal.h"
+#include "statsfd_priv.h"
 
 #define MAX_IMAGES	256
 

@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "image.h"
-#include "statsfd.h"
-#include "statsfd_internal.h"
+#include "statsfd_expo.h"
+#include "statsfd_priv.h"
 #include "tap.h"
 
 static uint64_t rng_state;

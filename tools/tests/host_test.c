@@ -27,7 +27,7 @@
 
 #include "image.h"
 #include "statsfd.h"
-#include "statsfd_hostfd.h"
+#include "statsfd_expo.h"
 #include "tap.h"
 
 #define CUM	STATSFD_TYPE_CUMULATIVE

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "httpget.h"
-#include "statsfd.h"
+#include "statsfd_expo.h"
 
 static double now_s(void)
 {

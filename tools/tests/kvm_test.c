@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 
-#include "statsfd.h"
+#include "statsfd_expo.h"
 #include "tap.h"
 
 static void check_fd(int fd, const char *what, const char *want_stat,

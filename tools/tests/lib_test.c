@@ -21,9 +21,9 @@
 #include <unistd.h>
 
 #include "image.h"
-#include "statsfd.h"
-#include "statsfd_internal.h"
-#include "statsfd_msg.h"
+#include "statsfd_expo.h"
+#include "statsfd_priv.h"
+#include "statsfd_client.h"
 #include "tap.h"
 
 static unsigned char img[1 << 16];

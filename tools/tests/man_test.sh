@@ -27,6 +27,14 @@ for page in statsfd.1:statsfd statsfd-collector.8:statsfd-collector statsfd-vmm.
 	check "${page%%:*}: all ${#opts[@]} long options of ${page##*:} --help documented${missing:+ (missing: ${missing[*]})}" \
 		test ${#missing[@]} -eq 0 -a ${#opts[@]} -gt 5
 done
+# libstatsfd(3), the libraries' page: renders, names the three.
+file=$root/Documentation/man/libstatsfd.3
+warn=$(MANWIDTH=80 man --warnings -l "$file" 2>&1 >/dev/null)
+check "libstatsfd.3 renders without warnings${warn:+: $warn}" test -z "$warn"
+text=$(MANWIDTH=80 man -l "$file" 2>/dev/null)
+check "libstatsfd.3 names libstatsfd, libstatsfd-expo and libstatsfd-client with their headers" \
+	bash -c 'for w in libstatsfd.so.2 libstatsfd-expo.so.1 libstatsfd-client.so.1 \
+		"<statsfd.h>" "<statsfd_expo.h>" "<statsfd_client.h>"; do grep -qF -- "$w" <<<"$1" || exit 1; done' _ "$text"
 # The check itself must be able to fail: an option the page lacks.
 text=$(MANWIDTH=80 man -l "$root/Documentation/man/statsfd.1" 2>/dev/null)
 check "an undocumented option is noticed (--no-such-option)" \

@@ -24,7 +24,7 @@
 #include "fakesys.h"
 #include "image.h"
 #include "statsfd.h"
-#include "statsfd_internal.h"
+#include "statsfd_priv.h"
 #include "tap.h"
 
 static unsigned char img[1 << 16];

@@ -29,7 +29,6 @@
 #include <linux/statsfd_vm.h>
 
 #include "statsfd_client.h"
-#include "statsfd_json.h"
 
 #define MAX_VMS		64
 #define MAX_VCPUS	64
@@ -204,6 +203,22 @@ static void *kicker_thread(void *arg)
 	return NULL;
 }
 
+/* vCPU @i of @vm (statsfd_vm) and its stats fd, or die. */
+static void create_vcpu_sfd(struct vm *vm, int i)
+{
+	struct statsfd_vm_create_vcpu cc = { .vcpu_id = (unsigned int)i };
+	struct vcpu *v = &vm->vcpus[i];
+
+	v->vm = vm;
+	v->index = i;
+	v->fd = ioctl(vm->fd, STATSFD_VM_CREATE_VCPU, &cc);
+	if (v->fd < 0)
+		die("%s: STATSFD_VM_CREATE_VCPU: %s", vm->name);
+	v->stats_fd = ioctl(v->fd, STATSFD_VM_GET_STATS_FD, 0);
+	if (v->stats_fd < 0)
+		die("%s: vCPU STATSFD_VM_GET_STATS_FD: %s", vm->name);
+}
+
 static void create_vm_sfd(struct vm *vm, int dev)
 {
 	struct statsfd_vm_create_vm cv = { 0 };
@@ -215,19 +230,8 @@ static void create_vm_sfd(struct vm *vm, int dev)
 	vm->stats_fd = ioctl(vm->fd, STATSFD_VM_GET_STATS_FD, 0);
 	if (vm->stats_fd < 0)
 		die("%s: VM STATSFD_VM_GET_STATS_FD: %s", vm->name);
-	for (i = 0; i < vm->nvcpus; i++) {
-		struct statsfd_vm_create_vcpu cc = { .vcpu_id = (unsigned int)i };
-		struct vcpu *v = &vm->vcpus[i];
-
-		v->vm = vm;
-		v->index = i;
-		v->fd = ioctl(vm->fd, STATSFD_VM_CREATE_VCPU, &cc);
-		if (v->fd < 0)
-			die("%s: STATSFD_VM_CREATE_VCPU: %s", vm->name);
-		v->stats_fd = ioctl(v->fd, STATSFD_VM_GET_STATS_FD, 0);
-		if (v->stats_fd < 0)
-			die("%s: vCPU STATSFD_VM_GET_STATS_FD: %s", vm->name);
-	}
+	for (i = 0; i < vm->nvcpus; i++)
+		create_vcpu_sfd(vm, i);
 }
 
 static void create_vm_kvm(struct vm *vm)
@@ -388,19 +392,11 @@ static void register_vm(struct vm *vm)
 static void add_vcpu(struct vm *vm)
 {
 	int i = vm->nvcpus;
-	struct statsfd_vm_create_vcpu cc = { .vcpu_id = (unsigned int)i };
 	struct vcpu *v = &vm->vcpus[i];
 
 	if (opt.kvm || i >= MAX_VCPUS || vm->stop)
 		return;
-	v->vm = vm;
-	v->index = i;
-	v->fd = ioctl(vm->fd, STATSFD_VM_CREATE_VCPU, &cc);
-	if (v->fd < 0)
-		die("%s: STATSFD_VM_CREATE_VCPU: %s", vm->name);
-	v->stats_fd = ioctl(v->fd, STATSFD_VM_GET_STATS_FD, 0);
-	if (v->stats_fd < 0)
-		die("%s: vCPU STATSFD_VM_GET_STATS_FD: %s", vm->name);
+	create_vcpu_sfd(vm, i);
 	/* Published to the kicker only once its fd is there. */
 	__atomic_store_n(&vm->nvcpus, i + 1, __ATOMIC_RELEASE);
 	if (opt.collector)

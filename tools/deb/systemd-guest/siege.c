@@ -33,7 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 #define PORT 9477
 

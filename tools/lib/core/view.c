@@ -255,7 +255,6 @@ static struct statsfd *emulated_view(const struct statsfd *sf,
 	size_t stride = DESC_SIZE + sf->hdr.name_size, data_size = 0;
 	uint32_t data_offset = (uint32_t)round8(HDR_SIZE + sf->hdr.name_size);
 	struct statsfd *v = calloc(1, sizeof(*v));
-	uint64_t *probe = NULL;
 	unsigned int i;
 	int e;
 
@@ -312,23 +311,15 @@ static struct statsfd *emulated_view(const struct statsfd *sf,
 		goto fail;
 	statsfd__finish(v);
 	/* As for any handle: the values are really there. */
-	probe = malloc(v->data_size + 8);
-	if (!probe) {
-		set_err(err, ENOMEM, "view: out of memory");
+	if (statsfd__probe(v, "view", err))
 		goto fail;
-	}
-	if (statsfd_read(v, probe, err))
-		goto fail;
-	free(probe);
 	return v;
 fail:
 	e = errno;
-	free(probe);
 	statsfd_close(v);
 	errno = e;
 	return NULL;
 }
-
 
 static struct statsfd *open_view(const struct statsfd *sf,
 				 const char *const *names,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * libstatsfd: Prometheus text exposition (format 0.0.4) of stats sources.
+ * libstatsfd-expo: Prometheus text exposition (format 0.0.4) of stats sources.
  *
  * Shared by `statsfd show --prometheus` and statsfd-collector so that both
  * name and convert every stat the same way.
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "statsfd.h"
 #include "statsfd_expo.h"
+#include "statsfd_priv.h"
 
 void statsfd_prom_escape(struct statsfd_buf *b, const char *s)
 {
@@ -245,24 +245,13 @@ const char *statsfd_prom_name(const char *prefix,
 	return type;
 }
 
-/* Shortest text that parses back to the same double. */
-static void put_double(struct statsfd_buf *b, double v)
-{
-	char tmp[40];
-
-	snprintf(tmp, sizeof(tmp), "%.15g", v);
-	if (strtod(tmp, NULL) != v)
-		snprintf(tmp, sizeof(tmp), "%.17g", v);
-	statsfd_buf_append(b, tmp, strlen(tmp));
-}
-
 static void put_value(struct statsfd_buf *b, const struct statsfd_stat *st,
 		      uint64_t raw)
 {
 	if (!st->exponent)
 		statsfd_buf_printf(b, "%" PRIu64, raw);
 	else
-		put_double(b, statsfd_to_base(st, raw));
+		statsfd__buf_double(b, statsfd_to_base(st, raw));
 }
 
 static void put_labels(struct statsfd_buf *b, const char *labels,
@@ -331,7 +320,7 @@ static void put_hist(struct statsfd_buf *out, const char *name,
 	statsfd_buf_printf(out, "%s_sum", name);
 	put_labels(out, s->labels, NULL);
 	statsfd_buf_append(out, " ", 1);
-	put_double(out, statsfd_prom_hist_sum(st, v));
+	statsfd__buf_double(out, statsfd_prom_hist_sum(st, v));
 	statsfd_buf_append(out, "\n", 1);
 	statsfd_buf_printf(out, "%s_count", name);
 	put_labels(out, s->labels, NULL);
@@ -549,23 +538,18 @@ int statsfd_prom_write_ranked(struct statsfd_buf *out,
 	return ret;
 }
 
-int statsfd_prom_walk(const struct statsfd_prom_series *series,
-		      const uint64_t *ranks, size_t n, unsigned long *conflicts,
-		      const struct statsfd_prom_visitor *v, void *ctx)
+/*
+ * The series in @order, sorted so that series sharing a key are adjacent,
+ * cut into groups of one key (one schema, one set of names), each with the
+ * earliest rank of its series.  @order and @groups hold @n + 1 entries.
+ * Return: the number of groups.
+ */
+static size_t group_series(const struct statsfd_prom_series *series,
+			   const uint64_t *ranks, size_t n, size_t *order,
+			   struct prom_group *groups)
 {
-	struct prom_entry *ents = NULL;
-	struct prom_group *groups = NULL;
-	struct prom_claims claims = { NULL, 0 };
-	size_t *order = NULL, ngroups = 0, nents = 0, i, j, size;
-	const char *fam = NULL;
-	char name[2 * (STATSFD_LIB_NAME_SIZE_MAX + 64)];
-	unsigned long skipped = 0;
-	int ret = -ENOMEM;
+	size_t i, ngroups = 0;
 
-	order = malloc((n + 1) * sizeof(*order));
-	groups = malloc((n + 1) * sizeof(*groups));
-	if (!order || !groups)
-		goto out;
 	for (i = 0; i < n; i++)
 		order[i] = i;
 	qsort_r(order, n, sizeof(*order), cmp_series, (void *)series);
@@ -584,22 +568,27 @@ int statsfd_prom_walk(const struct statsfd_prom_series *series,
 		if (r < groups[ngroups - 1].rank)
 			groups[ngroups - 1].rank = r;
 	}
+	return ngroups;
+}
 
-	for (i = 0; i < ngroups; i++)
-		nents += statsfd_num_stats(series[order[groups[i].first]].sf);
-	ents = calloc(nents + 1, sizeof(*ents));
-	for (size = 16; size < 8 * (nents + 1); size *= 2)
-		;
-	claims.v = calloc(size, sizeof(*claims.v));
-	claims.mask = size - 1;
-	if (!ents || !claims.v)
-		goto out;
-	nents = 0;
+/*
+ * One entry per stat of each group's schema (but the skipped ones), named
+ * once for the group, into @ents; *@nents counts those made so far, so
+ * that the caller frees their names on failure too.
+ * Return: 0, or -ENOMEM.
+ */
+static int name_entries(const struct statsfd_prom_series *series,
+			const size_t *order, const struct prom_group *groups,
+			size_t ngroups, struct prom_entry *ents, size_t *nents)
+{
+	char name[2 * (STATSFD_LIB_NAME_SIZE_MAX + 64)];
+	size_t i, j;
+
 	for (i = 0; i < ngroups; i++) {
 		const struct statsfd_prom_series *s = &series[order[groups[i].first]];
 
 		for (j = 0; j < statsfd_num_stats(s->sf); j++) {
-			struct prom_entry *e = &ents[nents];
+			struct prom_entry *e = &ents[*nents];
 
 			if (s->skip && s->skip[j])
 				continue;
@@ -608,13 +597,84 @@ int statsfd_prom_walk(const struct statsfd_prom_series *series,
 						    name, sizeof(name));
 			e->name = strdup(name);
 			if (!e->name)
-				goto out;
+				return -ENOMEM;
 			e->group = i;
 			e->stat = (unsigned int)j;
 			e->rank = groups[i].rank;
-			nents++;
+			(*nents)++;
 		}
 	}
+	return 0;
+}
+
+/*
+ * The accepted entries, sorted by name, to the visitor: a family's first
+ * entry starts it, then each series of each entry's group.
+ * Return: 0, or the visitor's nonzero return.
+ */
+static int visit_entries(const struct statsfd_prom_series *series,
+			 const size_t *order, const struct prom_group *groups,
+			 const struct prom_entry *ents, size_t nents,
+			 const struct statsfd_prom_visitor *v, void *ctx)
+{
+	const char *fam = NULL;
+	size_t i, j;
+	int ret;
+
+	for (i = 0; i < nents; i++) {
+		const struct prom_entry *e = &ents[i];
+		const struct prom_group *g = &groups[e->group];
+		const struct statsfd_prom_series *s0 = &series[order[g->first]];
+
+		if (e->refused)
+			continue;
+		if (!fam || strcmp(fam, e->name)) {
+			fam = e->name;
+			ret = v->family(ctx, e->name, e->type,
+					statsfd_stat(s0->sf, e->stat));
+			if (ret)
+				return ret;
+		}
+		for (j = 0; j < g->count; j++) {
+			const struct statsfd_prom_series *s = &series[order[g->first + j]];
+
+			ret = v->series(ctx, e->name, e->type, s,
+					statsfd_stat(s->sf, e->stat));
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int statsfd_prom_walk(const struct statsfd_prom_series *series,
+		      const uint64_t *ranks, size_t n, unsigned long *conflicts,
+		      const struct statsfd_prom_visitor *v, void *ctx)
+{
+	struct prom_entry *ents = NULL;
+	struct prom_group *groups = NULL;
+	struct prom_claims claims = { NULL, 0 };
+	size_t *order = NULL, ngroups = 0, nents = 0, i, size;
+	unsigned long skipped = 0;
+	int ret = -ENOMEM;
+
+	order = malloc((n + 1) * sizeof(*order));
+	groups = malloc((n + 1) * sizeof(*groups));
+	if (!order || !groups)
+		goto out;
+	ngroups = group_series(series, ranks, n, order, groups);
+
+	for (i = 0; i < ngroups; i++)
+		nents += statsfd_num_stats(series[order[groups[i].first]].sf);
+	ents = calloc(nents + 1, sizeof(*ents));
+	for (size = 16; size < 8 * (nents + 1); size *= 2)
+		;
+	claims.v = calloc(size, sizeof(*claims.v));
+	claims.mask = size - 1;
+	nents = 0;
+	if (!ents || !claims.v ||
+	    name_entries(series, order, groups, ngroups, ents, &nents))
+		goto out;
 	/* Conflicts are decided in registration order, the same every time. */
 	qsort(ents, nents, sizeof(*ents), cmp_rank);
 	for (i = 0; i < nents; i++) {
@@ -623,31 +683,7 @@ int statsfd_prom_walk(const struct statsfd_prom_series *series,
 		skipped += ents[i].refused;
 	}
 	qsort(ents, nents, sizeof(*ents), cmp_entry);
-
-	for (i = 0; i < nents; i++) {
-		const struct prom_entry *e = &ents[i];
-		const struct prom_group *g = &groups[e->group];
-		const struct statsfd_prom_series *s0 = &series[order[g->first]];
-		const struct statsfd_stat *st = statsfd_stat(s0->sf, e->stat);
-
-		if (e->refused)
-			continue;
-		if (!fam || strcmp(fam, e->name)) {
-			fam = e->name;
-			ret = v->family(ctx, e->name, e->type, st);
-			if (ret)
-				goto out;
-		}
-		for (j = 0; j < g->count; j++) {
-			const struct statsfd_prom_series *s = &series[order[g->first + j]];
-
-			ret = v->series(ctx, e->name, e->type, s,
-					statsfd_stat(s->sf, e->stat));
-			if (ret)
-				goto out;
-		}
-	}
-	ret = 0;
+	ret = visit_entries(series, order, groups, ents, nents, v, ctx);
 out:
 	if (ents)
 		for (i = 0; i < nents; i++)

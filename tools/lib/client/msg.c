@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The statsfd collector wire format: framing, fd passing, reassembly.
+ * libstatsfd-client: the collector wire format: framing, fd passing,
+ * reassembly.
  */
 #include <errno.h>
 #include <poll.h>
@@ -10,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 int statsfd_msg_check(const void *pkt, size_t n, int more_ok,
 		      const char **why)

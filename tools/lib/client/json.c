@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * JSON helpers shared by the statsfd tools (see statsfd_json.h).
+ * libstatsfd-client: the JSON of the commands, labels, schemas and
+ * values (statsfd_client.h).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "statsfd_json.h"
+#include "statsfd_client.h"
 
 static bool valid_ident(const char *s)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * statsfd_client: best-effort registration of stats fds with
+ * libstatsfd-client: best-effort registration of stats fds with
  * statsfd-collector, reconnecting with a backoff (statsfd_client.h).
  *
  * Every fd given is an entry that moves through
@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "statsfd_client.h"
-#include "statsfd_msg.h"
 
 enum entry_state { E_PENDING, E_SENT, E_REGISTERED, E_REMOVE, E_REMOVE_SENT };
 

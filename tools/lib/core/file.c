@@ -30,8 +30,6 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
-#include "statsfd.h"
-#include "statsfd_internal.h"
 #include "statsfd_priv.h"
 
 #define set_err statsfd__set_err
@@ -657,6 +655,32 @@ int statsfd__parse(struct statsfd *sf, struct statsfd_error *err)
 }
 
 /* After statsfd__parse(): what is derived from the descriptors. */
+/**
+ * statsfd__probe() - read the whole data block of a handle once, to prove
+ *	it is there before anyone relies on it
+ * @sf: a parsed handle
+ * @what: the field an allocation failure names ("data", "view")
+ * @err: filled on failure; may be NULL
+ *
+ * Return: 0, or a negative errno (errno set).
+ */
+int statsfd__probe(const struct statsfd *sf, const char *what,
+		   struct statsfd_error *err)
+{
+	uint64_t *probe = malloc(sf->data_size + 8);
+	int ret;
+
+	if (!probe) {
+		set_err(err, ENOMEM, "%s: out of memory", what);
+		return -ENOMEM;
+	}
+	ret = statsfd_read(sf, probe, err);
+	free(probe);
+	if (ret)
+		errno = -ret;
+	return ret;
+}
+
 void statsfd__finish(struct statsfd *sf)
 {
 	sf->sample_st = statsfd_find(sf, STATSFD_STAT_SAMPLE_NS);
@@ -675,7 +699,6 @@ struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
 				struct statsfd_error *err)
 {
 	struct statsfd *sf;
-	uint64_t *probe = NULL;
 	int e;
 
 	if (err)
@@ -721,15 +744,8 @@ struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
 		goto fail;
 
 	/* Prove the data block is really there before anyone relies on it. */
-	probe = malloc(sf->data_size + 8);
-	if (!probe) {
-		set_err(err, ENOMEM, "data: out of memory");
+	if (statsfd__probe(sf, "data", err))
 		goto fail;
-	}
-	if (statsfd_read(sf, probe, err))
-		goto fail;
-	free(probe);
-	probe = NULL;
 
 	statsfd__finish(sf);
 	/* Any failure (ENODEV for KVM and unmappable sources): pread only. */
@@ -739,7 +755,6 @@ struct statsfd *statsfd_open_fd(int fd, unsigned int flags,
 
 fail:
 	e = errno;
-	free(probe);
 	statsfd_close(sf);
 	errno = e;
 	return NULL;

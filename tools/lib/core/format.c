@@ -11,50 +11,61 @@
 
 #include "statsfd.h"
 
+/* The names of the values of the flag fields, by field (its mask). */
+static const struct {
+	uint32_t mask;
+	uint32_t value;
+	const char *name;
+} flag_names[] = {
+	{ STATSFD_TYPE_MASK, STATSFD_TYPE_CUMULATIVE, "cumulative" },
+	{ STATSFD_TYPE_MASK, STATSFD_TYPE_INSTANT, "instant" },
+	{ STATSFD_TYPE_MASK, STATSFD_TYPE_PEAK, "peak" },
+	{ STATSFD_TYPE_MASK, STATSFD_TYPE_LINEAR_HIST, "linear-histogram" },
+	{ STATSFD_TYPE_MASK, STATSFD_TYPE_LOG_HIST, "log2-histogram" },
+	{ STATSFD_UNIT_MASK, STATSFD_UNIT_NONE, "none" },
+	{ STATSFD_UNIT_MASK, STATSFD_UNIT_BYTES, "bytes" },
+	{ STATSFD_UNIT_MASK, STATSFD_UNIT_SECONDS, "seconds" },
+	{ STATSFD_UNIT_MASK, STATSFD_UNIT_CYCLES, "cycles" },
+	{ STATSFD_UNIT_MASK, STATSFD_UNIT_BOOLEAN, "boolean" },
+	{ STATSFD_BASE_MASK, STATSFD_BASE_POW10, "pow10" },
+	{ STATSFD_BASE_MASK, STATSFD_BASE_POW2, "pow2" },
+	{ STATSFD_AGG_MASK, STATSFD_AGG_NONE, "" },
+	{ STATSFD_AGG_MASK, STATSFD_AGG_SUM, "sum" },
+	{ STATSFD_AGG_MASK, STATSFD_AGG_MINIMUM, "min" },
+	{ STATSFD_AGG_MASK, STATSFD_AGG_MAXIMUM, "max" },
+	{ STATSFD_AGG_MASK, STATSFD_AGG_AVERAGE, "avg" },
+	{ STATSFD_AGG_MASK, STATSFD_AGG_COUNT_NONZERO, "count_nonzero" },
+};
+
+/* The name of @value of the field @mask; "unknown" for any other. */
+static const char *flag_name(uint32_t mask, uint32_t value)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(flag_names) / sizeof(flag_names[0]); i++)
+		if (flag_names[i].mask == mask && flag_names[i].value == value)
+			return flag_names[i].name;
+	return "unknown";
+}
+
 const char *statsfd_type_name(uint32_t type)
 {
-	switch (type) {
-	case STATSFD_TYPE_CUMULATIVE:	return "cumulative";
-	case STATSFD_TYPE_INSTANT:	return "instant";
-	case STATSFD_TYPE_PEAK:		return "peak";
-	case STATSFD_TYPE_LINEAR_HIST:	return "linear-histogram";
-	case STATSFD_TYPE_LOG_HIST:	return "log2-histogram";
-	}
-	return "unknown";
+	return flag_name(STATSFD_TYPE_MASK, type);
 }
 
 const char *statsfd_unit_name(uint32_t unit)
 {
-	switch (unit) {
-	case STATSFD_UNIT_NONE:		return "none";
-	case STATSFD_UNIT_BYTES:	return "bytes";
-	case STATSFD_UNIT_SECONDS:	return "seconds";
-	case STATSFD_UNIT_CYCLES:	return "cycles";
-	case STATSFD_UNIT_BOOLEAN:	return "boolean";
-	}
-	return "unknown";
+	return flag_name(STATSFD_UNIT_MASK, unit);
 }
 
 const char *statsfd_base_name(uint32_t base)
 {
-	switch (base) {
-	case STATSFD_BASE_POW10:	return "pow10";
-	case STATSFD_BASE_POW2:		return "pow2";
-	}
-	return "unknown";
+	return flag_name(STATSFD_BASE_MASK, base);
 }
 
 const char *statsfd_agg_name(uint32_t agg)
 {
-	switch (agg) {
-	case STATSFD_AGG_NONE:		return "";
-	case STATSFD_AGG_SUM:		return "sum";
-	case STATSFD_AGG_MINIMUM:	return "min";
-	case STATSFD_AGG_MAXIMUM:	return "max";
-	case STATSFD_AGG_AVERAGE:	return "avg";
-	case STATSFD_AGG_COUNT_NONZERO:	return "count_nonzero";
-	}
-	return "unknown";
+	return flag_name(STATSFD_AGG_MASK, agg);
 }
 
 bool statsfd_stat_is_hist(const struct statsfd_stat *st)
@@ -197,57 +208,4 @@ int statsfd_format_bucket(const struct statsfd_stat *st, unsigned int i,
 		return snprintf(buf, len, "[%s, inf)", lo);
 	statsfd_format_value(st, b.hi, hi, sizeof(hi));
 	return snprintf(buf, len, "[%s, %s)", lo, hi);
-}
-
-static bool buf_reserve(struct statsfd_buf *b, size_t more)
-{
-	size_t cap;
-	char *p;
-
-	if (b->oom)
-		return false;
-	if (b->len + more + 1 <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	p = realloc(b->data, cap);
-	if (!p) {
-		b->oom = true;
-		return false;
-	}
-	b->data = p;
-	b->cap = cap;
-	return true;
-}
-
-void statsfd_buf_append(struct statsfd_buf *b, const char *s, size_t len)
-{
-	if (!buf_reserve(b, len))
-		return;
-	memcpy(b->data + b->len, s, len);
-	b->len += len;
-	b->data[b->len] = '\0';
-}
-
-void statsfd_buf_printf(struct statsfd_buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0 || !buf_reserve(b, (size_t)n))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-void statsfd_buf_free(struct statsfd_buf *b)
-{
-	free(b->data);
-	memset(b, 0, sizeof(*b));
 }
