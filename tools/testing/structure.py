@@ -31,6 +31,7 @@ COMPONENTS = PRODUCT + ["tools/bench", "tools/selftests", "tools/tests",
                         "tests/kunit"]
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+TAG = re.compile(r"\b(?:struct|union|enum)\s+[A-Za-z_][A-Za-z0-9_]*")
 # The name of a function being defined: the identifier before the first
 # "(" of the definition's head, at column 0 (not a macro, type or label).
 HEAD_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -133,7 +134,9 @@ def circles(root):
         edges = {p: set() for p in files}
         for path in files:
             with open(path, encoding="utf-8", errors="replace") as f:
-                used = set(IDENT.findall(strip_comments(f.read())))
+                # struct/union/enum tags are types, not calls.
+                text = TAG.sub(" ", strip_comments(f.read()))
+                used = set(IDENT.findall(text))
             for name in used:
                 for other in defined.get(name, ()):
                     if other != path and path not in defined[name]:
