@@ -133,15 +133,9 @@ static void set_deadline(struct collector *c, struct client *cl, uint64_t when)
 /* Room in the heap and the id index for @cl: 0, or -ENOMEM. */
 static int client_index(struct collector *c, struct client *cl)
 {
-	if (c->nclients + c->nrefused + 1 > c->deadlines_cap) {
-		unsigned int cap = c->deadlines_cap ? 2 * c->deadlines_cap : 64;
-		struct client **d = realloc(c->deadlines, cap * sizeof(*d));
-
-		if (!d)
-			return -ENOMEM;
-		c->deadlines = d;
-		c->deadlines_cap = cap;
-	}
+	if (array_grow(&c->deadlines, c->nclients + c->nrefused,
+		       &c->deadlines_cap, sizeof(*c->deadlines)))
+		return -ENOMEM;
 	if (htable_reserve(&c->clients_by_id))
 		return -ENOMEM;
 	htable_add(&c->clients_by_id, &cl->by_id,

@@ -487,6 +487,7 @@ void htable_add(struct htable *t, struct hnode *n, uint64_t hash);
 void htable_del(struct htable *t, struct hnode *n);
 struct hnode *htable_first(const struct htable *t, uint64_t hash);
 int interval_timer(struct collector *c, unsigned int ms, void *tag);
+int array_grow(void *arr, unsigned int n, unsigned int *cap, size_t size);
 
 /* The epoll set, shared by the loop, the clients and the sources. */
 static inline int ep_ctl(struct collector *c, int op, int fd, uint32_t events,

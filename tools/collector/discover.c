@@ -314,15 +314,8 @@ static int maps_vcpus(struct discover *d, pid_t pid, uint64_t *sig)
 			;
 		if (i < n)
 			continue;
-		if (n == cap) {
-			unsigned int *nv = realloc(seen, (cap ? cap * 2 : 16) *
-						   sizeof(*nv));
-
-			if (!nv)
-				break;
-			seen = nv;
-			cap = cap ? cap * 2 : 16;
-		}
+		if (array_grow(&seen, n, &cap, sizeof(*seen)))
+			break;
 		seen[n++] = v;
 		sum += v;
 	}
@@ -475,16 +468,9 @@ static void remember_fd(struct dproc *p, int tfd, uint64_t sid)
 	struct dfd *f = find_fd(p, tfd);
 
 	if (!f) {
-		if (p->nfds == p->cap) {
-			unsigned int cap = p->cap ? p->cap * 2 : 8;
-			struct dfd *v = realloc(p->fds, cap * sizeof(*v));
-
-			/* Forgotten, it is only tried again at the next scan. */
-			if (!v)
-				return;
-			p->fds = v;
-			p->cap = cap;
-		}
+		/* Forgotten, it is only tried again at the next scan. */
+		if (array_grow(&p->fds, p->nfds, &p->cap, sizeof(*p->fds)))
+			return;
 		f = &p->fds[p->nfds++];
 		f->tfd = tfd;
 	}
@@ -784,16 +770,9 @@ static void scan_pid(struct discover *d, pid_t pid)
 			vmm_tfd = (int)tfd;
 			snprintf(vmm_link, sizeof(vmm_link), "%s", link);
 		}
-		if (n == cap) {
-			struct kvm_fd *v = realloc(fds, (cap ? cap * 2 : 16) *
-						   sizeof(*v));
-
-			/* The rest waits for the next scan. */
-			if (!v)
-				break;
-			fds = v;
-			cap = cap ? cap * 2 : 16;
-		}
+		/* The rest waits for the next scan. */
+		if (array_grow(&fds, n, &cap, sizeof(*fds)))
+			break;
 		fds[n++] = (struct kvm_fd){ (int)tfd, kind, vcpu };
 	}
 	closedir(dir);

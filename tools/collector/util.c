@@ -202,6 +202,33 @@ int interval_timer(struct collector *c, unsigned int ms, void *tag)
 	return fd;
 }
 
+/**
+ * array_grow() - room for one more element at the end of an array
+ * @arr: the address of the array's pointer, realloc()ed when full
+ * @n: elements in it
+ * @cap: its capacity in elements, doubled when full (16 at first)
+ * @size: size of an element
+ *
+ * Return: 0, or -ENOMEM with the array unchanged.
+ */
+int array_grow(void *arr, unsigned int n, unsigned int *cap, size_t size)
+{
+	unsigned int ncap;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	/* The pointer's bytes: @arr points at a pointer of any type. */
+	memcpy(&p, arr, sizeof(p));
+	p = realloc(p, (size_t)ncap * size);
+	if (!p)
+		return -ENOMEM;
+	memcpy(arr, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
+}
+
 unsigned int provider_rescan_ms;
 
 /* ---- the option tables --------------------------------------------------- */
