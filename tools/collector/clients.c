@@ -143,6 +143,14 @@ static int client_index(struct collector *c, struct client *cl)
 	return 0;
 }
 
+static bool client_has_id(const struct hnode *n, const void *key)
+{
+	const struct client *cl = (const struct client *)((const char *)n -
+				  offsetof(struct client, by_id));
+
+	return cl->id == *(const uint64_t *)key;
+}
+
 /**
  * client_find() - the connected client numbered @id
  * @c: collector
@@ -152,18 +160,12 @@ static int client_index(struct collector *c, struct client *cl)
  */
 struct client *client_find(struct collector *c, uint64_t id)
 {
-	uint64_t h = hash_bytes(HASH_INIT, &id, sizeof(id));
-	struct hnode *n;
+	struct hnode *n = htable_find(&c->clients_by_id,
+				      hash_bytes(HASH_INIT, &id, sizeof(id)),
+				      client_has_id, &id, &c->steps);
 
-	for (n = htable_first(&c->clients_by_id, h); n; n = n->next) {
-		struct client *cl = (struct client *)((char *)n -
-						      offsetof(struct client, by_id));
-
-		c->steps++;
-		if (n->hash == h && cl->id == id)
-			return cl;
-	}
-	return NULL;
+	return n ? (struct client *)((char *)n - offsetof(struct client, by_id)) :
+		   NULL;
 }
 
 /* Renumber @cl (a restored connection takes its old id back). */

@@ -486,6 +486,9 @@ int htable_reserve(struct htable *t);
 void htable_add(struct htable *t, struct hnode *n, uint64_t hash);
 void htable_del(struct htable *t, struct hnode *n);
 struct hnode *htable_first(const struct htable *t, uint64_t hash);
+struct hnode *htable_find(const struct htable *t, uint64_t hash,
+			  bool (*match)(const struct hnode *n, const void *key),
+			  const void *key, uint64_t *steps);
 int interval_timer(struct collector *c, unsigned int ms, void *tag);
 int array_grow(void *arr, unsigned int n, unsigned int *cap, size_t size);
 

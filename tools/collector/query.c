@@ -93,20 +93,47 @@ static int cmp_int(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The entries of @arr (checked), each read by @get into @size bytes, in an
+ * array sorted by @cmp; *@n set to their number.  Return: the array, NULL
+ * when empty or out of memory.
+ */
+static void *sorted_make(struct json_object *arr, size_t size,
+			 void (*get)(struct json_object *o, void *slot),
+			 int (*cmp)(const void *, const void *), size_t *n)
+{
+	char *v;
+	size_t i;
+
+	*n = arr ? json_object_array_length(arr) : 0;
+	v = *n ? malloc(*n * size) : NULL;
+	if (!v)
+		return NULL;
+	for (i = 0; i < *n; i++)
+		get(json_object_array_get_idx(arr, i), v + i * size);
+	qsort(v, *n, size, cmp);
+	return v;
+}
+
+static void get_str(struct json_object *o, void *slot)
+{
+	const char *s = json_object_get_string(o);
+
+	memcpy(slot, &s, sizeof(s));
+}
+
+static void get_int(struct json_object *o, void *slot)
+{
+	int64_t x = json_object_get_int64(o);
+
+	memcpy(slot, &x, sizeof(x));
+}
+
 /* @arr (strings, checked) as a sorted set; Return: false when out of memory. */
 static bool strset_make(struct json_object *arr, struct strset *set)
 {
-	size_t i;
-
-	set->n = arr ? json_object_array_length(arr) : 0;
-	set->v = set->n ? malloc(set->n * sizeof(*set->v)) : NULL;
-	if (set->n && !set->v)
-		return false;
-	for (i = 0; i < set->n; i++)
-		set->v[i] = json_object_get_string(json_object_array_get_idx(arr, i));
-	if (set->n)
-		qsort(set->v, set->n, sizeof(*set->v), cmp_str);
-	return true;
+	set->v = sorted_make(arr, sizeof(*set->v), get_str, cmp_str, &set->n);
+	return !set->n || set->v;
 }
 
 static bool strset_has(const struct strset *set, const char *s)
@@ -116,17 +143,8 @@ static bool strset_has(const struct strset *set, const char *s)
 
 static bool intset_make(struct json_object *arr, struct intset *set)
 {
-	size_t i;
-
-	set->n = arr ? json_object_array_length(arr) : 0;
-	set->v = set->n ? malloc(set->n * sizeof(*set->v)) : NULL;
-	if (set->n && !set->v)
-		return false;
-	for (i = 0; i < set->n; i++)
-		set->v[i] = json_object_get_int64(json_object_array_get_idx(arr, i));
-	if (set->n)
-		qsort(set->v, set->n, sizeof(*set->v), cmp_int);
-	return true;
+	set->v = sorted_make(arr, sizeof(*set->v), get_int, cmp_int, &set->n);
+	return !set->n || set->v;
 }
 
 static bool intset_has(const struct intset *set, int64_t x)

@@ -335,6 +335,14 @@ static int labels_check(struct collector *c, const struct client *cl,
 	return 0;
 }
 
+static bool user_has_uid(const struct hnode *n, const void *key)
+{
+	const struct user *u = (const struct user *)((const char *)n -
+			       offsetof(struct user, by_uid));
+
+	return u->uid == *(const uid_t *)key;
+}
+
 /**
  * user_get() - the account of @uid, made on first use
  * @c: collector
@@ -345,14 +353,11 @@ static int labels_check(struct collector *c, const struct client *cl,
 struct user *user_get(struct collector *c, uid_t uid)
 {
 	uint64_t h = hash_bytes(HASH_INIT, &uid, sizeof(uid));
-	struct hnode *n;
+	struct hnode *n = htable_find(&c->users, h, user_has_uid, &uid, NULL);
 	struct user *u;
 
-	for (n = htable_first(&c->users, h); n; n = n->next) {
-		u = (struct user *)((char *)n - offsetof(struct user, by_uid));
-		if (u->uid == uid)
-			return u;
-	}
+	if (n)
+		return (struct user *)((char *)n - offsetof(struct user, by_uid));
 	if (htable_reserve(&c->users))
 		return NULL;
 	u = calloc(1, sizeof(*u));
@@ -969,6 +974,14 @@ void drop_source(struct collector *c, struct source *s)
 	c->dead = s;
 }
 
+static bool source_has_id(const struct hnode *n, const void *key)
+{
+	const struct source *s = (const struct source *)((const char *)n -
+				 offsetof(struct source, by_id));
+
+	return s->id == *(const uint64_t *)key;
+}
+
 /**
  * source_find() - the live source numbered @id
  * @c: collector
@@ -978,18 +991,12 @@ void drop_source(struct collector *c, struct source *s)
  */
 struct source *source_find(struct collector *c, uint64_t id)
 {
-	uint64_t h = hash_bytes(HASH_INIT, &id, sizeof(id));
-	struct hnode *n;
+	struct hnode *n = htable_find(&c->sources_by_id,
+				      hash_bytes(HASH_INIT, &id, sizeof(id)),
+				      source_has_id, &id, &c->steps);
 
-	for (n = htable_first(&c->sources_by_id, h); n; n = n->next) {
-		struct source *s = (struct source *)((char *)n -
-						     offsetof(struct source, by_id));
-
-		c->steps++;
-		if (n->hash == h && s->id == id)
-			return s;
-	}
-	return NULL;
+	return n ? (struct source *)((char *)n - offsetof(struct source, by_id)) :
+		   NULL;
 }
 
 /**

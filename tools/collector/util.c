@@ -174,6 +174,31 @@ struct hnode *htable_first(const struct htable *t, uint64_t hash)
 }
 
 /**
+ * htable_find() - the item of @t with @hash that @match accepts
+ * @t: the table
+ * @hash: the hash of the key looked up
+ * @match: whether item @n is the one of @key (called for items of @hash)
+ * @key: what @match compares with
+ * @steps: counts the items visited (collector.steps), or NULL
+ *
+ * Return: the item, or NULL.
+ */
+struct hnode *htable_find(const struct htable *t, uint64_t hash,
+			  bool (*match)(const struct hnode *n, const void *key),
+			  const void *key, uint64_t *steps)
+{
+	struct hnode *n;
+
+	for (n = htable_first(t, hash); n; n = n->next) {
+		if (steps)
+			(*steps)++;
+		if (n->hash == hash && match(n, key))
+			return n;
+	}
+	return NULL;
+}
+
+/**
  * interval_timer() - a periodic timer in the epoll set
  * @c: collector
  * @ms: its period, in milliseconds
