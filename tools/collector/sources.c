@@ -915,7 +915,8 @@ void drop_source(struct collector *c, struct source *s)
 	if (s->dead)
 		return;
 	systemd_unstore_source(s);
-	*(s->prev_in_client ? &s->prev_in_client->next_in_client : &s->owner->sources) = s->next_in_client;
+	*(s->prev_in_client ? &s->prev_in_client->next_in_client :
+	  &s->owner->sources) = s->next_in_client;
 	if (s->next_in_client)
 		s->next_in_client->prev_in_client = s->prev_in_client;
 	htable_del(&c->by_labels, &s->by_labels);
@@ -948,7 +949,8 @@ void drop_source(struct collector *c, struct source *s)
 	if (s->next)
 		s->next->prev = s->prev;
 	c->nsources--;
-	*(s->prev_in_schema ? &s->prev_in_schema->next_in_schema : &sc->members) = s->next_in_schema;
+	*(s->prev_in_schema ? &s->prev_in_schema->next_in_schema :
+	  &sc->members) = s->next_in_schema;
 	if (s->next_in_schema)
 		s->next_in_schema->prev_in_schema = s->prev_in_schema;
 	if (!--sc->nmembers)

@@ -32,6 +32,7 @@ static struct collector col = {
 	.accept_memfd = true, .client_timeout_ms = 3600000,
 	.reply_max = 1 << 20, .policy = { .max_clients = NCLIENTS + 1 },
 };
+
 static char sock_path[64];
 
 static int listen_socket(void)
@@ -118,7 +119,7 @@ static void test_deadlines(int lfd, int *peers)
 	steps = col.steps - steps;
 	tap_ok(col.nclients == NCLIENTS - 1 && !client_find(&col, first) &&
 	       steps <= (before - col.nclients) * bound,
-	       "the expired client alone is dropped, %" PRIu64 " steps in all (bound %u, %u clients)",
+	       "the expired client alone is dropped, %" PRIu64 " steps (bound %u, %u clients)",
 	       steps, bound, NCLIENTS);
 	close(peers[0]);
 	peers[0] = -1;
@@ -140,7 +141,7 @@ static void test_client_ids(void)
 	}
 	steps = col.steps - steps;
 	tap_ok(found == col.nclients && worst <= 16,
-	       "every one of %u clients found by id, at most %" PRIu64 " chain steps each (%" PRIu64 " in all)",
+	       "all %u clients found by id, at most %" PRIu64 " steps each (%" PRIu64 " in all)",
 	       found, worst, steps);
 	tap_ok(!client_find(&col, 1u << 30), "an unknown id: none");
 }
