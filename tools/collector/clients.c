@@ -143,14 +143,6 @@ static int client_index(struct collector *c, struct client *cl)
 	return 0;
 }
 
-static bool client_has_id(const struct hnode *n, const void *key)
-{
-	const struct client *cl = (const struct client *)((const char *)n -
-				  offsetof(struct client, by_id));
-
-	return cl->id == *(const uint64_t *)key;
-}
-
 /**
  * client_find() - the connected client numbered @id
  * @c: collector
@@ -160,12 +152,12 @@ static bool client_has_id(const struct hnode *n, const void *key)
  */
 struct client *client_find(struct collector *c, uint64_t id)
 {
-	struct hnode *n = htable_find(&c->clients_by_id,
-				      hash_bytes(HASH_INIT, &id, sizeof(id)),
-				      client_has_id, &id, &c->steps);
+	const ptrdiff_t off = offsetof(struct client, by_id);
+	struct hnode *n = htable_find_id(&c->clients_by_id, id,
+					 (ptrdiff_t)offsetof(struct client, id) - off,
+					 &c->steps);
 
-	return n ? (struct client *)((char *)n - offsetof(struct client, by_id)) :
-		   NULL;
+	return n ? (struct client *)((char *)n - off) : NULL;
 }
 
 /* Renumber @cl (a restored connection takes its old id back). */

@@ -976,14 +976,6 @@ void drop_source(struct collector *c, struct source *s)
 	c->dead = s;
 }
 
-static bool source_has_id(const struct hnode *n, const void *key)
-{
-	const struct source *s = (const struct source *)((const char *)n -
-				 offsetof(struct source, by_id));
-
-	return s->id == *(const uint64_t *)key;
-}
-
 /**
  * source_find() - the live source numbered @id
  * @c: collector
@@ -993,12 +985,12 @@ static bool source_has_id(const struct hnode *n, const void *key)
  */
 struct source *source_find(struct collector *c, uint64_t id)
 {
-	struct hnode *n = htable_find(&c->sources_by_id,
-				      hash_bytes(HASH_INIT, &id, sizeof(id)),
-				      source_has_id, &id, &c->steps);
+	const ptrdiff_t off = offsetof(struct source, by_id);
+	struct hnode *n = htable_find_id(&c->sources_by_id, id,
+					 (ptrdiff_t)offsetof(struct source, id) - off,
+					 &c->steps);
 
-	return n ? (struct source *)((char *)n - offsetof(struct source, by_id)) :
-		   NULL;
+	return n ? (struct source *)((char *)n - off) : NULL;
 }
 
 /**
