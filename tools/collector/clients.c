@@ -8,11 +8,18 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -37,6 +44,132 @@ static void charge_out(struct collector *c, struct client *cl, ssize_t n)
 	c->out_bytes += (size_t)n;
 	if (cl->user)
 		cl->user->out_bytes += (size_t)n;
+}
+
+/*
+ * The clients' deadlines, in a binary heap ordered by deadline
+ * (collector.deadlines): the loop's look at the earliest and the drop of
+ * an expired one cost O(log n) of the connected clients, not a walk of
+ * them on every pass.  collector.steps counts the heap levels visited.
+ */
+static bool heap_before(const struct client *a, const struct client *b)
+{
+	return a->deadline < b->deadline;
+}
+
+static void heap_put(struct collector *c, unsigned int i, struct client *cl)
+{
+	c->deadlines[i] = cl;
+	cl->heap_pos = i + 1;
+}
+
+static void heap_up(struct collector *c, unsigned int i)
+{
+	struct client *cl = c->deadlines[i];
+
+	while (i) {
+		unsigned int parent = (i - 1) / 2;
+
+		c->steps++;
+		if (!heap_before(cl, c->deadlines[parent]))
+			break;
+		heap_put(c, i, c->deadlines[parent]);
+		i = parent;
+	}
+	heap_put(c, i, cl);
+}
+
+static void heap_down(struct collector *c, unsigned int i)
+{
+	struct client *cl = c->deadlines[i];
+
+	for (;;) {
+		unsigned int l = 2 * i + 1, m = l;
+
+		c->steps++;
+		if (l >= c->ndeadlines)
+			break;
+		if (l + 1 < c->ndeadlines &&
+		    heap_before(c->deadlines[l + 1], c->deadlines[l]))
+			m = l + 1;
+		if (!heap_before(c->deadlines[m], cl))
+			break;
+		heap_put(c, i, c->deadlines[m]);
+		i = m;
+	}
+	heap_put(c, i, cl);
+}
+
+static void heap_remove(struct collector *c, struct client *cl)
+{
+	unsigned int i = cl->heap_pos - 1;
+	struct client *last;
+
+	cl->heap_pos = 0;
+	last = c->deadlines[--c->ndeadlines];
+	if (last == cl)
+		return;
+	heap_put(c, i, last);
+	heap_up(c, i);
+	heap_down(c, last->heap_pos - 1);
+}
+
+/*
+ * Set @cl's deadline to @when (monotonic ms, 0 for none).  The heap has
+ * room for every client (grown as they connect: client_index()), so this
+ * cannot fail.
+ */
+static void set_deadline(struct collector *c, struct client *cl, uint64_t when)
+{
+	if (cl->heap_pos)
+		heap_remove(c, cl);
+	cl->deadline = when;
+	if (!when || c->ndeadlines >= c->deadlines_cap)
+		return;
+	heap_put(c, c->ndeadlines++, cl);
+	heap_up(c, c->ndeadlines - 1);
+}
+
+/* Room in the heap and the id index for @cl: 0, or -ENOMEM. */
+static int client_index(struct collector *c, struct client *cl)
+{
+	if (array_grow(&c->deadlines, c->nclients + c->nrefused,
+		       &c->deadlines_cap, sizeof(*c->deadlines)))
+		return -ENOMEM;
+	if (htable_reserve(&c->clients_by_id))
+		return -ENOMEM;
+	htable_add(&c->clients_by_id, &cl->by_id,
+		   hash_bytes(HASH_INIT, &cl->id, sizeof(cl->id)));
+	return 0;
+}
+
+/**
+ * client_find() - the connected client numbered @id
+ * @c: collector
+ * @id: its id
+ *
+ * Return: the client, or NULL.
+ */
+struct client *client_find(struct collector *c, uint64_t id)
+{
+	const ptrdiff_t off = offsetof(struct client, by_id);
+	struct hnode *n = htable_find_id(&c->clients_by_id, id,
+					 (ptrdiff_t)offsetof(struct client, id) - off,
+					 &c->steps);
+
+	return n ? (struct client *)((char *)n - off) : NULL;
+}
+
+/* Renumber @cl (a restored connection takes its old id back). */
+static void client_set_id(struct collector *c, struct client *cl, uint64_t id)
+{
+	htable_del(&c->clients_by_id, &cl->by_id);
+	cl->id = id;
+	/* The del just made room, unless it freed the buckets. */
+	if (htable_reserve(&c->clients_by_id))
+		return;
+	htable_add(&c->clients_by_id, &cl->by_id,
+		   hash_bytes(HASH_INIT, &id, sizeof(id)));
 }
 
 /**
@@ -66,12 +199,11 @@ void drop_client(struct collector *c, struct client *cl, const char *why)
 		cl->user = NULL;
 	}
 	systemd_unstore_client(cl);
+	set_deadline(c, cl, 0);
+	htable_del(&c->clients_by_id, &cl->by_id);
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
-	if (cl->prev)
-		cl->prev->next = cl->next;
-	else
-		c->clients = cl->next;
+	*(cl->prev ? &cl->prev->next : &c->clients) = cl->next;
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	if (cl->refused)
@@ -195,7 +327,7 @@ static void queue_reply(struct collector *c, struct client *cl,
 		cl->closing = true;
 	}
 	if (was_empty && cl->out)
-		cl->deadline = now_ms() + c->client_timeout_ms;
+		set_deadline(c, cl, now_ms() + c->client_timeout_ms);
 	json_object_put(reply);
 }
 
@@ -209,7 +341,7 @@ static void update_events(struct collector *c, struct client *cl)
 /* An allowed client with sources may stay idle; one without may not. */
 static void set_idle_deadline(struct collector *c, struct client *cl)
 {
-	cl->deadline = cl->nsources ? 0 : now_ms() + c->client_timeout_ms;
+	set_deadline(c, cl, cl->nsources ? 0 : now_ms() + c->client_timeout_ms);
 }
 
 /* Return: false when the client was dropped. */
@@ -238,7 +370,7 @@ static bool flush_client(struct collector *c, struct client *cl)
 	if (!cl->out && cl->closing && !cl->shut) {
 		shutdown(cl->fd, SHUT_WR);
 		cl->shut = true;
-		cl->deadline = now_ms() + c->client_timeout_ms;
+		set_deadline(c, cl, now_ms() + c->client_timeout_ms);
 		update_events(c, cl);
 		return true;
 	}
@@ -457,7 +589,8 @@ static struct client *new_client(struct collector *c, int fd,
 		close(fd);
 		return NULL;
 	}
-	cl->kind = EP_CLIENT;
+	/* Its events go to the provider of the listening socket. */
+	cl->kind = c->listen_tag ? *(int *)c->listen_tag : EP_CLIENT;
 	cl->fd = fd;
 	cl->id = ++c->next_client_id;
 	cl->pid = cred->pid;
@@ -465,9 +598,15 @@ static struct client *new_client(struct collector *c, int fd,
 	cl->gid = cred->gid;
 	cl->refused = refused;
 	cl->out_max = c->reply_max;
+	if (client_index(c, cl)) {
+		close(fd);
+		free(cl);
+		return NULL;
+	}
 	if (!refused) {
 		cl->user = user_get(c, cred->uid);
 		if (!cl->user) {
+			htable_del(&c->clients_by_id, &cl->by_id);
 			close(fd);
 			free(cl);
 			return NULL;
@@ -607,19 +746,15 @@ void accept_clients(struct collector *c, int lfd)
 	}
 }
 
-/**
- * adopt_client() - take back a connection of the previous run
- * @c: collector
- * @fd: a connected socket from systemd's fd store (consumed)
- * @arg: unused (systemd_restore()'s callback argument)
- *
- * For systemd_restore(): the connection is checked against this run's
+/*
+ * Take back a connection of the previous run, @fd from systemd's fd store
+ * (consumed).  The connection is checked against this run's
  * --allow-uid/--allow-gid and --max-clients first, as a new one would be;
  * a refused one is closed, and the sources it owned go with it.
  *
  * Return: the client, or NULL (closed).
  */
-struct client *adopt_client(struct collector *c, int fd, void *arg)
+static struct client *adopt_client(struct collector *c, int fd)
 {
 	struct ucred cred;
 	struct client *cl;
@@ -652,24 +787,22 @@ struct client *adopt_client(struct collector *c, int fd, void *arg)
 /**
  * check_deadlines() - drop the clients whose deadline has passed
  * @c: collector
+ *
+ * O(log n) per client dropped, and O(1) when none is due.
  */
 void check_deadlines(struct collector *c)
 {
 	uint64_t now = now_ms();
-	struct client *cl, *next;
+	struct client *cl;
 
 	if (c->accept_resume && c->accept_resume <= now) {
 		c->accept_resume = 0;
 		ep_ctl(c, EPOLL_CTL_ADD, c->listen_fd, EPOLLIN, c->listen_tag);
 	}
-
-	for (cl = c->clients; cl; cl = next) {
-		next = cl->next;
-		if (cl->deadline && cl->deadline <= now) {
-			c->stats.clients_dropped++;
-			drop_client(c, cl, cl->out ? "reply not read in time" :
-				    "idle without sources");
-		}
+	while (c->ndeadlines && (cl = c->deadlines[0])->deadline <= now) {
+		c->stats.clients_dropped++;
+		drop_client(c, cl, cl->out ? "reply not read in time" :
+			    "idle without sources");
 	}
 }
 
@@ -682,12 +815,433 @@ void check_deadlines(struct collector *c)
 int next_deadline_ms(struct collector *c)
 {
 	uint64_t now = now_ms(), best = c->accept_resume;
-	struct client *cl;
 
-	for (cl = c->clients; cl; cl = cl->next)
-		if (cl->deadline && (!best || cl->deadline < best))
-			best = cl->deadline;
+	if (c->ndeadlines && (!best || c->deadlines[0]->deadline < best))
+		best = c->deadlines[0]->deadline;
 	if (!best)
 		return -1;
 	return best <= now ? 0 : (int)(best - now);
 }
+
+/* ---- restoring the previous run (systemd's fd store) --------------------- */
+
+static char **restore_names;
+
+static int by_source_id(const void *a, const void *b)
+{
+	const unsigned int *x = a, *y = b;
+	uint64_t ix, iy;
+
+	/* Malformed names (no id) first: they are dropped anyway. */
+	if (sscanf(restore_names[*x], "src.%" SCNu64, &ix) != 1)
+		ix = 0;
+	if (sscanf(restore_names[*y], "src.%" SCNu64, &iy) != 1)
+		iy = 0;
+	return ix < iy ? -1 : ix > iy;
+}
+
+/*
+ * The stored connections, adopted with their old ids; the indexes of the
+ * stored sources go to @order (NULL: out of memory, they are forgotten).
+ * Return: how many connections came back.
+ */
+static unsigned int restore_clients(struct collector *c, int *fds,
+				    char **names, unsigned int n,
+				    unsigned int *order, unsigned int *nsrc)
+{
+	unsigned int i, nclients = 0;
+	struct client *cl;
+
+	for (i = 0; i < n; i++) {
+		uint64_t id;
+		int len = 0;
+
+		if (!strncmp(names[i], "src.", 4)) {
+			if (order)
+				order[(*nsrc)++] = i;
+			else
+				systemd_forget(i);
+			continue;
+		}
+		if (sscanf(names[i], "cli.%" SCNu64 "%n", &id, &len) != 1 ||
+		    names[i][len] || client_find(c, id)) {
+			logmsg("systemd: unknown stored fd \"%s\": closed", names[i]);
+			systemd_forget(i);
+			continue;
+		}
+		cl = adopt_client(c, fds[i]);
+		fds[i] = -1;
+		if (!cl) {
+			systemd_unstore(names[i]);
+			continue;
+		}
+		client_set_id(c, cl, id);
+		if (c->next_client_id < id)
+			c->next_client_id = id;
+		nclients++;
+	}
+	return nclients;
+}
+
+/*
+ * Stored source @i, added again with its old id to its client, through
+ * the same admission as at registration: type, caps, quotas.
+ * Return: 1 when it came back, 0 when it was refused, -1 when its name
+ * or its client is not there (then @id is not set).
+ */
+static int restore_source(struct collector *c, int *fds, char **names,
+			  unsigned int i, uint64_t *id)
+{
+	struct statsfd_labels l;
+	struct admit_info info;
+	struct client *cl;
+	struct source *s;
+	uint64_t client;
+	char why[256];
+	int fd;
+
+	if (systemd_parse_source_name(names[i], id, &client, &l) || !*id) {
+		logmsg("systemd: stored fd \"%s\": not a source name: closed",
+		       names[i]);
+		systemd_forget(i);
+		return -1;
+	}
+	cl = client_find(c, client);
+	if (!cl) {
+		/* Its VMM closed the connection while we were down. */
+		logmsg("systemd: stored source \"%s\": its client connection is gone: dropped",
+		       names[i]);
+		systemd_forget(i);
+		return -1;
+	}
+	/*
+	 * With --stats the source reads through a new view: the stored fd,
+	 * once replaced by the view's, must not stay stored under the same
+	 * name as well.
+	 */
+	if (c->nfilter)
+		systemd_unstore(names[i]);
+	c->next_source_id = *id - 1;
+	fd = fds[i];
+	fds[i] = -1;
+	if (admit_fd(fd, c->accept_memfd, &info, why, sizeof(why))) {
+		close(fd);
+		logmsg("systemd: stored source \"%s\": %s: dropped", names[i], why);
+		systemd_unstore(names[i]);
+		return 0;
+	}
+	if (add_source(c, cl, fd, &info, &l, why, sizeof(why), &s)) {
+		logmsg("systemd: stored source \"%s\": %s: dropped", names[i], why);
+		systemd_unstore(names[i]);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * The clients and sources of the previous run (systemd's fd store) come
+ * back with the same ids and labels; a source whose client connection did
+ * not survive (its VMM closed it while the collector was down) is
+ * dropped, as it would have been by a running collector.
+ */
+static void clients_restore(struct collector *c)
+{
+	unsigned int i, k, nsrc = 0, nclients, nsources = 0;
+	uint64_t max_source = c->next_source_id, id;
+	unsigned int *order;
+	struct client *cl;
+	char **names;
+	int *fds, r;
+	unsigned int n = systemd_stored(&fds, &names);
+
+	if (!n)
+		return;
+	order = calloc(n, sizeof(*order));
+	/* Connections first: every source names its owner. */
+	nclients = restore_clients(c, fds, names, n, order, &nsrc);
+	/*
+	 * Sources in the order of their ids, each added with its old id, so
+	 * that the ids a VMM was given stay valid (remove-sources).
+	 */
+	restore_names = names;
+	if (order)
+		qsort(order, nsrc, sizeof(*order), by_source_id);
+	for (k = 0; k < nsrc; k++) {
+		i = order[k];
+		r = restore_source(c, fds, names, i, &id);
+		if (r < 0)
+			continue;
+		nsources += r;
+		if (max_source < id)
+			max_source = id;
+		c->next_source_id = max_source;
+	}
+	free(order);
+	/*
+	 * Deadlines from what came back: adopted before their sources, the
+	 * connections got an idle deadline; one that owns sources again has
+	 * none (a VMM stays silent for as long as its VM runs), one that came
+	 * back without any is an idle one.
+	 */
+	for (cl = c->clients; cl; cl = cl->next)
+		set_idle_deadline(c, cl);
+	systemd_stored_done();
+	logmsg("systemd: restored %u client%s and %u source%s from the fd store",
+	       nclients, nclients == 1 ? "" : "s", nsources,
+	       nsources == 1 ? "" : "s");
+}
+
+/* ---- the clients as a source provider ------------------------------------ */
+
+/**
+ * struct clients_conf - the unix socket's flags
+ * @socket: its path (--socket)
+ * @socket_mode: its permissions (--socket-mode)
+ * @socket_group: its group (--socket-group), or NULL
+ */
+struct clients_conf {
+	const char *socket;
+	mode_t socket_mode;
+	const char *socket_group;
+};
+
+static struct clients_conf clients_conf = {
+	.socket = CLIENTS_DEFAULT_SOCKET, .socket_mode = 0660,
+};
+
+static int parse_ids(const char *list, bool groups, unsigned int *n,
+		     unsigned int *out)
+{
+	char *dup = strdup(list), *tok, *save = NULL, *end;
+
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long v = strtoul(tok, &end, 10);
+
+		if (*end || end == tok) {
+			if (groups) {
+				struct group *g = getgrnam(tok);
+
+				if (!g)
+					goto bad;
+				v = g->gr_gid;
+			} else {
+				struct passwd *p = getpwnam(tok);
+
+				if (!p)
+					goto bad;
+				v = p->pw_uid;
+			}
+		}
+		if (*n >= MAX_IDS)
+			goto bad;
+		out[(*n)++] = (unsigned int)v;
+	}
+	free(dup);
+	return 0;
+bad:
+	fprintf(stderr, "statsfd-collector: unknown or too many %s: %s\n",
+		groups ? "groups" : "users", tok);
+	free(dup);
+	return -ENOENT;
+}
+
+/*
+ * Whether a live instance answers on @sun: only then is an existing
+ * socket in use; one that refuses the connection is a leftover.
+ */
+static bool socket_live(const struct sockaddr_un *sun)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0)
+		return true;
+	live = !connect(fd, (const struct sockaddr *)sun, sizeof(*sun)) ||
+	       (errno != ECONNREFUSED && errno != ENOENT);
+	close(fd);
+	return live;
+}
+
+/*
+ * The unix socket.  Its mode is set on the socket before bind() (bind
+ * creates the node with the socket's mode; the umask is cleared for the
+ * call), its group with lchown-style fchownat(): neither follows a
+ * symlink put at the path.  An existing socket is replaced only if no
+ * live instance answers on it; anything else at the path is an error.
+ */
+static int open_socket(const struct clients_conf *o)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old;
+	int fd, ret;
+
+	if (strlen(o->socket) >= sizeof(sun.sun_path)) {
+		logmsg("%s: path too long", o->socket);
+		return -1;
+	}
+	strcpy(sun.sun_path, o->socket);
+	if (!lstat(o->socket, &st)) {
+		if (!S_ISSOCK(st.st_mode)) {
+			logmsg("%s exists and is not a socket: refusing to replace it",
+			       o->socket);
+			return -1;
+		}
+		if (socket_live(&sun)) {
+			logmsg("%s: another collector is running on it: refusing to start",
+			       o->socket);
+			return -1;
+		}
+		unlink(o->socket);
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (fchmod(fd, o->socket_mode)) {
+		logmsg("%s: fchmod: %s", o->socket, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	old = umask(0);
+	ret = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (ret) {
+		logmsg("bind %s: %s", o->socket, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (o->socket_group) {
+		struct group *g = getgrnam(o->socket_group);
+
+		if (!g || fchownat(AT_FDCWD, o->socket, (uid_t)-1, g->gr_gid,
+				   AT_SYMLINK_NOFOLLOW)) {
+			logmsg("%s: cannot set group %s", o->socket, o->socket_group);
+			close(fd);
+			return -1;
+		}
+	}
+	if (listen(fd, 128)) {
+		logmsg("%s: %s", o->socket, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int opt_mode(struct collector *c, void *conf, const char *arg)
+{
+	unsigned long v;
+	char *end;
+
+	v = strtoul(arg, &end, 8);
+	if (*end || v > 0777)
+		return -EINVAL;
+	((struct clients_conf *)conf)->socket_mode = (mode_t)v;
+	return 0;
+}
+
+static int opt_allow(struct collector *c, bool groups, const char *arg)
+{
+	if (groups)
+		return parse_ids(arg, true, &c->policy.nallow_gid,
+				 c->policy.allow_gid);
+	return parse_ids(arg, false, &c->policy.nallow_uid,
+			 c->policy.allow_uid);
+}
+
+static int opt_allow_uid(struct collector *c, void *conf, const char *arg)
+{
+	return opt_allow(c, false, arg);
+}
+
+static int opt_allow_gid(struct collector *c, void *conf, const char *arg)
+{
+	return opt_allow(c, true, arg);
+}
+
+static const struct opt clients_opts[] = {
+	OPT_STR_AT("socket", struct clients_conf, socket),
+	OPT_CALL("socket-mode", OPT_FN, opt_mode),
+	OPT_STR_AT("socket-group", struct clients_conf, socket_group),
+	OPT_CALL("allow-uid", OPT_FN, opt_allow_uid),
+	OPT_CALL("allow-gid", OPT_FN, opt_allow_gid),
+	OPT_C_UINT("max-clients", policy.max_clients, 1, 100000),
+	OPT_C_UINT("client-timeout", client_timeout_ms, 10, UINT_MAX),
+	OPT_C_UINT("client-max-sources", client_max_sources, 1, 1000000),
+	OPT_C_SIZE("client-max-bytes", client_max_bytes, 1024, OPT_SIZE_MAX),
+	OPT_C_SIZE("max-reply-bytes", max_out_bytes, 1024, OPT_SIZE_MAX),
+	OPT_END,
+};
+
+static const struct opt_table clients_opt_table = {
+	clients_opts, &clients_conf,
+};
+
+/**
+ * clients_socket() - the unix socket's path
+ *
+ * Return: --socket.
+ */
+const char *clients_socket(void)
+{
+	return clients_conf.socket;
+}
+
+/* Privileged: bind the unix socket (unless systemd passed it). */
+static int clients_setup(struct collector *c, struct provider *p)
+{
+	int fd = systemd_unix_listen_fd();
+
+	if (fd < 0)
+		fd = open_socket(&clients_conf);
+	if (fd < 0)
+		return -1;
+	c->listen_fd = fd;
+	p->state = &clients_conf;
+	return 0;
+}
+
+static int clients_start(struct collector *c, struct provider *p)
+{
+	c->listen_tag = &p->kind;
+	if (accept_reserve())
+		logmsg("no reserve fd: a full fd table may make accept() retry");
+	if (ep_ctl(c, EPOLL_CTL_ADD, c->listen_fd, EPOLLIN, c->listen_tag)) {
+		logmsg("setup: %s", strerror(errno));
+		return -1;
+	}
+	/*
+	 * The previous run's clients and sources first, with their ids and
+	 * labels; discovery (which takes ids and labels too) after them.
+	 */
+	clients_restore(c);
+	return 0;
+}
+
+static void clients_event(struct provider *p, void *ptr, uint32_t events)
+{
+	if (ptr == p->c->listen_tag)
+		accept_clients(p->c, p->c->listen_fd);
+	else
+		client_event(p->c, ptr, events);
+}
+
+static void clients_stop(struct provider *p)
+{
+	struct collector *c = p->c;
+
+	while (c->clients)
+		drop_client(c, c->clients, "collector exiting");
+	/* Fails harmlessly once unprivileged in a root-owned directory. */
+	if (!systemd_owns_socket())
+		unlink(clients_conf.socket);
+}
+
+const struct source_provider clients_provider = {
+	.name = "socket",
+	.opts = &clients_opt_table,
+	.setup = clients_setup,
+	.start = clients_start,
+	.event = clients_event,
+	.stop = clients_stop,
+};

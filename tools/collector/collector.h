@@ -6,6 +6,7 @@
 #define STATSFD_COLLECTOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -13,6 +14,7 @@
 
 #include "admit.h"
 #include "expo.h"
+#include "provider.h"
 #include "statsfd_expo.h"
 #include "statsfd_client.h"
 
@@ -105,6 +107,7 @@ struct schema {
  *	or for the host's own sources (--host)
  * @next_in_vm: in @vm's list, newest first like collector.sources
  * @prev_in_vm: in @vm's list
+ * @by_id: in collector.sources_by_id
  */
 struct source {
 	int kind;
@@ -132,6 +135,7 @@ struct source {
 	struct hnode by_labels;
 	struct vm_label *vm;
 	struct source *next_in_vm, *prev_in_vm;
+	struct hnode by_id;
 };
 
 /* A queued reply packet. */
@@ -190,12 +194,14 @@ struct user {
  * @shut: hung up (SHUT_WR) and draining what the peer still sends until it
  *	closes: closing a unix socket with unread data would make the peer's
  *	recv() fail with ECONNRESET before it reads our last reply
- * @discovered: stands for a VMM process found by --discover-kvm (no
- *	connection, @fd is -1, not in the collector's list): its sources are
- *	never put in systemd's fd store, and give way to a client that
- *	registers their VM label
+ * @discovered: stands for a source provider's own sources (a VMM process
+ *	found by --discover-kvm, the host's): no connection, @fd is -1, not
+ *	in the collector's list; its sources are never put in systemd's fd
+ *	store, and give way to a client that registers their VM label
  * @next: in the collector's list
  * @prev: in the collector's list
+ * @by_id: in collector.clients_by_id
+ * @heap_pos: its place in collector.deadlines plus one, 0 when not there
  */
 struct client {
 	int kind;
@@ -217,12 +223,22 @@ struct client {
 	bool shut;
 	bool discovered;
 	struct client *next, *prev;
+	struct hnode by_id;
+	unsigned int heap_pos;
 };
 
+/*
+ * The epoll tags (what an event's data.ptr points at, first): the loop's
+ * own fds, the sources', and from EP_PROVIDER on, the fds of each source
+ * provider (EP_PROVIDER + its index; its clients' connections are
+ * EP_CLIENT).
+ */
 enum {
-	EP_LISTEN = 1, EP_TIMER, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE,
-	EP_DISCOVER, EP_HOST,
+	EP_TIMER = 1, EP_SIGNAL, EP_HTTP, EP_CLIENT, EP_SOURCE, EP_PROVIDER,
 };
+
+/* Source providers a collector may have. */
+#define COLLECTOR_MAX_PROVIDERS	8
 
 #define MAX_IDS			64
 /*
@@ -274,11 +290,11 @@ struct render_body {
 /**
  * struct render_cache - the current rendering of one format
  * @body: the rendering, NULL before the first
- * @generation: collector.generation it was made at: stale when that moved
+ * @data_gen: collector.data_gen it was made from: stale when that moved
  */
 struct render_cache {
 	struct render_body *body;
-	uint64_t generation;
+	uint64_t data_gen;
 };
 
 /**
@@ -363,17 +379,23 @@ struct stat_rule {
  * @dead: sources dropped during the current batch of events
  * @client_timeout_ms: see --client-timeout
  * @reply_max: limit on a client's queued reply, COLLECTOR_REPLY_MAX
- * @generation: bumped by every read tick and every source added or
- *	dropped: the cached exposition is stale when it differs
+ * @data_gen: the data's generation, bumped by every read tick and every
+ *	source added or dropped: a cached rendering is stale when it differs
+ *	(not to be confused with @render.gen, which counts renderings)
  * @render: the renderings: @render.cache per format (enum expo_id),
  *	@render.gen counts renderings of every format
  * @http: the HTTP server (http.c), or NULL
- * @host_owner: with --host, the client standing for the host's own
- *	sources (host.c): no other client may register provider
- *	statsfd_host, and its device labels are no VM's
- * @host: with --host, its state (host.c), else NULL
- * @render_host: with --host, appends the node_exporter families of the
- *	host's sources to the exposition (host_render()), else NULL
+ * @providers: the source providers (provider.h), in the order they start
+ *	and render
+ * @nproviders: how many
+ * @clients_by_id: @clients by id (their fd store names carry it)
+ * @deadlines: the clients with a deadline, earliest first (a binary
+ *	heap; struct client.heap_pos is each one's place)
+ * @ndeadlines: how many
+ * @deadlines_cap: room in @deadlines
+ * @sources_by_id: every source, by id (remove-sources)
+ * @steps: items the indexes visited (heap levels, hash chain items), so
+ *	that tests can bound the work of one operation without timing it
  * @stats: the daemon's own counters, exposed as statsfd_collector_*
  */
 struct collector {
@@ -423,15 +445,20 @@ struct collector {
 	struct source *dead;
 	unsigned int client_timeout_ms;
 	size_t reply_max;
-	uint64_t generation;
+	uint64_t data_gen;
 	struct {
 		struct render_cache cache[EXPO_NFORMATS];
 		uint64_t gen;
 	} render;
 	struct http_server *http;
-	struct client *host_owner;
-	struct host *host;
-	int (*render_host)(struct collector *c, struct expo *x);
+	struct provider providers[COLLECTOR_MAX_PROVIDERS];
+	unsigned int nproviders;
+	struct htable clients_by_id;
+	struct client **deadlines;
+	unsigned int ndeadlines;
+	unsigned int deadlines_cap;
+	struct htable sources_by_id;
+	uint64_t steps;
 	struct {
 		uint64_t reads, read_errors, scrapes, clients_refused,
 			 clients_dropped, requests, bad_requests, fds_rejected,
@@ -443,12 +470,30 @@ struct collector {
 	} stats;
 };
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* util.c: the log, the clocks, the indexes, the timers. */
 extern int collector_verbose;
 
 __attribute__((format(printf, 1, 2)))
 void logmsg(const char *fmt, ...);
 uint64_t now_ms(void);
 uint64_t wall_ms(void);
+
+#define HASH_INIT	0xcbf29ce484222325ull
+uint64_t hash_bytes(uint64_t h, const void *p, size_t n);
+uint64_t hash_str(uint64_t h, const char *str);
+int htable_reserve(struct htable *t);
+void htable_add(struct htable *t, struct hnode *n, uint64_t hash);
+void htable_del(struct htable *t, struct hnode *n);
+struct hnode *htable_first(const struct htable *t, uint64_t hash);
+struct hnode *htable_find(const struct htable *t, uint64_t hash,
+			  bool (*match)(const struct hnode *n, const void *key),
+			  const void *key, uint64_t *steps);
+struct hnode *htable_find_id(const struct htable *t, uint64_t id,
+			     ptrdiff_t id_off, uint64_t *steps);
+int interval_timer(struct collector *c, unsigned int ms, void *tag);
+int array_grow(void *arr, unsigned int n, unsigned int *cap, size_t size);
 
 /* The epoll set, shared by the loop, the clients and the sources. */
 static inline int ep_ctl(struct collector *c, int op, int fd, uint32_t events,
@@ -468,16 +513,21 @@ void reap_sources(struct collector *c);
 void read_sources(struct collector *c);
 void source_event(struct collector *c, struct source *s, uint32_t events);
 struct source *source_of_file(struct collector *c, int fd);
+struct source *source_find(struct collector *c, uint64_t id);
+struct source *vm_sources(struct collector *c, const char *vm);
 struct user *user_get(struct collector *c, uid_t uid);
 void user_put(struct collector *c, struct user *u);
 int add_stat_rule(struct collector *c, const char *spec, bool include);
+extern const struct opt_table sources_opt_table;
 
-/* clients.c: the unix socket's connections. */
+/* clients.c: the unix socket's connections (clients_provider). */
+#define CLIENTS_DEFAULT_SOCKET	"/run/statsfd/collector.sock"
+const char *clients_socket(void);
 int accept_reserve(void);
 void accept_clients(struct collector *c, int lfd);
-struct client *adopt_client(struct collector *c, int fd, void *arg);
 void client_event(struct collector *c, struct client *cl, uint32_t events);
 void drop_client(struct collector *c, struct client *cl, const char *why);
+struct client *client_find(struct collector *c, uint64_t id);
 void check_deadlines(struct collector *c);
 int next_deadline_ms(struct collector *c);
 

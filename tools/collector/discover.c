@@ -39,7 +39,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/kcmp.h>
@@ -64,7 +63,7 @@ struct dfd {
 
 /**
  * struct dproc - one followed VMM process
- * @kind: epoll tag, EP_DISCOVER (the pidfd's data.ptr is the process)
+ * @kind: epoll tag, its discovery's (the pidfd's data.ptr is the process)
  * @pid: the process
  * @pidfd: its pidfd, in the epoll set
  * @vm: its vm label (discover_vm_label())
@@ -95,7 +94,7 @@ struct dproc {
 
 /**
  * struct discover - discovery state
- * @kind: epoll tag, EP_DISCOVER (the rescan timer's data.ptr is this)
+ * @kind: epoll tag, its provider's (the rescan timer's data.ptr is this)
  * @c: the collector
  * @proc: the proc mount point
  * @timerfd: rescans
@@ -315,15 +314,8 @@ static int maps_vcpus(struct discover *d, pid_t pid, uint64_t *sig)
 			;
 		if (i < n)
 			continue;
-		if (n == cap) {
-			unsigned int *nv = realloc(seen, (cap ? cap * 2 : 16) *
-						   sizeof(*nv));
-
-			if (!nv)
-				break;
-			seen = nv;
-			cap = cap ? cap * 2 : 16;
-		}
+		if (array_grow(&seen, n, &cap, sizeof(*seen)))
+			break;
 		seen[n++] = v;
 		sum += v;
 	}
@@ -388,7 +380,7 @@ static struct dproc *follow(struct discover *d, pid_t pid, int tfd,
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->kind = EP_DISCOVER;
+	p->kind = d->kind;
 	p->pid = pid;
 	p->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (p->pidfd < 0) {
@@ -476,16 +468,9 @@ static void remember_fd(struct dproc *p, int tfd, uint64_t sid)
 	struct dfd *f = find_fd(p, tfd);
 
 	if (!f) {
-		if (p->nfds == p->cap) {
-			unsigned int cap = p->cap ? p->cap * 2 : 8;
-			struct dfd *v = realloc(p->fds, cap * sizeof(*v));
-
-			/* Forgotten, it is only tried again at the next scan. */
-			if (!v)
-				return;
-			p->fds = v;
-			p->cap = cap;
-		}
+		/* Forgotten, it is only tried again at the next scan. */
+		if (array_grow(&p->fds, p->nfds, &p->cap, sizeof(*p->fds)))
+			return;
 		f = &p->fds[p->nfds++];
 		f->tfd = tfd;
 	}
@@ -785,16 +770,9 @@ static void scan_pid(struct discover *d, pid_t pid)
 			vmm_tfd = (int)tfd;
 			snprintf(vmm_link, sizeof(vmm_link), "%s", link);
 		}
-		if (n == cap) {
-			struct kvm_fd *v = realloc(fds, (cap ? cap * 2 : 16) *
-						   sizeof(*v));
-
-			/* The rest waits for the next scan. */
-			if (!v)
-				break;
-			fds = v;
-			cap = cap ? cap * 2 : 16;
-		}
+		/* The rest waits for the next scan. */
+		if (array_grow(&fds, n, &cap, sizeof(*fds)))
+			break;
 		fds[n++] = (struct kvm_fd){ (int)tfd, kind, vcpu };
 	}
 	closedir(dir);
@@ -871,11 +849,9 @@ static int reduce_caps(void)
 
 /* ---- the daemon's side -------------------------------------------------- */
 
-struct discover *discover_start(struct collector *c, const char *proc,
-				unsigned int interval_ms)
+static struct discover *discover_open(struct collector *c, const char *proc,
+				      unsigned int interval_ms, int kind)
 {
-	struct itimerspec its = { 0 };
-	struct epoll_event ev;
 	struct discover *d;
 
 	if (reduce_caps()) {
@@ -885,19 +861,12 @@ struct discover *discover_start(struct collector *c, const char *proc,
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	d->kind = EP_DISCOVER;
+	d->kind = kind;
 	d->c = c;
 	snprintf(d->proc, sizeof(d->proc), "%s", proc);
-	d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	its.it_interval.tv_sec = interval_ms / 1000;
-	its.it_interval.tv_nsec = (long)(interval_ms % 1000) * 1000000;
-	its.it_value = its.it_interval;
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = d };
-	if (d->timerfd < 0 || timerfd_settime(d->timerfd, 0, &its, NULL) ||
-	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, d->timerfd, &ev)) {
+	d->timerfd = interval_timer(c, interval_ms, d);
+	if (d->timerfd < 0) {
 		logmsg("discover: timer: %s", strerror(errno));
-		if (d->timerfd >= 0)
-			close(d->timerfd);
 		free(d);
 		return NULL;
 	}
@@ -906,6 +875,12 @@ struct discover *discover_start(struct collector *c, const char *proc,
 	       d->stats.procs, d->stats.procs == 1 ? "" : "s",
 	       d->stats.sources, d->proc, interval_ms);
 	return d;
+}
+
+struct discover *discover_start(struct collector *c, const char *proc,
+				unsigned int interval_ms)
+{
+	return discover_open(c, proc, interval_ms, EP_DISCOVER);
 }
 
 void discover_event(struct discover *d, void *ptr, uint32_t events)
@@ -936,3 +911,54 @@ const struct discover_stats *discover_get_stats(const struct discover *d)
 {
 	return &d->stats;
 }
+
+/* ---- --discover-kvm as a source provider --------------------------------- */
+
+static bool discover_kvm;
+
+static const struct opt discover_opts[] = {
+	{ .name = "discover-kvm", .type = OPT_FLAG },
+	OPT_END,
+};
+
+static const struct opt_table discover_opt_table = {
+	discover_opts, &discover_kvm,
+};
+
+/* Before root is dropped: keep the capabilities across the switch. */
+static int discover_provider_setup(struct collector *c, struct provider *p)
+{
+	return discover_kvm ? discover_keep_caps() : 0;
+}
+
+static int discover_provider_start(struct collector *c, struct provider *p)
+{
+	if (!discover_kvm)
+		return 0;
+	p->state = discover_open(c, "/proc", provider_rescan_ms ?:
+				 DISCOVER_INTERVAL_MS, p->kind);
+	return p->state ? 0 : -1;
+}
+
+static void discover_provider_event(struct provider *p, void *ptr,
+				    uint32_t events)
+{
+	discover_event(p->state, ptr, events);
+}
+
+static void discover_provider_stop(struct provider *p)
+{
+	discover_stop(p->state);
+	p->state = NULL;
+}
+
+const struct source_provider discover_provider = {
+	.name = "discover-kvm",
+	.opts = &discover_opt_table,
+	.enabled = &discover_kvm,
+	.rescans = true,
+	.setup = discover_provider_setup,
+	.start = discover_provider_start,
+	.event = discover_provider_event,
+	.stop = discover_provider_stop,
+};

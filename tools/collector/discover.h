@@ -12,6 +12,12 @@
 
 #include "collector.h"
 
+/*
+ * The epoll tag of the fds of a discovery made by discover_start() (the
+ * daemon's gets its provider's): tests driving discovery dispatch on it.
+ */
+#define EP_DISCOVER		EP_PROVIDER
+
 /* --discover-interval: how often /proc is scanned again, by default. */
 #define DISCOVER_INTERVAL_MS	5000
 
@@ -53,6 +59,7 @@ int discover_keep_caps(void);
 /**
  * discover_start() - start following the VMMs on this machine
  * @c: the collector; sources are added to it, events to its epoll set
+ *	(their data.ptr pointing at an int EP_DISCOVER)
  * @proc: the proc file system's mount point, "/proc" (tests use a fake tree)
  * @interval_ms: how often @proc is scanned again for new VMs and vCPUs
  *
@@ -70,7 +77,7 @@ struct discover *discover_start(struct collector *c, const char *proc,
 void discover_scan(struct discover *d);
 
 /**
- * discover_event() - an epoll event whose data.ptr has kind EP_DISCOVER
+ * discover_event() - an epoll event of one of discovery's fds
  * @d: discovery state
  * @ptr: the event's data.ptr: @d (its rescan timer) or a followed process
  *	(its pidfd: readable once it exits)

@@ -159,27 +159,6 @@ const struct expo_ops *expo_negotiate(const char *accept)
 }
 
 /**
- * expo_escape_help() - append a HELP text, escaped
- * @b: buffer
- * @s: the text
- * @quote: escape double quotes too (OpenMetrics), not only backslash and
- *	newline (the text format)
- */
-void expo_escape_help(struct statsfd_buf *b, const char *s, bool quote)
-{
-	for (; *s; s++) {
-		if (*s == '\\')
-			statsfd_buf_append(b, "\\\\", 2);
-		else if (*s == '\n')
-			statsfd_buf_append(b, "\\n", 2);
-		else if (*s == '"' && quote)
-			statsfd_buf_append(b, "\\\"", 2);
-		else
-			statsfd_buf_append(b, s, 1);
-	}
-}
-
-/**
  * expo_begin() - start a rendering
  * @x: the rendering
  * @ops: its format

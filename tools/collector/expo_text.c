@@ -6,6 +6,28 @@
 #include "expo.h"
 #include "statsfd_expo.h"
 
+/**
+ * expo_escape_help() - append a HELP text, escaped as the text format
+ *	does (OpenMetrics too, with @quote)
+ * @b: buffer
+ * @s: the text
+ * @quote: escape double quotes too (OpenMetrics), not only backslash and
+ *	newline (the text format)
+ */
+void expo_escape_help(struct statsfd_buf *b, const char *s, bool quote)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			statsfd_buf_append(b, "\\\\", 2);
+		else if (*s == '\n')
+			statsfd_buf_append(b, "\\n", 2);
+		else if (*s == '"' && quote)
+			statsfd_buf_append(b, "\\\"", 2);
+		else
+			statsfd_buf_append(b, s, 1);
+	}
+}
+
 static int text_family(struct expo *x, const char *name, const char *type,
 		       const char *help, const char *unit)
 {

@@ -20,15 +20,16 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "admit.h"
+#include "discover.h"
 #include "host.h"
 
 /* One object followed: the source it gave. */
@@ -39,7 +40,7 @@ struct hent {
 
 /**
  * struct host - --host state
- * @kind: epoll tag, EP_HOST (the rescan timer's data.ptr is this)
+ * @kind: epoll tag, its provider's (the rescan timer's data.ptr is this)
  * @c: the collector
  * @sysfs: the sysfs mount point
  * @dev: /dev/statsfd_host
@@ -300,9 +301,8 @@ static int cmp_ent(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int host_render(struct collector *c, struct expo *x)
+int host_render(struct host *h, struct expo *x)
 {
-	struct host *h = c->host;
 	struct statsfd_host_series *ser;
 	size_t i, n = 0;
 	int ret;
@@ -331,18 +331,15 @@ int host_render(struct collector *c, struct expo *x)
 
 struct host *host_start(struct collector *c, const char *device,
 			const char *sysfs, const char *images,
-			unsigned int interval_ms)
+			unsigned int interval_ms, struct provider *p)
 {
-	struct itimerspec its = { 0 };
-	struct epoll_event ev;
 	struct host *h;
 
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
-	h->kind = EP_HOST;
+	h->kind = p->kind;
 	h->c = c;
-	h->timerfd = -1;
 	snprintf(h->sysfs, sizeof(h->sysfs), "%s", sysfs);
 	snprintf(h->images, sizeof(h->images), "%s", images ? images : "");
 	h->dev = open(device, O_RDONLY | O_CLOEXEC);
@@ -360,33 +357,26 @@ struct host *host_start(struct collector *c, const char *device,
 	h->owner.pid = getpid();
 	h->owner.uid = geteuid();
 	h->owner.gid = getegid();
-	h->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	its.it_interval.tv_sec = interval_ms / 1000;
-	its.it_interval.tv_nsec = (long)(interval_ms % 1000) * 1000000;
-	its.it_value = its.it_interval;
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.ptr = h };
-	if (h->timerfd < 0 || timerfd_settime(h->timerfd, 0, &its, NULL) ||
-	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, h->timerfd, &ev)) {
+	h->timerfd = interval_timer(c, interval_ms, h);
+	if (h->timerfd < 0) {
 		logmsg("--host: timer: %s", strerror(errno));
-		goto fail;
+		close(h->dev);
+		free(h);
+		return NULL;
 	}
-	c->host_owner = &h->owner;
-	c->host = h;
-	c->render_host = host_render;
+	/* Its client reserves the provider label from the first scan on. */
+	p->state = h;
+	p->owner = &h->owner;
 	host_scan(h);
 	if (h->warned) {
 		host_stop(h);
+		p->state = NULL;
+		p->owner = NULL;
 		return NULL;
 	}
 	logmsg("host: %zu sources (node, CPUs, interfaces, disks) from %s, rescanning every %u ms",
 	       h->n, device, interval_ms);
 	return h;
-fail:
-	if (h->timerfd >= 0)
-		close(h->timerfd);
-	close(h->dev);
-	free(h);
-	return NULL;
 }
 
 void host_event(struct host *h)
@@ -414,9 +404,87 @@ void host_stop(struct host *h)
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, h->timerfd, NULL);
 	close(h->timerfd);
 	close(h->dev);
-	c->host_owner = NULL;
-	c->host = NULL;
-	c->render_host = NULL;
 	free(h->ents);
 	free(h);
 }
+
+/* ---- --host as a source provider ------------------------------------------ */
+
+/**
+ * struct host_conf - the flags of --host
+ * @enabled: --host (or --test-host)
+ * @test_host: --test-host DIR, or NULL
+ */
+struct host_conf {
+	bool enabled;
+	const char *test_host;
+};
+
+static struct host_conf host_conf;
+
+static int opt_test_host(struct collector *c, void *conf, const char *arg)
+{
+	struct host_conf *hc = conf;
+
+	hc->enabled = true;
+	hc->test_host = arg;
+	return 0;
+}
+
+static const struct opt host_opts[] = {
+	OPT_FLAG_AT("host", struct host_conf, enabled),
+	OPT_CALL("test-host", OPT_FN, opt_test_host),
+	OPT_END,
+};
+
+static const struct opt_table host_opt_table = { host_opts, &host_conf };
+
+static int host_provider_start(struct collector *c, struct provider *p)
+{
+	const char *t = host_conf.test_host;
+	char dev[PATH_MAX], sys[PATH_MAX], img[PATH_MAX];
+	struct host *h;
+
+	if (!host_conf.enabled)
+		return 0;
+	snprintf(dev, sizeof(dev), "%s%s", t ?: "",
+		 t ? "/statsfd_host" : STATSFD_HOST_DEVICE);
+	snprintf(sys, sizeof(sys), "%s/sys", t ?: "");
+	snprintf(img, sizeof(img), "%s/images", t ?: "");
+	if (t)
+		logmsg("--test-host %s: images instead of stats fds; for tests only",
+		       t);
+	h = host_start(c, dev, sys, t ? img : NULL,
+		       provider_rescan_ms ?: DISCOVER_INTERVAL_MS, p);
+	return h ? 0 : -1;
+}
+
+static void host_provider_event(struct provider *p, void *ptr,
+				uint32_t events)
+{
+	host_event(p->state);
+}
+
+static int host_provider_render(struct provider *p, struct expo *x)
+{
+	return host_render(p->state, x);
+}
+
+static void host_provider_stop(struct provider *p)
+{
+	host_stop(p->state);
+	p->state = NULL;
+	p->owner = NULL;
+}
+
+const struct source_provider host_provider = {
+	.name = "host",
+	.opts = &host_opt_table,
+	.enabled = &host_conf.enabled,
+	.rescans = true,
+	.reserved_provider = HOST_PROVIDER,
+	.start = host_provider_start,
+	.event = host_provider_event,
+	.render = host_provider_render,
+	.stop = host_provider_stop,
+};

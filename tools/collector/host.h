@@ -35,7 +35,7 @@ struct host_stats {
 /**
  * host_start() - open the host's stats fds and keep them current
  * @c: the collector; sources are added to it, the rescan timer to its
- *	epoll set, its render hook set to host_render()
+ *	epoll set
  * @device: "/dev/statsfd_host"
  * @sysfs: "/sys"
  * @images: NULL; tests (--test-host DIR): a directory whose image
@@ -43,13 +43,15 @@ struct host_stats {
  *	copied into a memfd (take them with --test-accept-memfd)
  * @interval_ms: how often the CPUs, interfaces and disks are looked for
  *	again (--discover-interval)
+ * @p: its provider (host_provider): its epoll tag is used, its state and
+ *	owner (the client standing for the host) set before the first scan
  *
  * Return: the state, or NULL (logged): the device cannot be opened, or the
  * first scan failed.
  */
 struct host *host_start(struct collector *c, const char *device,
 			const char *sysfs, const char *images,
-			unsigned int interval_ms);
+			unsigned int interval_ms, struct provider *p);
 
 /**
  * host_scan() - look for new and gone objects now
@@ -63,20 +65,20 @@ struct host *host_start(struct collector *c, const char *device,
 void host_scan(struct host *h);
 
 /**
- * host_event() - the rescan timer (an epoll event of kind EP_HOST)
+ * host_event() - the rescan timer (an epoll event of its provider)
  * @h: state
  */
 void host_event(struct host *h);
 
 /**
  * host_render() - append the node_exporter families of the host's sources
- * @c: the collector
+ * @h: state
  * @x: the exposition being rendered
  *
  * Sources that are down are left out, as in the rest of the exposition.
  * Return: 0, or -ENOMEM.
  */
-int host_render(struct collector *c, struct expo *x);
+int host_render(struct host *h, struct expo *x);
 
 /**
  * host_get_stats() - what --host did so far

@@ -45,6 +45,7 @@
 #include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <microhttpd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -812,10 +813,7 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 		if (!hc)
 			return;
 		conn_cut(h, hc);	/* uncounted, if not yet */
-		if (hc->prev)
-			hc->prev->next = hc->next;
-		else
-			h->conns = hc->next;
+		*(hc->prev ? &hc->prev->next : &h->conns) = hc->next;
 		if (hc->next)
 			hc->next->prev = hc->prev;
 		free(hc);
@@ -1264,3 +1262,72 @@ void http_stop(struct collector *c)
 	free(h);
 	c->http = NULL;
 }
+
+/* ---- its flags ------------------------------------------------------------ */
+
+#define DEFAULT_LISTEN		"127.0.0.1:9477"
+
+/* What the command line says, from the defaults on. */
+struct http_config http_config = {
+	.listen = { DEFAULT_LISTEN }, .nlisten = 1,
+	.max_connections = HTTP_DEFAULT_MAX_CONNECTIONS,
+	.max_per_ip = HTTP_DEFAULT_MAX_PER_IP,
+	.idle_timeout_s = HTTP_DEFAULT_IDLE_TIMEOUT_S,
+	.header_timeout_s = HTTP_DEFAULT_HEADER_TIMEOUT_S,
+	.send_timeout_s = HTTP_DEFAULT_SEND_TIMEOUT_S,
+	.reserved = HTTP_DEFAULT_RESERVED,
+	.max_held_bytes = HTTP_DEFAULT_MAX_HELD_BYTES,
+	.auth_cpu_ms_per_ip = HTTP_DEFAULT_AUTH_CPU_MS_PER_IP,
+	.auth_cpu_ms = HTTP_DEFAULT_AUTH_CPU_MS,
+};
+
+/* --listen: the first replaces the default; 'none' stands alone. */
+static int opt_listen(struct collector *c, void *conf, const char *arg)
+{
+	struct http_config *o = conf;
+
+	if (!o->listen_set)
+		o->nlisten = 0;
+	o->listen_set = true;
+	if (!strcmp(arg, "none")) {
+		if (o->nlisten)
+			return -EINVAL;
+		o->listen_none = true;
+		return 0;
+	}
+	if (o->listen_none || o->nlisten >= HTTP_MAX_LISTEN)
+		return -EINVAL;
+	o->listen[o->nlisten++] = arg;
+	return 0;
+}
+
+static int opt_scraper(struct collector *c, void *conf, const char *arg)
+{
+	struct http_config *o = conf;
+
+	if (o->nscrapers >= HTTP_MAX_SCRAPERS)
+		return -EINVAL;
+	o->scrapers[o->nscrapers++] = arg;
+	return 0;
+}
+
+#define CFG(n, f, lo, hi)	OPT_UINT_AT(n, struct http_config, f, lo, hi)
+
+static const struct opt http_opts[] = {
+	OPT_CALL("listen", OPT_FN, opt_listen),
+	OPT_STR_AT("web.config.file", struct http_config, web_config_file),
+	CFG("http-max-connections", max_connections, 1, 100000),
+	CFG("http-max-per-ip", max_per_ip, 1, 100000),
+	CFG("http-idle-timeout", idle_timeout_s, 1, 3600),
+	CFG("http-header-timeout", header_timeout_s, 1, 3600),
+	CFG("http-send-timeout", send_timeout_s, 1, 3600),
+	CFG("http-reserved", reserved, 0, 1000),
+	OPT_CALL("http-scraper", OPT_FN, opt_scraper),
+	OPT_SIZE_AT("http-max-held-bytes", struct http_config, max_held_bytes,
+		    4096, OPT_SIZE_MAX),
+	CFG("http-auth-cpu-per-ip", auth_cpu_ms_per_ip, 1, 1000),
+	CFG("http-auth-cpu", auth_cpu_ms, 1, 1000),
+	OPT_END,
+};
+
+const struct opt_table http_opt_table = { http_opts, &http_config };

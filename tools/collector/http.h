@@ -6,6 +6,7 @@
 #ifndef STATSFD_COLLECTOR_HTTP_H
 #define STATSFD_COLLECTOR_HTTP_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 /* How many --listen addresses one collector may serve. */
@@ -34,6 +35,8 @@
  * @auth_cpu_ms_per_ip: --http-auth-cpu-per-ip, bcrypt CPU ms per second
  *	one client address may spend
  * @auth_cpu_ms: --http-auth-cpu, the same over every address
+ * @listen_set: a --listen was given (the first replaces the default)
+ * @listen_none: --listen none
  */
 struct http_config {
 	const char *listen[HTTP_MAX_LISTEN];
@@ -50,6 +53,8 @@ struct http_config {
 	size_t max_held_bytes;
 	unsigned int auth_cpu_ms_per_ip;
 	unsigned int auth_cpu_ms;
+	bool listen_set;
+	bool listen_none;
 };
 
 #define HTTP_DEFAULT_MAX_CONNECTIONS	256
@@ -70,6 +75,11 @@ struct http_config {
 #define HTTP_SNDBUF			(128 << 10)
 
 struct collector;
+struct opt_table;
+
+/* The HTTP flags, into @http_opt_table's struct http_config. */
+extern const struct opt_table http_opt_table;
+extern struct http_config http_config;
 
 int http_start(struct collector *c, const struct http_config *cfg);
 int http_write_ports(struct collector *c, FILE *f);

@@ -93,20 +93,47 @@ static int cmp_int(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The entries of @arr (checked), each read by @get into @size bytes, in an
+ * array sorted by @cmp; *@n set to their number.  Return: the array, NULL
+ * when empty or out of memory.
+ */
+static void *sorted_make(struct json_object *arr, size_t size,
+			 void (*get)(struct json_object *o, void *slot),
+			 int (*cmp)(const void *, const void *), size_t *n)
+{
+	char *v;
+	size_t i;
+
+	*n = arr ? json_object_array_length(arr) : 0;
+	v = *n ? malloc(*n * size) : NULL;
+	if (!v)
+		return NULL;
+	for (i = 0; i < *n; i++)
+		get(json_object_array_get_idx(arr, i), v + i * size);
+	qsort(v, *n, size, cmp);
+	return v;
+}
+
+static void get_str(struct json_object *o, void *slot)
+{
+	const char *s = json_object_get_string(o);
+
+	memcpy(slot, &s, sizeof(s));
+}
+
+static void get_int(struct json_object *o, void *slot)
+{
+	int64_t x = json_object_get_int64(o);
+
+	memcpy(slot, &x, sizeof(x));
+}
+
 /* @arr (strings, checked) as a sorted set; Return: false when out of memory. */
 static bool strset_make(struct json_object *arr, struct strset *set)
 {
-	size_t i;
-
-	set->n = arr ? json_object_array_length(arr) : 0;
-	set->v = set->n ? malloc(set->n * sizeof(*set->v)) : NULL;
-	if (set->n && !set->v)
-		return false;
-	for (i = 0; i < set->n; i++)
-		set->v[i] = json_object_get_string(json_object_array_get_idx(arr, i));
-	if (set->n)
-		qsort(set->v, set->n, sizeof(*set->v), cmp_str);
-	return true;
+	set->v = sorted_make(arr, sizeof(*set->v), get_str, cmp_str, &set->n);
+	return !set->n || set->v;
 }
 
 static bool strset_has(const struct strset *set, const char *s)
@@ -116,17 +143,8 @@ static bool strset_has(const struct strset *set, const char *s)
 
 static bool intset_make(struct json_object *arr, struct intset *set)
 {
-	size_t i;
-
-	set->n = arr ? json_object_array_length(arr) : 0;
-	set->v = set->n ? malloc(set->n * sizeof(*set->v)) : NULL;
-	if (set->n && !set->v)
-		return false;
-	for (i = 0; i < set->n; i++)
-		set->v[i] = json_object_get_int64(json_object_array_get_idx(arr, i));
-	if (set->n)
-		qsort(set->v, set->n, sizeof(*set->v), cmp_int);
-	return true;
+	set->v = sorted_make(arr, sizeof(*set->v), get_int, cmp_int, &set->n);
+	return !set->n || set->v;
 }
 
 static bool intset_has(const struct intset *set, int64_t x)
@@ -234,6 +252,29 @@ out_close:
 	return ret;
 }
 
+/*
+ * Drop the sources of @cl carrying vm label @vm.  Through the vm label
+ * index: the work is the sources of that label, not all of @cl's; sources
+ * without a vm label are in no index, so "" walks @cl's own.
+ */
+static unsigned int remove_vm(struct collector *c, struct client *cl,
+			      const char *vm)
+{
+	struct source *s, *next;
+	unsigned int n = 0;
+	bool all = !vm[0];
+
+	for (s = all ? cl->sources : vm_sources(c, vm); s; s = next) {
+		next = all ? s->next_in_client : s->next_in_vm;
+		c->steps++;
+		if (s->owner == cl && !strcmp(s->labels.vm, vm)) {
+			drop_source(c, s);
+			n++;
+		}
+	}
+	return n;
+}
+
 static struct json_object *cmd_remove_sources(struct collector *c,
 					      struct client *cl,
 					      struct json_object *args,
@@ -242,21 +283,24 @@ static struct json_object *cmd_remove_sources(struct collector *c,
 	bool bad = false;
 	const char *vm = opt_str(args, "vm", &bad);
 	struct json_object *ids = opt_arr(args, "sources", json_type_int, &bad);
-	struct source *s, *next;
 	struct intset idset = { 0 };
 	unsigned int n = 0;
 	struct json_object *ret;
+	size_t i;
 
 	if (bad || (!vm && !ids) || !intset_make(ids, &idset)) {
 		*err = err_obj("GenericError",
 			       "remove-sources: give \"vm\" (a string) or \"sources\" (an array of ids)");
 		return NULL;
 	}
-	/* Only the client's own sources. */
-	for (s = cl->sources; s; s = next) {
-		next = s->next_in_client;
-		if ((vm && !strcmp(s->labels.vm, vm)) ||
-		    (ids && intset_has(&idset, (int64_t)s->id))) {
+	/* Only the client's own sources: one lookup per id asked for. */
+	if (vm)
+		n = remove_vm(c, cl, vm);
+	for (i = 0; i < idset.n; i++) {
+		struct source *s = idset.v[i] > 0 ?
+				   source_find(c, (uint64_t)idset.v[i]) : NULL;
+
+		if (s && s->owner == cl) {
 			drop_source(c, s);
 			n++;
 		}
@@ -265,6 +309,27 @@ static struct json_object *cmd_remove_sources(struct collector *c,
 	ret = json_object_new_object();
 	json_object_object_add(ret, "removed", json_object_new_int((int)n));
 	return ret;
+}
+
+/*
+ * The "provider" and "target" filters of command @cmd.
+ * Return: a new reply array, or NULL with *@err set.
+ */
+static struct json_object *filter_args(struct json_object *args,
+				       const char *cmd, const char **provider,
+				       const char **target,
+				       struct json_object **err)
+{
+	char msg[96];
+	bool bad = false;
+
+	*provider = opt_str(args, "provider", &bad);
+	*target = opt_str(args, "target", &bad);
+	if (!bad)
+		return json_object_new_array();
+	snprintf(msg, sizeof(msg), "%s: provider and target must be strings", cmd);
+	*err = err_obj("GenericError", msg);
+	return NULL;
 }
 
 static void add_labels(struct json_object *o, const struct source *s)
@@ -283,18 +348,12 @@ static struct json_object *cmd_query_sources(struct collector *c,
 					     struct json_object *args,
 					     struct json_object **err)
 {
-	struct json_object *arr = json_object_new_array();
-	bool bad = false;
-	const char *provider = opt_str(args, "provider", &bad);
-	const char *target = opt_str(args, "target", &bad);
+	const char *provider, *target;
+	struct json_object *arr;
 	struct source *s;
 
-	if (bad) {
-		json_object_put(arr);
-		*err = err_obj("GenericError", "query-sources: provider and target must be strings");
-		return NULL;
-	}
-	for (s = c->sources; s; s = s->next) {
+	arr = filter_args(args, "query-sources", &provider, &target, err);
+	for (s = c->sources; arr && s; s = s->next) {
 		struct json_object *o, *cli;
 
 		if ((provider && strcmp(provider, s->labels.provider)) ||
@@ -326,18 +385,12 @@ static struct json_object *cmd_query_schemas(struct collector *c,
 					     struct json_object *args,
 					     struct json_object **err)
 {
-	struct json_object *arr = json_object_new_array();
-	bool bad = false;
-	const char *provider = opt_str(args, "provider", &bad);
-	const char *target = opt_str(args, "target", &bad);
+	const char *provider, *target;
+	struct json_object *arr;
 	struct schema *sc;
 
-	if (bad) {
-		json_object_put(arr);
-		*err = err_obj("GenericError", "query-stats-schemas: provider and target must be strings");
-		return NULL;
-	}
-	for (sc = c->schemas; sc; sc = sc->next) {
+	arr = filter_args(args, "query-stats-schemas", &provider, &target, err);
+	for (sc = c->schemas; arr && sc; sc = sc->next) {
 		struct json_object *o;
 
 		if ((provider && strcmp(provider, sc->provider)) ||
@@ -516,6 +569,36 @@ static void match_cache_free(struct match_cache *mc)
 	free(mc->match);
 }
 
+/*
+ * The labels of @s and its stats that @m selects, as query-stats answers
+ * them; *@est grows by at least the bytes they take in the reply.
+ */
+static struct json_object *source_stats(const struct source *s,
+					const unsigned char *m, size_t *est)
+{
+	struct json_object *o = json_object_new_object();
+	struct json_object *stats = json_object_new_array();
+	unsigned int j;
+
+	add_labels(o, s);
+	*est += 100;
+	for (j = 0; j < statsfd_num_stats(s->sf); j++) {
+		const struct statsfd_stat *st = statsfd_stat(s->sf, j);
+		struct json_object *x;
+
+		if (!m[j])
+			continue;
+		x = json_object_new_object();
+		json_object_object_add(x, "name", json_object_new_string(st->name));
+		json_object_object_add(x, "value", statsfd_json_value(st, s->values));
+		json_object_array_add(stats, x);
+		/* At least the name, the keys and a digit per value. */
+		*est += strlen(st->name) + 20 + st->size;
+	}
+	json_object_object_add(o, "stats", stats);
+	return o;
+}
+
 static struct json_object *cmd_query_stats(struct collector *c,
 					   struct json_object *args,
 					   struct json_object **err)
@@ -559,9 +642,7 @@ static struct json_object *cmd_query_stats(struct collector *c,
 	arr = json_object_new_array();
 	for (s = c->sources; s; s = s->next) {
 		const struct strset *pnames;
-		struct json_object *o, *stats;
 		const unsigned char *m;
-		unsigned int j;
 
 		if (target && strcmp(target, s->labels.target))
 			continue;
@@ -579,25 +660,7 @@ static struct json_object *cmd_query_stats(struct collector *c,
 			*err = err_obj("GenericError", "out of memory");
 			goto out;
 		}
-		o = json_object_new_object();
-		add_labels(o, s);
-		stats = json_object_new_array();
-		est += 100;
-		for (j = 0; j < statsfd_num_stats(s->sf); j++) {
-			const struct statsfd_stat *st = statsfd_stat(s->sf, j);
-			struct json_object *x;
-
-			if (!m[j])
-				continue;
-			x = json_object_new_object();
-			json_object_object_add(x, "name", json_object_new_string(st->name));
-			json_object_object_add(x, "value", statsfd_json_value(st, s->values));
-			json_object_array_add(stats, x);
-			/* At least the name, the keys and a digit per value. */
-			est += strlen(st->name) + 20 + st->size;
-		}
-		json_object_object_add(o, "stats", stats);
-		json_object_array_add(arr, o);
+		json_object_array_add(arr, source_stats(s, m, &est));
 		/*
 		 * Past the reply cap already: stop building what would be
 		 * refused anyway; the work of one request stays bounded by the

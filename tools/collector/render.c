@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,115 +200,189 @@ static void process_metrics(struct expo *x)
 			       (double)rl.rlim_cur);
 }
 
+/**
+ * struct self_metric - one of the collector's own statsfd_collector_*
+ *	families: a counter when its name ends in _total, else a gauge
+ * @name: without the statsfd_collector_ prefix
+ * @help: its HELP
+ * @off: offset of its counter in struct collector (a uint64_t of
+ *	collector.stats), or with @extra, its EXTRA_* index
+ * @extra: a value collector_metrics() gathers (a gauge)
+ */
+struct self_metric {
+	const char *name;
+	const char *help;
+	size_t off;
+	bool extra;
+};
+
+/* The gauges, gathered while rendering. */
+enum {
+	EXTRA_SOURCES, EXTRA_DOWN, EXTRA_MAPPED, EXTRA_BYTES, EXTRA_CLIENTS,
+	EXTRA_EXPO, EXTRA_REPLY, EXTRA_POLLED, EXTRA_CONFLICTS, EXTRA_N,
+};
+
+#define SELF_STAT(f)	.off = offsetof(struct collector, stats.f)
+#define SELF_EXTRA(i)	.off = (i), .extra = true
+
+static const struct self_metric self_counts[] = {
+	{ "sources",
+	  "Stats fds currently registered.",
+	  SELF_EXTRA(EXTRA_SOURCES) },
+	{ "sources_down",
+	  "Sources whose last read failed (their stats are not exported).",
+	  SELF_EXTRA(EXTRA_DOWN) },
+	{ "sources_mapped",
+	  "Stats fds whose values are read through a mapping.",
+	  SELF_EXTRA(EXTRA_MAPPED) },
+	{ "source_bytes",
+	  "Bytes held for the sources, against --max-bytes.",
+	  SELF_EXTRA(EXTRA_BYTES) },
+	{ "clients",
+	  "Connected clients on the unix socket.",
+	  SELF_EXTRA(EXTRA_CLIENTS) },
+	{ "reads_total",
+	  "Successful reads of a data block.",
+	  SELF_STAT(reads) },
+	{ "read_errors_total",
+	  "Failed reads of a data block.",
+	  SELF_STAT(read_errors) },
+	{ "sources_failed_total",
+	  "Sources dropped after --drop-after failed reads in a row.",
+	  SELF_STAT(sources_failed) },
+	{ "scrapes_total",
+	  "Metrics requests served.",
+	  SELF_STAT(scrapes) },
+	{ "requests_total",
+	  "Messages received on the unix socket.",
+	  SELF_STAT(requests) },
+	{ "bad_requests_total",
+	  "Malformed messages received.",
+	  SELF_STAT(bad_requests) },
+	{ "fds_rejected_total",
+	  "Fds refused because they are not stats fds of statsfd or KVM, or not valid.",
+	  SELF_STAT(fds_rejected) },
+	{ "quota_refusals_total",
+	  "Fds refused by a limit: sources or bytes per client, or the collector's.",
+	  SELF_STAT(quota_refusals) },
+	{ "labels_refused_total",
+	  "Registrations refused because their vm label belongs to another client.",
+	  SELF_STAT(labels_refused) },
+	{ "replies_too_large_total",
+	  "Replies replaced by an error because they exceeded the per-client cap.",
+	  SELF_STAT(replies_too_large) },
+	{ "clients_refused_total",
+	  "Connections refused (not allowed, or too many).",
+	  SELF_STAT(clients_refused) },
+	{ "clients_dropped_total",
+	  "Clients dropped for idling or not reading their replies.",
+	  SELF_STAT(clients_dropped) },
+	{ "exposition_estimate_bytes",
+	  "Estimated exposition bytes of the sources, against --max-exposition.",
+	  SELF_EXTRA(EXTRA_EXPO) },
+	{ "reply_bytes",
+	  "Bytes of replies queued on the unix socket, against --max-reply-bytes.",
+	  SELF_EXTRA(EXTRA_REPLY) },
+	{ "duplicates_refused_total",
+	  "Fds refused because their open file is already a source.",
+	  SELF_STAT(duplicates_refused) },
+	{ "fd_table_full_total",
+	  "Times the fd table was full: a connection or the fds of a message refused.",
+	  SELF_STAT(fd_table_full) },
+	{ "changed_refused_total",
+	  "Fds refused because their header changed between admission and parsing.",
+	  SELF_STAT(changed_refused) },
+	{ "filters_refused_total",
+	  "Queries refused for a filter array longer than 1024 entries.",
+	  SELF_STAT(filters_refused) },
+};
+
+static const struct self_metric self_http[] = {
+	{ "http_refused_total",
+	  "HTTP connections refused: no general slot and no reserved one for them.",
+	  SELF_STAT(http_refused) },
+	{ "http_evicted_total",
+	  "HTTP connections cut because a newcomer took their reserved slot before they authenticated.",
+	  SELF_STAT(http_evicted) },
+	{ "http_deadlines_total",
+	  "HTTP connections cut at --http-header-timeout or --http-send-timeout.",
+	  SELF_STAT(http_deadlines) },
+	{ "http_busy_total",
+	  "Scrapes answered 503: responses still being sent held --http-max-held-bytes.",
+	  SELF_STAT(http_busy) },
+	{ "http_auth_busy_total",
+	  "Requests answered 429: their address or every address spent its bcrypt budget.",
+	  SELF_STAT(http_auth_busy) },
+};
+
+static const struct self_metric self_events[] = {
+	{ "sources_polled",
+	  "Stats fds waited on for their events (hangup, change of children).",
+	  SELF_EXTRA(EXTRA_POLLED) },
+	{ "sources_hung_up_total",
+	  "Sources dropped because their owner hung them up (EPOLLHUP: the VM is gone).",
+	  SELF_STAT(sources_hung_up) },
+	{ "children_changes_total",
+	  "Changes of a source's children reported (EPOLLPRI: a vCPU added to a VM).",
+	  SELF_STAT(children_changes) },
+	{ "family_conflicts",
+	  "Stats skipped in the last rendering: same metric name, different type or same schema.",
+	  SELF_EXTRA(EXTRA_CONFLICTS) },
+};
+
+static void self_metrics(struct expo *x, const struct collector *c,
+			 const struct self_metric *m, size_t n,
+			 const uint64_t *extra)
+{
+	const char *p = (const char *)c;
+	size_t i, len;
+
+	for (i = 0; i < n; i++) {
+		uint64_t v;
+
+		if (m[i].extra)
+			v = extra[m[i].off];
+		else
+			memcpy(&v, p + m[i].off, sizeof(v));
+		len = strlen(m[i].name);
+		self_metric(x, m[i].name,
+			    len > 6 && !strcmp(m[i].name + len - 6, "_total") ?
+			    "counter" : "gauge", m[i].help, v);
+	}
+}
+
 static void collector_metrics(struct expo *x, struct collector *c,
 			      unsigned long conflicts)
 {
-	unsigned int down = 0;
+	uint64_t extra[EXTRA_N] = {
+		[EXTRA_SOURCES] = c->nsources, [EXTRA_MAPPED] = c->nmapped,
+		[EXTRA_BYTES] = c->bytes, [EXTRA_CLIENTS] = c->nclients,
+		[EXTRA_EXPO] = c->expo, [EXTRA_REPLY] = c->out_bytes,
+		[EXTRA_POLLED] = c->npolled, [EXTRA_CONFLICTS] = conflicts,
+	};
 	char val[VALUE_LEN];
 	struct source *s;
 
 	for (s = c->sources; s; s = s->next)
-		down += !!s->failures;
+		extra[EXTRA_DOWN] += !!s->failures;
 	expo_family(x, "statsfd_collector_build_info", "gauge",
 		    "The collector's version.");
 	expo_sample(x, "statsfd_collector_build_info",
 		    "version=\"" STATSFD_VERSION "\"", "1", 0);
-	self_metric(x, "sources", "gauge", "Stats fds currently registered.",
-		    c->nsources);
-	self_metric(x, "sources_down", "gauge",
-		    "Sources whose last read failed (their stats are not exported).", down);
-	self_metric(x, "sources_mapped", "gauge",
-		    "Stats fds whose values are read through a mapping.", c->nmapped);
-	self_metric(x, "source_bytes", "gauge",
-		    "Bytes held for the sources, against --max-bytes.", c->bytes);
-	self_metric(x, "clients", "gauge", "Connected clients on the unix socket.",
-		    c->nclients);
-	self_metric(x, "reads_total", "counter", "Successful reads of a data block.",
-		    c->stats.reads);
-	self_metric(x, "read_errors_total", "counter", "Failed reads of a data block.",
-		    c->stats.read_errors);
-	self_metric(x, "sources_failed_total", "counter",
-		    "Sources dropped after --drop-after failed reads in a row.",
-		    c->stats.sources_failed);
-	self_metric(x, "scrapes_total", "counter", "Metrics requests served.",
-		    c->stats.scrapes);
-	self_metric(x, "requests_total", "counter", "Messages received on the unix socket.",
-		    c->stats.requests);
-	self_metric(x, "bad_requests_total", "counter", "Malformed messages received.",
-		    c->stats.bad_requests);
-	self_metric(x, "fds_rejected_total", "counter",
-		    "Fds refused because they are not stats fds of statsfd or KVM, or not valid.",
-		    c->stats.fds_rejected);
-	self_metric(x, "quota_refusals_total", "counter",
-		    "Fds refused by a limit: sources or bytes per client, or the collector's.",
-		    c->stats.quota_refusals);
-	self_metric(x, "labels_refused_total", "counter",
-		    "Registrations refused because their vm label belongs to another client.",
-		    c->stats.labels_refused);
-	self_metric(x, "replies_too_large_total", "counter",
-		    "Replies replaced by an error because they exceeded the per-client cap.",
-		    c->stats.replies_too_large);
-	self_metric(x, "clients_refused_total", "counter",
-		    "Connections refused (not allowed, or too many).", c->stats.clients_refused);
-	self_metric(x, "clients_dropped_total", "counter",
-		    "Clients dropped for idling or not reading their replies.",
-		    c->stats.clients_dropped);
-	self_metric(x, "exposition_estimate_bytes", "gauge",
-		    "Estimated exposition bytes of the sources, against --max-exposition.",
-		    c->expo);
-	self_metric(x, "reply_bytes", "gauge",
-		    "Bytes of replies queued on the unix socket, against --max-reply-bytes.",
-		    c->out_bytes);
-	self_metric(x, "duplicates_refused_total", "counter",
-		    "Fds refused because their open file is already a source.",
-		    c->stats.duplicates_refused);
-	self_metric(x, "fd_table_full_total", "counter",
-		    "Times the fd table was full: a connection or the fds of a message refused.",
-		    c->stats.fd_table_full);
-	self_metric(x, "changed_refused_total", "counter",
-		    "Fds refused because their header changed between admission and parsing.",
-		    c->stats.changed_refused);
-	self_metric(x, "filters_refused_total", "counter",
-		    "Queries refused for a filter array longer than 1024 entries.",
-		    c->stats.filters_refused);
+	self_metrics(x, c, self_counts, ARRAY_SIZE(self_counts), extra);
 	expo_family(x, "statsfd_collector_request_max_seconds", "gauge",
 		    "The longest a request on the unix socket held the loop.");
 	snprintf(val, sizeof(val), "%" PRIu64 ".%06u", c->request_max_us / 1000000,
 		 (unsigned int)(c->request_max_us % 1000000));
 	expo_sample(x, "statsfd_collector_request_max_seconds", NULL, val, 0);
-	self_metric(x, "http_refused_total", "counter",
-		    "HTTP connections refused: no general slot and no reserved one for them.",
-		    c->stats.http_refused);
-	self_metric(x, "http_evicted_total", "counter",
-		    "HTTP connections cut because a newcomer took their reserved slot before they authenticated.",
-		    c->stats.http_evicted);
-	self_metric(x, "http_deadlines_total", "counter",
-		    "HTTP connections cut at --http-header-timeout or --http-send-timeout.",
-		    c->stats.http_deadlines);
-	self_metric(x, "http_busy_total", "counter",
-		    "Scrapes answered 503: responses still being sent held --http-max-held-bytes.",
-		    c->stats.http_busy);
-	self_metric(x, "http_auth_busy_total", "counter",
-		    "Requests answered 429: their address or every address spent its bcrypt budget.",
-		    c->stats.http_auth_busy);
+	self_metrics(x, c, self_http, ARRAY_SIZE(self_http), extra);
 	expo_family(x, "statsfd_collector_http_auth_cpu_seconds_total", "counter",
 		    "CPU time spent checking passwords with bcrypt.");
 	snprintf(val, sizeof(val), "%" PRIu64 ".%03u", c->stats.http_auth_cpu_ms / 1000,
 		 (unsigned int)(c->stats.http_auth_cpu_ms % 1000));
 	expo_sample(x, "statsfd_collector_http_auth_cpu_seconds_total", NULL, val,
 		    process_start());
-	self_metric(x, "sources_polled", "gauge",
-		    "Stats fds waited on for their events (hangup, change of children).",
-		    c->npolled);
-	self_metric(x, "sources_hung_up_total", "counter",
-		    "Sources dropped because their owner hung them up (EPOLLHUP: the VM is gone).",
-		    c->stats.sources_hung_up);
-	self_metric(x, "children_changes_total", "counter",
-		    "Changes of a source's children reported (EPOLLPRI: a vCPU added to a VM).",
-		    c->stats.children_changes);
-	self_metric(x, "family_conflicts", "gauge",
-		    "Stats skipped in the last rendering: same metric name, different type or same schema.",
-		    conflicts);
+	self_metrics(x, c, self_events, ARRAY_SIZE(self_events), extra);
 	if (!c->nsources)
 		return;
 	health_family(x, c, "up", "gauge",
@@ -326,6 +401,7 @@ static int render_expo(struct collector *c, struct expo *x)
 	unsigned long conflicts = 0;
 	struct source *s;
 	size_t n = 0;
+	unsigned int i;
 	int ret;
 
 	ser = calloc(c->nsources + 1, sizeof(*ser));
@@ -350,9 +426,13 @@ static int render_expo(struct collector *c, struct expo *x)
 	ret = expo_stats(x, ser, ranks, n, &conflicts);
 	free(ser);
 	free(ranks);
-	/* --host: the host's mapped stats under node_exporter's names. */
-	if (!ret && c->render_host)
-		ret = c->render_host(c, x);
+	/* The providers' own families (--host: node_exporter's names). */
+	for (i = 0; !ret && i < c->nproviders; i++) {
+		struct provider *p = &c->providers[i];
+
+		if (p->state && p->ops->render)
+			ret = p->ops->render(p, x);
+	}
 	if (ret)
 		return ret;
 	collector_metrics(x, c, conflicts);
@@ -429,7 +509,7 @@ static struct render_body *render_current(struct collector *c,
 	struct render_cache *rc = &c->render.cache[ops->id];
 	struct render_body *b;
 
-	if (rc->body && rc->generation == c->generation)
+	if (rc->body && rc->data_gen == c->data_gen)
 		return rc->body;
 	b = calloc(1, sizeof(*b));
 	if (!b)
@@ -444,7 +524,7 @@ static struct render_body *render_current(struct collector *c,
 	b->gen = ++c->render.gen;
 	render_body_put(rc->body);
 	rc->body = b;
-	rc->generation = c->generation;
+	rc->data_gen = c->data_gen;
 	return b;
 }
 
@@ -454,7 +534,7 @@ static struct render_body *render_current(struct collector *c,
  * @len: set to its length
  *
  * Rendered again only when a read tick or a source added or dropped
- * changed c->generation since the last rendering; otherwise the same text
+ * changed c->data_gen since the last rendering; otherwise the same text
  * (its statsfd_collector_* and process_* values are those of that time).
  * Each new rendering, of any format, bumps c->render.gen.  Scrapes are
  * counted by the HTTP handler, once per request, not here.

@@ -73,7 +73,7 @@ static struct {
 	int unix_fd;		/* activated collector socket, or -1 */
 	int http_fds[SYSTEMD_HTTP_MAX];	/* activated TCP ports, in order */
 	unsigned int nhttp;
-	int *stored;		/* stored fds passed back, for systemd_restore() */
+	int *stored;		/* stored fds passed back, for the restore (clients.c) */
 	char **stored_names;
 	unsigned int nstored;
 	uint64_t watchdog_ms;	/* kick period (half of WATCHDOG_USEC), 0: off */
@@ -119,7 +119,7 @@ static void take_fds(void)
 			sd.http_fds[sd.nhttp++] = fd;
 			free(name);
 		} else if (name || (name = strdup(""))) {
-			/* Adopted or closed by systemd_restore(). */
+			/* Adopted or closed by the restore (clients.c). */
 			sd.stored[sd.nstored] = fd;
 			sd.stored_names[sd.nstored++] = name;
 		} else {
@@ -372,12 +372,8 @@ void systemd_unstore_client(struct client *cl)
 	store(name, -1);
 }
 
-/*
- * Parse "src.<id>.<client>.<vcpu>.<provider>.<target>.<vm>".
- * Return: 0, or -EINVAL for a name this collector never wrote.
- */
-static int parse_source_name(const char *name, uint64_t *id,
-			     uint64_t *client, struct statsfd_labels *l)
+int systemd_parse_source_name(const char *name, uint64_t *id,
+			      uint64_t *client, struct statsfd_labels *l)
 {
 	const char *p, *dot;
 	char *q;
@@ -407,155 +403,40 @@ static int parse_source_name(const char *name, uint64_t *id,
 	return 0;
 }
 
-static struct client *find_client(struct collector *c, uint64_t id)
+unsigned int systemd_stored(int **fds, char ***names)
 {
-	struct client *cl;
-
-	for (cl = c->clients; cl; cl = cl->next)
-		if (cl->id == id)
-			return cl;
-	return NULL;
+	take_fds();
+	*fds = sd.stored;
+	*names = sd.stored_names;
+	return sd.nstored;
 }
 
-/* Give a stored fd back to systemd's care no more. */
-static void forget(unsigned int i)
+void systemd_unstore(const char *name)
+{
+	store(name, -1);
+}
+
+void systemd_forget(unsigned int i)
 {
 	store(sd.stored_names[i], -1);
 	close(sd.stored[i]);
 	sd.stored[i] = -1;
 }
 
-static int by_source_id(const void *a, const void *b)
+void systemd_stored_done(void)
 {
-	const unsigned int *x = a, *y = b;
-	uint64_t ix, iy;
+	unsigned int i;
 
-	/* Malformed names (no id) first: they are dropped anyway. */
-	if (sscanf(sd.stored_names[*x], "src.%" SCNu64, &ix) != 1)
-		ix = 0;
-	if (sscanf(sd.stored_names[*y], "src.%" SCNu64, &iy) != 1)
-		iy = 0;
-	return ix < iy ? -1 : ix > iy;
-}
-
-void systemd_restore(struct collector *c,
-		     struct client *(*adopt)(struct collector *c, int fd, void *arg),
-		     void *arg)
-{
-	unsigned int i, k, nsrc = 0, nclients = 0, nsources = 0;
-	uint64_t max_source = c->next_source_id;
-	unsigned int *order;
-	struct client *cl;
-
-	take_fds();
-	if (!sd.nstored)
-		return;
-	order = calloc(sd.nstored, sizeof(*order));
-	/* Connections first: every source names its owner. */
 	for (i = 0; i < sd.nstored; i++) {
-		const char *name = sd.stored_names[i];
-		uint64_t id;
-		int n = 0;
-
-		if (!strncmp(name, "src.", 4)) {
-			if (order)
-				order[nsrc++] = i;
-			else
-				forget(i);
-			continue;
-		}
-		if (sscanf(name, "cli.%" SCNu64 "%n", &id, &n) != 1 ||
-		    name[n] || find_client(c, id)) {
-			logmsg("systemd: unknown stored fd \"%s\": closed", name);
-			forget(i);
-			continue;
-		}
-		cl = adopt(c, sd.stored[i], arg);
-		sd.stored[i] = -1;
-		if (!cl) {
-			store(name, -1);
-			continue;
-		}
-		cl->id = id;
-		if (c->next_client_id < id)
-			c->next_client_id = id;
-		nclients++;
-	}
-	/*
-	 * Sources in the order of their ids, each added with its old id, so
-	 * that the ids a VMM was given stay valid (remove-sources).
-	 */
-	if (order)
-		qsort(order, nsrc, sizeof(*order), by_source_id);
-	for (k = 0; k < nsrc; k++) {
-		struct statsfd_labels l;
-		struct admit_info info;
-		struct source *s;
-		uint64_t id, client;
-		char why[256];
-
-		i = order[k];
-		if (parse_source_name(sd.stored_names[i], &id, &client, &l) || !id) {
-			logmsg("systemd: stored fd \"%s\": not a source name: closed",
-			       sd.stored_names[i]);
-			forget(i);
-			continue;
-		}
-		cl = find_client(c, client);
-		if (!cl) {
-			/* Its VMM closed the connection while we were down. */
-			logmsg("systemd: stored source \"%s\": its client connection is gone: dropped",
-			       sd.stored_names[i]);
-			forget(i);
-			continue;
-		}
-		/*
-		 * With --stats the source reads through a new view: the
-		 * stored fd, once replaced by the view's, must not stay
-		 * stored under the same name as well.
-		 */
-		if (c->nfilter)
-			store(sd.stored_names[i], -1);
-		c->next_source_id = id - 1;
-		/* The same admission as at registration: type, caps, quotas. */
-		if (admit_fd(sd.stored[i], c->accept_memfd, &info, why,
-			     sizeof(why))) {
+		if (sd.stored[i] >= 0)
 			close(sd.stored[i]);
-			logmsg("systemd: stored source \"%s\": %s: dropped",
-			       sd.stored_names[i], why);
-			store(sd.stored_names[i], -1);
-		} else if (add_source(c, cl, sd.stored[i], &info, &l, why,
-				      sizeof(why), &s)) {
-			logmsg("systemd: stored source \"%s\": %s: dropped",
-			       sd.stored_names[i], why);
-			store(sd.stored_names[i], -1);
-		} else {
-			nsources++;
-		}
-		sd.stored[i] = -1;
-		if (max_source < id)
-			max_source = id;
-		c->next_source_id = max_source;
-	}
-	free(order);
-	/*
-	 * Deadlines from what came back: adopted before their sources, the
-	 * connections got an idle deadline; one that owns sources again has
-	 * none (a VMM stays silent for as long as its VM runs), one that came
-	 * back without any is an idle one.
-	 */
-	for (cl = c->clients; cl; cl = cl->next)
-		cl->deadline = cl->nsources ? 0 : now_ms() + c->client_timeout_ms;
-	for (i = 0; i < sd.nstored; i++)
 		free(sd.stored_names[i]);
+	}
 	free(sd.stored_names);
 	free(sd.stored);
 	sd.stored_names = NULL;
 	sd.stored = NULL;
 	sd.nstored = 0;
-	logmsg("systemd: restored %u client%s and %u source%s from the fd store",
-	       nclients, nclients == 1 ? "" : "s", nsources,
-	       nsources == 1 ? "" : "s");
 }
 
 void systemd_ready(struct collector *c)

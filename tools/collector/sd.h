@@ -12,10 +12,12 @@
 #define STATSFD_COLLECTOR_SD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct collector;
 struct client;
 struct source;
+struct statsfd_labels;
 
 /* Longest name systemd accepts in FDNAME= (FDNAME_MAX). */
 #define SYSTEMD_FDNAME_MAX	255
@@ -25,7 +27,7 @@ struct source;
  *
  * The first call takes every fd systemd passed (sd_listen_fds_with_names):
  * listening sockets are kept for the daemon, stored fds for
- * systemd_restore().
+ * systemd_stored().
  * Return: a listening SOCK_SEQPACKET unix socket (the collector's socket),
  * or -1 when not socket-activated (the daemon then binds it itself).
  */
@@ -55,22 +57,45 @@ int systemd_http_listen_fd(unsigned int i);
 bool systemd_owns_socket(void);
 
 /**
- * systemd_restore() - adopt the clients and sources of the previous run
- * @c: the collector, its epoll set ready
- * @adopt: adopts a connected socket (consumed) as a client, in the epoll
- *	set, with the peer's SO_PEERCRED identity; NULL when it fails or the
- *	peer is not allowed (any more)
- * @arg: passed to @adopt
+ * systemd_stored() - the fds the previous run stored (the fd store)
+ * @fds: set to the fds; the caller takes those it keeps (setting them to
+ *	-1) and gives the others back with systemd_forget()
+ * @names: set to their names: "cli.<client id>" for a connection, a
+ *	source's as systemd_parse_source_name() reads it
  *
- * The client connections and stats fds the previous process stored
- * (systemd_store_source()) come back as clients and sources with the same
- * ids and labels; a source whose client connection did not survive (its
- * VMM closed it while the collector was down) is dropped, as it would
- * have been by a running collector.
+ * Return: how many (0 without a fd store).
  */
-void systemd_restore(struct collector *c,
-		     struct client *(*adopt)(struct collector *c, int fd, void *arg),
-		     void *arg);
+unsigned int systemd_stored(int **fds, char ***names);
+
+/**
+ * systemd_parse_source_name() - what the fd store name of a source says
+ * @name: "src.<id>.<client>.<vcpu>.<provider>.<target>.<vm>"
+ * @id: its source id
+ * @client: its client's id
+ * @l: its labels
+ *
+ * Return: 0, or -EINVAL for a name this collector never wrote.
+ */
+int systemd_parse_source_name(const char *name, uint64_t *id,
+			      uint64_t *client, struct statsfd_labels *l);
+
+/**
+ * systemd_forget() - close stored fd @i and remove it from the fd store
+ * @i: its index in systemd_stored()'s arrays
+ */
+void systemd_forget(unsigned int i);
+
+/**
+ * systemd_unstore() - remove the fds named @name from the fd store
+ * @name: the name
+ */
+void systemd_unstore(const char *name);
+
+/**
+ * systemd_stored_done() - the restore is over: close what was not taken
+ *	and free systemd_stored()'s arrays
+ */
+void systemd_stored_done(void);
 
 /**
  * systemd_store_source() - keep @s, and its client, in the fd store

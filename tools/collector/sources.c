@@ -28,125 +28,6 @@
 #include "collector.h"
 #include "sd.h"
 
-int collector_verbose;
-
-void logmsg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "statsfd-collector: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-/** now_ms() - CLOCK_MONOTONIC in milliseconds, for deadlines */
-uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/** wall_ms() - CLOCK_REALTIME in milliseconds, for exported timestamps */
-uint64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/*
- * The indexes: chained hash tables (struct htable) whose items embed their
- * struct hnode.  Registering, dropping and looking up a source, its
- * schema, its vm label and its user cost O(1) on average instead of a
- * walk of every source: 65,536 sources register in linear time.
- */
-#define HTABLE_MIN	64
-
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-
-	/* FNV-1a */
-	while (n--)
-		h = (h ^ *b++) * 0x100000001b3ull;
-	return h;
-}
-
-#define HASH_INIT	0xcbf29ce484222325ull
-
-/* A string with its terminating NUL: "a" "bc" and "ab" "c" differ. */
-static uint64_t hash_str(uint64_t h, const char *str)
-{
-	return hash_bytes(h, str, strlen(str) + 1);
-}
-
-/*
- * Room for one more item: 0, or -ENOMEM when an empty table cannot get
- * its buckets (a full one that cannot grow just has longer chains).
- */
-static int htable_reserve(struct htable *t)
-{
-	struct hnode **b, *n, *next;
-	size_t nb, i;
-
-	if (t->b && t->n < 2 * (t->mask + 1))
-		return 0;
-	nb = t->b ? 2 * (t->mask + 1) : HTABLE_MIN;
-	b = calloc(nb, sizeof(*b));
-	if (!b)
-		return t->b ? 0 : -ENOMEM;
-	for (i = 0; t->b && i <= t->mask; i++) {
-		for (n = t->b[i]; n; n = next) {
-			next = n->next;
-			n->next = b[n->hash & (nb - 1)];
-			b[n->hash & (nb - 1)] = n;
-		}
-	}
-	free(t->b);
-	t->b = b;
-	t->mask = nb - 1;
-	return 0;
-}
-
-/* Add @n with @hash; htable_reserve() succeeded since the last add. */
-static void htable_add(struct htable *t, struct hnode *n, uint64_t hash)
-{
-	struct hnode **pb = &t->b[hash & t->mask];
-
-	n->hash = hash;
-	n->next = *pb;
-	*pb = n;
-	t->n++;
-}
-
-static void htable_del(struct htable *t, struct hnode *n)
-{
-	struct hnode **p;
-
-	for (p = &t->b[n->hash & t->mask]; *p; p = &(*p)->next) {
-		if (*p == n) {
-			*p = n->next;
-			break;
-		}
-	}
-	if (!--t->n) {
-		free(t->b);
-		t->b = NULL;
-		t->mask = 0;
-	}
-}
-
-/* The first item of the bucket of @hash (compare each item's hash). */
-static struct hnode *htable_first(const struct htable *t, uint64_t hash)
-{
-	return t->b ? t->b[hash & t->mask] : NULL;
-}
-
 /**
  * add_stat_rule() - parse one --include or --exclude rule
  * @c: collector
@@ -268,10 +149,7 @@ static struct schema *get_schema(struct collector *c, struct statsfd *sf,
 /* Unlink and free @sc, which has no member left. */
 static void free_schema(struct collector *c, struct schema *sc)
 {
-	if (sc->prev)
-		sc->prev->next = sc->next;
-	else
-		c->schemas = sc->next;
+	*(sc->prev ? &sc->prev->next : &c->schemas) = sc->next;
 	if (sc->next)
 		sc->next->prev = sc->prev;
 	htable_del(&c->schema_index, &sc->by_hash);
@@ -319,11 +197,38 @@ static struct vm_label *vm_label_find(const struct collector *c, const char *vm,
 	return NULL;
 }
 
-/* Does @s of @cl go in the vm label index?  Not without a label, nor --host's. */
+/*
+ * The provider (provider.h) that reserves provider label @provider, or
+ * whose own client @cl is and that reserves one, or NULL.  A handful of
+ * providers: no index needed.
+ */
+static const struct provider *reserving(const struct collector *c,
+					const struct client *cl,
+					const char *provider)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nproviders; i++) {
+		const struct provider *p = &c->providers[i];
+
+		if (!p->ops->reserved_provider)
+			continue;
+		if ((cl && p->owner == cl) ||
+		    (provider && !strcmp(p->ops->reserved_provider, provider)))
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * Does @s of @cl go in the vm label index?  Not without a label, nor
+ * when its vm label names a device (a reserved provider's own sources,
+ * --host's).
+ */
 static bool vm_indexed(const struct collector *c, const struct client *cl,
 		       const struct statsfd_labels *l)
 {
-	return l->vm[0] && !(c->host_owner && cl == c->host_owner);
+	return l->vm[0] && !reserving(c, cl, NULL);
 }
 
 static uint64_t labels_hash(const struct statsfd_labels *l)
@@ -364,22 +269,23 @@ static struct source *find_labels(const struct collector *c,
  * label belongs to the client (uid and pid) whose live sources carry it:
  * another uid, or another process of the same uid, can neither take it
  * nor shadow it under another provider.  Once its owner's sources are all
- * gone (the VMM exited or restarts), the label is free again.  With
- * --host, provider statsfd_host is the host's (c->host_owner) alone, and
- * the vm label of its sources, a device's name, is left out of the VM
- * label rules.
+ * gone (the VMM exited or restarts), the label is free again.  A
+ * provider label a source provider reserves (--host's statsfd_host) is
+ * its own client's alone, and the vm label of its sources, a device's
+ * name, is left out of the VM label rules.
  */
 static int labels_check(struct collector *c, const struct client *cl,
 			const struct statsfd_labels *l, char *why, size_t len)
 {
+	const struct provider *p = reserving(c, NULL, l->provider);
 	struct vm_label *v = NULL;
 	struct source *s, *next;
 
 	/* --host's provider is the host's own: nobody else may take it. */
-	if (c->host_owner && cl != c->host_owner &&
-	    !strcmp(l->provider, "statsfd_host")) {
+	if (p && cl != p->owner) {
 		c->stats.labels_refused++;
-		snprintf(why, len, "provider statsfd_host is reserved for the collector's --host");
+		snprintf(why, len, "provider %s is reserved for the collector's --%s",
+			 l->provider, p->ops->name);
 		return -EACCES;
 	}
 	/*
@@ -429,6 +335,14 @@ static int labels_check(struct collector *c, const struct client *cl,
 	return 0;
 }
 
+static bool user_has_uid(const struct hnode *n, const void *key)
+{
+	const struct user *u = (const struct user *)((const char *)n -
+			       offsetof(struct user, by_uid));
+
+	return u->uid == *(const uid_t *)key;
+}
+
 /**
  * user_get() - the account of @uid, made on first use
  * @c: collector
@@ -439,14 +353,11 @@ static int labels_check(struct collector *c, const struct client *cl,
 struct user *user_get(struct collector *c, uid_t uid)
 {
 	uint64_t h = hash_bytes(HASH_INIT, &uid, sizeof(uid));
-	struct hnode *n;
+	struct hnode *n = htable_find(&c->users, h, user_has_uid, &uid, NULL);
 	struct user *u;
 
-	for (n = htable_first(&c->users, h); n; n = n->next) {
-		u = (struct user *)((char *)n - offsetof(struct user, by_uid));
-		if (u->uid == uid)
-			return u;
-	}
+	if (n)
+		return (struct user *)((char *)n - offsetof(struct user, by_uid));
 	if (htable_reserve(&c->users))
 		return NULL;
 	u = calloc(1, sizeof(*u));
@@ -737,38 +648,53 @@ static char *format_labels(const struct statsfd_labels *l)
  * another client (or provider statsfd_host, under --host), -EEXIST for
  * labels in use, -EINVAL otherwise.
  */
-int add_source(struct collector *c, struct client *cl, int fd,
-	       const struct admit_info *info, const struct statsfd_labels *l,
-	       char *why, size_t len, struct source **out)
+/*
+ * The checks before the fd is read: quotas, labels, duplicates.
+ * Return: 0, or a negative errno with @why set.
+ */
+static int add_check(struct collector *c, struct client *cl, int fd,
+		     const struct admit_info *info,
+		     const struct statsfd_labels *l, char *why, size_t len)
 {
-	struct vm_label *v = NULL, *new_v = NULL;
-	struct statsfd_error err;
-	struct source *s;
-	struct schema *sc;
-	uint64_t vh = 0;
-	int ret;
+	int ret = quota_check(c, cl, info->cost, why, len);
 
-	ret = quota_check(c, cl, info->cost, why, len);
 	if (ret) {
 		c->stats.quota_refusals++;
-		close(fd);
 		return ret;
 	}
 	ret = labels_check(c, cl, l, why, len);
-	if (ret) {
-		close(fd);
+	if (ret)
 		return ret;
-	}
-	ret = duplicate_check(c, cl, fd, why, len);
-	if (ret) {
-		close(fd);
-		return ret;
-	}
-	s = calloc(1, sizeof(*s));
+	return duplicate_check(c, cl, fd, why, len);
+}
+
+/* Free what source_open() made of @s, and @s. */
+static void source_free(struct source *s)
+{
+	free(s->prom_labels);
+	statsfd_close(s->sf);
+	free(s->values);
+	free(s->tmp);
+	free(s);
+}
+
+/*
+ * @fd (consumed) opened as a new source: its header and descriptors read
+ * once, held to what admit_fd() admitted, and its values read a first
+ * time.  Return: the source, or NULL with *@ret and @why set.
+ */
+static struct source *source_open(struct collector *c, int fd,
+				  const struct admit_info *info, char *why,
+				  size_t len, int *ret)
+{
+	struct statsfd_error err;
+	struct source *s = calloc(1, sizeof(*s));
+
+	*ret = -ENOMEM;
 	if (!s) {
 		close(fd);
 		snprintf(why, len, "out of memory");
-		return -ENOMEM;
+		return NULL;
 	}
 	/*
 	 * Rejects what is not a valid stats file: a corrupt header, garbage.
@@ -782,7 +708,8 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		free(s);
 		c->stats.fds_rejected++;
 		snprintf(why, len, "not a valid stats fd: %s", err.msg);
-		return -EINVAL;
+		*ret = -EINVAL;
+		return NULL;
 	}
 	/*
 	 * The library read the header again: a file that changed since
@@ -790,7 +717,7 @@ int add_source(struct collector *c, struct client *cl, int fd,
 	 * header never changes) must not bring a larger block in.  What
 	 * the library parsed is held to what was admitted.
 	 */
-	ret = -EINVAL;
+	*ret = -EINVAL;
 	if (statsfd_data_size(s->sf) > info->data_size ||
 	    statsfd_header(s->sf)->name_size > ADMIT_NAME_SIZE_MAX ||
 	    statsfd_header(s->sf)->num_desc > ADMIT_NUM_DESC_MAX) {
@@ -805,55 +732,32 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		goto fail;
 	s->values = calloc(1, statsfd_data_size(s->sf) + 8);
 	s->tmp = calloc(1, statsfd_data_size(s->sf) + 8);
-	if (!s->values || !s->tmp)
-		goto fail_nomem;
+	if (!s->values || !s->tmp) {
+		snprintf(why, len, "out of memory");
+		*ret = -ENOMEM;
+		goto fail;
+	}
 	if (statsfd_read(s->sf, s->values, &err)) {
 		snprintf(why, len, "first read failed: %s", err.msg);
 		goto fail;
 	}
-	s->labels = *l;
-	s->prom_labels = format_labels(l);
-	if (!s->prom_labels)
-		goto fail_nomem;
-	sc = get_schema(c, s->sf, info->ns, l);
-	if (!sc)
-		goto fail_nomem;
-	s->schema = sc;
-	s->expo = source_expo(s);
-	ret = expo_check(c, cl, s->expo, why, len);
-	if (ret) {
-		c->stats.quota_refusals++;
-		goto fail_schema;
-	}
-	/* Room in the indexes, and the vm label's entry, before committing. */
-	if (htable_reserve(&c->by_labels))
-		goto fail_nomem_schema;
-	if (vm_indexed(c, cl, l)) {
-		vh = hash_str(HASH_INIT, l->vm);
-		v = vm_label_find(c, l->vm, vh);
-		if (!v) {
-			new_v = calloc(1, sizeof(*new_v));
-			if (!new_v || htable_reserve(&c->by_vm))
-				goto fail_nomem_schema;
-			snprintf(new_v->vm, sizeof(new_v->vm), "%s", l->vm);
-			new_v->uid = cl->uid;
-			new_v->pid = cl->pid;
-			v = new_v;
-		}
-	}
-	s->file_fd = statsfd_fd(s->sf);
-	if (!c->no_kcmp && !tsearch(&s->file_fd, &c->files, file_cmp))
-		goto fail_nomem_schema;
+	return s;
+fail:
+	source_free(s);
+	return NULL;
+}
 
-	s->kind = EP_SOURCE;
-	s->id = ++c->next_source_id;
-	s->owner = cl;
-	s->cost = info->cost;
-	s->mapped = statsfd_is_mapped(s->sf);
-	c->nmapped += s->mapped;
-	s->schema = sc;
-	s->reads = 1;
-	s->last_read = wall_ms();
+/*
+ * @s, open and checked, joins the collector: its lists, its indexes
+ * (room reserved), its vm label's entry @v (new when @new_v, hash @vh)
+ * and the accounts of its client and user.
+ */
+static void source_link(struct collector *c, struct client *cl,
+			struct source *s, struct vm_label *v,
+			struct vm_label *new_v, uint64_t vh)
+{
+	struct schema *sc = s->schema;
+
 	s->next_in_schema = sc->members;
 	if (sc->members)
 		sc->members->prev_in_schema = s;
@@ -870,7 +774,9 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		cl->sources->prev_in_client = s;
 	cl->sources = s;
 	cl->nsources++;
-	htable_add(&c->by_labels, &s->by_labels, labels_hash(l));
+	htable_add(&c->by_labels, &s->by_labels, labels_hash(&s->labels));
+	htable_add(&c->sources_by_id, &s->by_id,
+		   hash_bytes(HASH_INIT, &s->id, sizeof(s->id)));
 	if (v) {
 		if (new_v)
 			htable_add(&c->by_vm, &new_v->node, vh);
@@ -891,7 +797,88 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		cl->user->bytes += s->cost;
 		cl->user->expo += s->expo;
 	}
-	c->generation++;
+	c->data_gen++;
+}
+
+/*
+ * Room in the indexes for @s of @cl, and its vm label's entry: *@v (a
+ * new one in *@new_v, hash *@vh), before anything is committed.
+ * Return: 0, or -ENOMEM.
+ */
+static int source_reserve(struct collector *c, const struct client *cl,
+			  struct source *s, struct vm_label **v,
+			  struct vm_label **new_v, uint64_t *vh)
+{
+	const struct statsfd_labels *l = &s->labels;
+
+	if (htable_reserve(&c->by_labels) || htable_reserve(&c->sources_by_id))
+		return -ENOMEM;
+	if (vm_indexed(c, cl, l)) {
+		*vh = hash_str(HASH_INIT, l->vm);
+		*v = vm_label_find(c, l->vm, *vh);
+		if (!*v) {
+			*new_v = calloc(1, sizeof(**new_v));
+			if (!*new_v || htable_reserve(&c->by_vm))
+				return -ENOMEM;
+			snprintf((*new_v)->vm, sizeof((*new_v)->vm), "%s", l->vm);
+			(*new_v)->uid = cl->uid;
+			(*new_v)->pid = cl->pid;
+			*v = *new_v;
+		}
+	}
+	s->file_fd = statsfd_fd(s->sf);
+	if (!c->no_kcmp && !tsearch(&s->file_fd, &c->files, file_cmp))
+		return -ENOMEM;
+	return 0;
+}
+
+int add_source(struct collector *c, struct client *cl, int fd,
+	       const struct admit_info *info, const struct statsfd_labels *l,
+	       char *why, size_t len, struct source **out)
+{
+	struct vm_label *v = NULL, *new_v = NULL;
+	struct source *s;
+	struct schema *sc;
+	uint64_t vh = 0;
+	int ret;
+
+	ret = add_check(c, cl, fd, info, l, why, len);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	s = source_open(c, fd, info, why, len, &ret);
+	if (!s)
+		return ret;
+	s->labels = *l;
+	s->prom_labels = format_labels(l);
+	sc = s->prom_labels ? get_schema(c, s->sf, info->ns, l) : NULL;
+	if (!sc) {
+		snprintf(why, len, "out of memory");
+		source_free(s);
+		return -ENOMEM;
+	}
+	s->schema = sc;
+	s->expo = source_expo(s);
+	ret = expo_check(c, cl, s->expo, why, len);
+	if (ret) {
+		c->stats.quota_refusals++;
+		goto fail;
+	}
+	ret = source_reserve(c, cl, s, &v, &new_v, &vh);
+	if (ret) {
+		snprintf(why, len, "out of memory");
+		goto fail;
+	}
+	s->kind = EP_SOURCE;
+	s->id = ++c->next_source_id;
+	s->owner = cl;
+	s->cost = info->cost;
+	s->mapped = statsfd_is_mapped(s->sf);
+	c->nmapped += s->mapped;
+	s->reads = 1;
+	s->last_read = wall_ms();
+	source_link(c, cl, s, v, new_v, vh);
 	watch_source(c, s);
 	systemd_store_source(s);
 	if (out)
@@ -901,25 +888,12 @@ int add_source(struct collector *c, struct client *cl, int fd,
 		       cl->id, cl->pid, cl->uid, s->id, statsfd_id(s->sf),
 		       l->provider, l->target, l->vm, l->vcpu, sc->id);
 	return 0;
-
-fail_nomem_schema:
-	snprintf(why, len, "out of memory");
-	ret = -ENOMEM;
-fail_schema:
+fail:
 	free(new_v);
 	/* A schema made for it alone goes with it. */
 	if (!sc->nmembers)
 		free_schema(c, sc);
-	goto fail;
-fail_nomem:
-	snprintf(why, len, "out of memory");
-	ret = -ENOMEM;
-fail:
-	free(s->prom_labels);
-	statsfd_close(s->sf);
-	free(s->values);
-	free(s->tmp);
-	free(s);
+	source_free(s);
 	return ret;
 }
 
@@ -941,18 +915,14 @@ void drop_source(struct collector *c, struct source *s)
 	if (s->dead)
 		return;
 	systemd_unstore_source(s);
-	if (s->prev_in_client)
-		s->prev_in_client->next_in_client = s->next_in_client;
-	else
-		s->owner->sources = s->next_in_client;
+	*(s->prev_in_client ? &s->prev_in_client->next_in_client :
+	  &s->owner->sources) = s->next_in_client;
 	if (s->next_in_client)
 		s->next_in_client->prev_in_client = s->prev_in_client;
 	htable_del(&c->by_labels, &s->by_labels);
+	htable_del(&c->sources_by_id, &s->by_id);
 	if (v) {
-		if (s->prev_in_vm)
-			s->prev_in_vm->next_in_vm = s->next_in_vm;
-		else
-			v->sources = s->next_in_vm;
+		*(s->prev_in_vm ? &s->prev_in_vm->next_in_vm : &v->sources) = s->next_in_vm;
 		if (s->next_in_vm)
 			s->next_in_vm->prev_in_vm = s->prev_in_vm;
 		v->ndiscovered -= s->owner->discovered;
@@ -974,18 +944,13 @@ void drop_source(struct collector *c, struct source *s)
 	/* Out of the tree while its fd still names its file. */
 	if (!c->no_kcmp)
 		tdelete(&s->file_fd, &c->files, file_cmp);
-	c->generation++;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		c->sources = s->next;
+	c->data_gen++;
+	*(s->prev ? &s->prev->next : &c->sources) = s->next;
 	if (s->next)
 		s->next->prev = s->prev;
 	c->nsources--;
-	if (s->prev_in_schema)
-		s->prev_in_schema->next_in_schema = s->next_in_schema;
-	else
-		sc->members = s->next_in_schema;
+	*(s->prev_in_schema ? &s->prev_in_schema->next_in_schema :
+	  &sc->members) = s->next_in_schema;
 	if (s->next_in_schema)
 		s->next_in_schema->prev_in_schema = s->prev_in_schema;
 	if (!--sc->nmembers)
@@ -1009,6 +974,40 @@ void drop_source(struct collector *c, struct source *s)
 	s->dead = true;
 	s->next = c->dead;
 	c->dead = s;
+}
+
+/**
+ * source_find() - the live source numbered @id
+ * @c: collector
+ * @id: its id
+ *
+ * Return: the source, or NULL.
+ */
+struct source *source_find(struct collector *c, uint64_t id)
+{
+	const ptrdiff_t off = offsetof(struct source, by_id);
+	struct hnode *n = htable_find_id(&c->sources_by_id, id,
+					 (ptrdiff_t)offsetof(struct source, id) - off,
+					 &c->steps);
+
+	return n ? (struct source *)((char *)n - off) : NULL;
+}
+
+/**
+ * vm_sources() - the live sources carrying vm label @vm
+ * @c: collector
+ * @vm: a non-empty vm label
+ *
+ * The host's own sources (whose vm label names a device) are not among
+ * them.
+ * Return: the newest, the others through struct source.next_in_vm; NULL
+ * for none.
+ */
+struct source *vm_sources(struct collector *c, const char *vm)
+{
+	struct vm_label *v = vm_label_find(c, vm, hash_str(HASH_INIT, vm));
+
+	return v ? v->sources : NULL;
 }
 
 /**
@@ -1109,5 +1108,77 @@ void read_sources(struct collector *c)
 		s->last_read = now;
 		c->stats.reads++;
 	}
-	c->generation++;
+	c->data_gen++;
 }
+
+/* ---- their flags --------------------------------------------------------- */
+
+/* --stats a,b (repeatable): each name once, in order. */
+static int opt_stats(struct collector *c, void *conf, const char *csv)
+{
+	char *dup = strdup(csv), *tok, *save = NULL, **f;
+	unsigned int i;
+
+	if (!dup)
+		return -EINVAL;
+	for (tok = strtok_r(dup, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < c->nfilter; i++)
+			if (!strcmp(c->filter[i], tok))
+				break;
+		if (i < c->nfilter)
+			continue;
+		if (strlen(tok) >= STATSFD_LIB_NAME_SIZE_MAX || c->nfilter >= 4096)
+			goto bad;
+		f = realloc(c->filter, (c->nfilter + 1) * sizeof(*f));
+		if (!f)
+			goto bad;
+		c->filter = f;
+		c->filter[c->nfilter] = strdup(tok);
+		if (!c->filter[c->nfilter])
+			goto bad;
+		c->nfilter++;
+	}
+	free(dup);
+	return c->nfilter ? 0 : -EINVAL;
+bad:
+	free(dup);
+	return -EINVAL;
+}
+
+static int opt_include(struct collector *c, void *conf, const char *arg)
+{
+	return add_stat_rule(c, arg, true) ? -EINVAL : 0;
+}
+
+static int opt_exclude(struct collector *c, void *conf, const char *arg)
+{
+	return add_stat_rule(c, arg, false) ? -EINVAL : 0;
+}
+
+static int opt_histograms(struct collector *c, void *conf, const char *arg)
+{
+	if (strcmp(arg, "keep") && strcmp(arg, "drop"))
+		return -EINVAL;
+	c->no_histograms = !strcmp(arg, "drop");
+	return 0;
+}
+
+static const struct opt sources_opts[] = {
+	OPT_C_UINT("max-sources", max_sources, 1, 1000000),
+	OPT_C_UINT("max-mapped", max_mapped, 0, 1000000),
+	OPT_C_SIZE("max-bytes", max_bytes, 1024, OPT_SIZE_MAX),
+	OPT_C_UINT("user-max-sources", user_max_sources, 1, 1000000),
+	OPT_C_SIZE("user-max-bytes", user_max_bytes, 1024, OPT_SIZE_MAX),
+	OPT_C_SIZE("user-max-exposition", user_max_expo, 1024, OPT_SIZE_MAX),
+	OPT_C_SIZE("max-exposition", max_expo, 1024, OPT_SIZE_MAX),
+	OPT_CALL("stats", OPT_FN, opt_stats),
+	OPT_CALL("include", OPT_FN, opt_include),
+	OPT_CALL("exclude", OPT_FN, opt_exclude),
+	OPT_CALL("histograms", OPT_FN, opt_histograms),
+	OPT_C_UINT("drop-after", drop_after, 1, 1000000),
+	OPT_FLAG_AT("test-accept-memfd", struct collector, accept_memfd),
+	OPT_END,
+};
+
+/* The flags of the sources: quotas, what is read and exported. */
+const struct opt_table sources_opt_table = { sources_opts, NULL };

@@ -475,7 +475,7 @@ static struct source *add_as(struct client *cl, const char *provider,
 
 static int render_host_calls, render_host_ret;
 
-static int fake_render_host(struct collector *c, struct expo *x)
+static int fake_render_host(struct provider *p, struct expo *x)
 {
 	render_host_calls++;
 	expo_family(x, "node_fake", "gauge", "Fake.");
@@ -500,7 +500,18 @@ static void test_host_labels(void)
 	size_t n;
 	int ret;
 
-	col.host_owner = &host;
+	static const struct source_provider fake_host = {
+		.name = "host", .reserved_provider = "statsfd_host",
+	};
+	static const struct source_provider fake_host_render = {
+		.name = "host", .reserved_provider = "statsfd_host",
+		.render = fake_render_host,
+	};
+
+	col.providers[0] = (struct provider){
+		.ops = &fake_host, .c = &col, .state = &host, .owner = &host,
+	};
+	col.nproviders = 1;
 	add_as(&cl1, "statsfd_host", "net", "eth0", -1, &ret, why);
 	tap_ok(ret == -EACCES && strstr(why, "provider statsfd_host is reserved") &&
 	       col.stats.labels_refused == refused + 1,
@@ -514,7 +525,7 @@ static void test_host_labels(void)
 	tap_ok(h2 && !ret, "the host's source named like the VMM's VM: not refused either");
 	add_as(&host, "statsfd_host", "net", "eth0", -1, &ret, why);
 	tap_ok(ret == -EEXIST, "the same host labels twice: -EEXIST");
-	col.render_host = fake_render_host;
+	col.providers[0].ops = &fake_host_render;
 	render_host_ret = 0;
 	t = render_cached(&col, &n);
 	tap_ok(t && render_host_calls == 1 && strstr(t, "\nnode_fake 1\n# HELP statsfd_collector_build_info"),
@@ -523,9 +534,9 @@ static void test_host_labels(void)
 	render_host_ret = -ENOMEM;
 	t = render_cached(&col, &n);
 	tap_ok(!t && render_host_calls == 2, "the hook failing fails the rendering");
-	col.render_host = NULL;
+	col.providers[0].ops = &fake_host;
 	render_free(&col);
-	col.host_owner = NULL;
+	col.nproviders = 0;
 	add_as(&cl2, "statsfd_host", "net", "lo", -1, &ret, why);
 	tap_ok(!ret, "without --host, provider statsfd_host is anybody's");
 	while (host.sources)
