@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * spawn.h - start a daemon under test, wait for the port it says it
+ * listens on, stop it; the clock and /proc figures the daemon tests read.
+ * Shared by the collector's host tests and statsfd-bench's B15 (libc only:
+ * the bench is linked static).
+ */
+#ifndef TESTS_SPAWN_H
+#define TESTS_SPAWN_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Sleep @ms milliseconds (whole, across signals). */
+void msleep(int ms);
+/* CLOCK_MONOTONIC in seconds. */
+double now_s(void);
+
+/*
+ * spawn_daemon() - fork and exec @argv (NULL-terminated; argv[0] the
+ * binary, looked up in PATH), then wait up to @timeout_s for @port_file
+ * to hold a non-zero port.  @port_file is removed first.  @setup, when
+ * not NULL, runs in the child before the exec with @arg (environment,
+ * limits, stderr).
+ *
+ * Return: the daemon's pid with *@port set, or -1 when it exited or never
+ * wrote its port (then it is killed and reaped).
+ */
+pid_t spawn_daemon(const char *const *argv, const char *port_file,
+		   double timeout_s, unsigned int *port,
+		   void (*setup)(void *arg), void *arg);
+
+/*
+ * stop_daemon() - SIGTERM to *@pid, reaped; *@pid becomes -1.
+ * Return: true when it exited with status 0.
+ */
+bool stop_daemon(pid_t *pid);
+
+/* A field of /proc/@pid/status in KiB ("VmRSS", "VmHWM"), or -1. */
+long proc_kib(pid_t pid, const char *field);
+/* utime + stime of @pid, in seconds, or -1. */
+double proc_cpu(pid_t pid);
+
+#endif /* TESTS_SPAWN_H */
