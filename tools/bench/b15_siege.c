@@ -192,7 +192,7 @@ static void *rss_thread(void *arg)
 	struct rss_sampler *r = arg;
 
 	while (!r->stop) {
-		long kib = proc_kib(r->pid, "VmRSS");
+		long kib = proc_status(r->pid, "VmRSS");
 
 		if (kib > r->max_kib)
 			r->max_kib = kib;
@@ -399,7 +399,7 @@ out:
 	rss.stop = true;
 	pthread_join(rss.thread, NULL);
 	jnum("rss_max_mb", rss.max_kib / 1024.0);
-	jnum("hwm_mb", proc_kib(pid, "VmHWM") / 1024.0);
+	jnum("hwm_mb", proc_status(pid, "VmHWM") / 1024.0);
 	if (!stop_daemon(&pid))
 		jstr("error", "the collector did not exit cleanly");
 	jclose('}');

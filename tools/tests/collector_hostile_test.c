@@ -40,6 +40,7 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "spawn.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
 #include "statsfd_msg.h"
@@ -80,21 +81,6 @@ static const struct img_stat evil_stats[] = {
 	{ "dup_name", STATSFD_TYPE_INSTANT, 0, 1, 0 },
 	{ "9lives", STATSFD_TYPE_INSTANT, 0, 1, 0 },
 };
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int image_memfd(const char *id, const struct img_stat *st, unsigned int n)
 {
@@ -265,46 +251,17 @@ static int start(const char *const *extra)
 		"--client-timeout", "1000",
 	};
 	unsigned int n = 17, i;
-	double t0 = now_s();
 
 	for (i = 0; extra && extra[i] && n < 46; i++)
 		argv[n++] = extra[i];
 	argv[n] = NULL;
-	unlink(port_path);
-	daemon_pid = fork();
-	if (!daemon_pid) {
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	while (now_s() - t0 < 15) {
-		FILE *f = fopen(port_path, "r");
-
-		if (f) {
-			int ok = fscanf(f, "%u", &http_port) == 1;
-
-			fclose(f);
-			if (ok && http_port)
-				return 0;
-		}
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return -1;
-		}
-		msleep(20);
-	}
-	return -1;
+	daemon_pid = spawn_daemon(argv, port_path, 15, &http_port, NULL, NULL);
+	return daemon_pid < 0 ? -1 : 0;
 }
 
 static bool stop(void)
 {
-	int status;
-
-	if (daemon_pid < 0)
-		return false;
-	kill(daemon_pid, SIGTERM);
-	waitpid(daemon_pid, &status, 0);
-	daemon_pid = -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	return stop_daemon(&daemon_pid);
 }
 
 /* Exit status of the collector run with @argv (NULL-terminated), stderr kept. */
@@ -337,44 +294,6 @@ static int run_status(const char *const *args, char *err, size_t len)
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return -1;
 	return WEXITSTATUS(status);
-}
-
-static long rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static double cpu_s(pid_t pid)
-{
-	unsigned long long ut = 0, st = 0;
-	char path[64], buf[1024], *p;
-	size_t n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Run @fn in a child with uid and gid 12345; its exit status is 0 on success. */
@@ -490,8 +409,8 @@ static void test_not_stats_fds(void)
 static void test_huge_claims(void)
 {
 	int s = statsfd_msg_connect(sock_path), fds[253], fd, i;
-	long rss0 = rss_kb(daemon_pid), rss1;
-	double cpu0 = cpu_s(daemon_pid), cpu1;
+	long rss0 = proc_status(daemon_pid, "VmRSS"), rss1;
+	double cpu0 = proc_cpu(daemon_pid), cpu1;
 	struct json_object *r;
 	char *m;
 
@@ -521,8 +440,8 @@ static void test_huge_claims(void)
 	       "names of 4096 bytes: refused (name cap)");
 	json_object_put(r);
 	close(fd);
-	rss1 = rss_kb(daemon_pid);
-	cpu1 = cpu_s(daemon_pid);
+	rss1 = proc_status(daemon_pid, "VmRSS");
+	cpu1 = proc_cpu(daemon_pid);
 	tap_ok(rss1 >= 0 && rss1 - rss0 < 16 << 10 && cpu1 - cpu0 < 1.0,
 	       "refused cheaply: RSS %ld -> %ld kB, %.2f s of CPU", rss0, rss1, cpu1 - cpu0);
 	m = honest_scrape("after the huge claims");
@@ -1016,7 +935,7 @@ static void test_startup(void)
  */
 static void run_attacks(void)
 {
-	double cpu0 = cpu_s(daemon_pid);
+	double cpu0 = proc_cpu(daemon_pid);
 	long rss;
 	char *m;
 
@@ -1024,11 +943,11 @@ static void run_attacks(void)
 	test_labels();
 	test_names();
 	test_slow_reader();
-	rss = rss_kb(daemon_pid);
+	rss = proc_status(daemon_pid, "VmRSS");
 	tap_ok(rss > 0 && rss < RSS_MAX_KB, "the collector's RSS after every attack: %ld kB (bound %d)",
 	       rss, RSS_MAX_KB);
-	tap_ok(cpu_s(daemon_pid) - cpu0 < CPU_MAX_S, "its CPU time over the attacks: %.2f s (bound %.0f)",
-	       cpu_s(daemon_pid) - cpu0, CPU_MAX_S);
+	tap_ok(proc_cpu(daemon_pid) - cpu0 < CPU_MAX_S, "its CPU time over the attacks: %.2f s (bound %.0f)",
+	       proc_cpu(daemon_pid) - cpu0, CPU_MAX_S);
 	m = test_http_get(http_port, "/metrics", NULL);
 	tap_ok(m && strstr(m, "\nprocess_resident_memory_bytes ") &&
 	       strstr(m, "\nprocess_cpu_seconds_total ") && strstr(m, "\nprocess_open_fds ") &&

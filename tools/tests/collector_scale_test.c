@@ -47,6 +47,7 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "spawn.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
 #include "statsfd_msg.h"
@@ -149,21 +150,6 @@ static const struct img_stat small_vcpu[] = {
 };
 
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int image_memfd(const char *id, const struct img_stat *st, unsigned int n)
 {
@@ -270,90 +256,11 @@ static int start_daemon(const char *bin, const char *const *extra)
 		"--client-timeout", "300000",
 	};
 	unsigned int n = 14;
-	double t0 = now_s();
-	FILE *f;
 
 	while (extra && *extra && n < ARRAY_LEN(argv) - 1)
 		argv[n++] = *extra++;
-	unlink(port_path);
-	http_port = 0;
-	daemon_pid = fork();
-	if (!daemon_pid) {
-		execvp(bin, (char *const *)argv);
-		_exit(127);
-	}
-	while (now_s() - t0 < 30) {
-		f = fopen(port_path, "r");
-		if (f) {
-			int ok = fscanf(f, "%u", &http_port) == 1;
-
-			fclose(f);
-			if (ok && http_port)
-				return 0;
-		}
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return -1;
-		}
-		msleep(20);
-	}
-	return -1;
-}
-
-static bool stop_daemon(void)
-{
-	int status;
-
-	if (daemon_pid < 0)
-		return false;
-	kill(daemon_pid, SIGTERM);
-	if (waitpid(daemon_pid, &status, 0) != daemon_pid)
-		return false;
-	daemon_pid = -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-/* A field of /proc/PID/status in KiB ("VmRSS", "VmHWM"), or -1. */
-static long proc_kib(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	size_t n = strlen(field);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ':') {
-			v = strtol(line + n + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-/* utime + stime of @pid, in seconds, or -1. */
-static double proc_cpu(pid_t pid)
-{
-	unsigned long long ut, st;
-	char path[64], buf[1024], *p;
-	size_t n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	daemon_pid = spawn_daemon(argv, port_path, 30, &http_port, NULL, NULL);
+	return daemon_pid < 0 ? -1 : 0;
 }
 
 /* Lines of @text that start with @prefix. */
@@ -440,7 +347,7 @@ static void test_fleet(const char *bin)
 	       "fleet: the first refusal beyond it is a per-uid quota, %u sources (%.0f%%) later: %s",
 	       more, 100.0 * more / (VMS * (1 + VCPUS)), refusal);
 	close(s);
-	tap_ok(stop_daemon(), "fleet: clean exit");
+	tap_ok(stop_daemon(&daemon_pid), "fleet: clean exit");
 }
 
 /*
@@ -535,7 +442,7 @@ static void test_scale(const char *bin, unsigned int nclients, unsigned int per)
 		nok += c == '1';
 	t_reg = now_s() - t0;
 	cpu_reg = proc_cpu(daemon_pid) - cpu0;
-	rss_reg = proc_kib(daemon_pid, "VmRSS");
+	rss_reg = proc_status(daemon_pid, "VmRSS");
 	tap_ok(nok == nclients,
 	       "scale: %u clients of %u uids registered %u sources each (%u in all)",
 	       nok, nclients, per, total);
@@ -545,8 +452,8 @@ static void test_scale(const char *bin, unsigned int nclients, unsigned int per)
 		free(m);
 		m = test_http_get_wait(http_port, "/metrics", &t_scrape[i], SCRAPE_WAIT_MS);
 	}
-	rss_scrape = proc_kib(daemon_pid, "VmRSS");
-	hwm = proc_kib(daemon_pid, "VmHWM");
+	rss_scrape = proc_status(daemon_pid, "VmRSS");
+	hwm = proc_status(daemon_pid, "VmHWM");
 	up = m ? count_lines(m, "statsfd_collector_source_up{") : 0;
 	series = m ? count_lines(m, EXITS_SERIES) : 0;
 	tap_ok(m && gauge(m, "statsfd_collector_sources") == (long long)total &&
@@ -580,7 +487,7 @@ static void test_scale(const char *bin, unsigned int nclients, unsigned int per)
 	free(m);
 	close(res[0]);
 	free(kids);
-	tap_ok(stop_daemon(), "scale: clean exit");
+	tap_ok(stop_daemon(&daemon_pid), "scale: clean exit");
 }
 
 /*

@@ -159,7 +159,7 @@ static void test_slow_readers(void)
 	/* Two scrapes warm the allocator; the body's size sets the bounds. */
 	siege_scrape(0, "", &body);
 	siege_scrape(0, "", &body);
-	rss0 = proc_kib(daemon_pid, "VmRSS");
+	rss0 = proc_status(daemon_pid, "VmRSS");
 	tap_ok(body > (2u << 20), "the exposition is %zu bytes", body);
 	for (i = 0; i < nreaders; i++) {
 		int st;
@@ -172,7 +172,7 @@ static void test_slow_readers(void)
 		/* A new rendering for the next reader (read ticks: 100 ms). */
 		msleep(250);
 	}
-	rss1 = proc_kib(daemon_pid, "VmRSS");
+	rss1 = proc_status(daemon_pid, "VmRSS");
 	/*
 	 * Bound: the cap, plus the rendering being made and the current one
 	 * (each response is sent from them, never a copy), plus slack.
@@ -496,7 +496,7 @@ static void test_reply_hoard(void)
 	       "query-stats over 1000 vCPUs: %zu bytes", len);
 	free(r);
 	close(cl[0]);
-	rss0 = proc_kib(daemon_pid, "VmRSS");
+	rss0 = proc_status(daemon_pid, "VmRSS");
 	for (i = 0; i < n; i++) {
 		char buf[STATSFD_MSG_MAX];
 		ssize_t got;
@@ -514,7 +514,7 @@ static void test_reply_hoard(void)
 		else if (got > 0)
 			queued++;
 	}
-	rss1 = proc_kib(daemon_pid, "VmRSS");
+	rss1 = proc_status(daemon_pid, "VmRSS");
 	/* At most 4 MiB queued for the uid, beyond what the sockets took. */
 	tap_ok(queued >= 1 && refused >= 1 && queued + refused == n,
 	       "%u hoarders of uid 0: %u replies queued, %u refused (the uid's budget)",

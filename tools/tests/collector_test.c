@@ -28,6 +28,7 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "spawn.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
 #include "statsfd_msg.h"
@@ -46,21 +47,6 @@ static const struct img_stat vm_stats[] = {
 	{ "vcpus_created", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
 	{ "io_exits_sum", STATSFD_TYPE_CUMULATIVE | STATSFD_AGG_SUM, 0, 1, 0 },
 };
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int vcpu_memfd(const char *id)
 {
@@ -148,52 +134,16 @@ static size_t count_sources(void)
 /* @extra: one more option and its value (e.g. --stats), or NULL. */
 static int start_daemon(const char *bin, const char *extra, const char *value)
 {
-	char interval[] = "100", timeout[] = "1000";
-	double t0 = now_s();
-	FILE *f;
+	const char *argv[] = {
+		bin, "--socket", sock_path, "--socket-mode", "0666",
+		"--listen", "127.0.0.1:0", "--port-file", port_path,
+		"--user", "nobody", "--allow-uid", "0", "--interval", "100",
+		"--client-timeout", "1000", "--max-sources", "10000",
+		"--test-accept-memfd", extra, value, NULL,
+	};
 
-	daemon_pid = fork();
-	if (!daemon_pid) {
-		execl(bin, bin, "--socket", sock_path, "--socket-mode", "0666",
-		      "--listen", "127.0.0.1:0", "--port-file", port_path,
-		      "--user", "nobody", "--allow-uid", "0", "--interval", interval,
-		      "--client-timeout", timeout, "--max-sources", "10000",
-		      "--test-accept-memfd", extra, value, (char *)NULL);
-		_exit(127);
-	}
-	while (now_s() - t0 < 15) {
-		f = fopen(port_path, "r");
-		if (f) {
-			int ok = fscanf(f, "%u", &http_port) == 1;
-
-			fclose(f);
-			if (ok && http_port)
-				return 0;
-		}
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return -1;
-		}
-		msleep(20);
-	}
-	return -1;
-}
-
-static int proc_uid(pid_t pid)
-{
-	char path[64], line[256];
-	int uid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid:\t%d", &uid) == 1)
-			break;
-	fclose(f);
-	return uid;
+	daemon_pid = spawn_daemon(argv, port_path, 15, &http_port, NULL, NULL);
+	return daemon_pid < 0 ? -1 : 0;
 }
 
 static int count_fds(pid_t pid)
@@ -231,7 +181,7 @@ static void test_basic(const char *save)
 	int s = statsfd_msg_connect(sock_path), fds[3], i;
 	char *m;
 
-	tap_ok(proc_uid(daemon_pid) == 65534, "daemon dropped to uid nobody after binding");
+	tap_ok(proc_status(daemon_pid, "Uid") == 65534, "daemon dropped to uid nobody after binding");
 	r = rpc(s, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "client", &v) &&
 	       json_object_object_get_ex(v, "pid", &x) && json_object_get_int(x) == getpid(),
@@ -597,7 +547,7 @@ static void test_many_sources(void)
 static void test_stats_filter(const char *bin)
 {
 	struct json_object *r, *v, *x;
-	int s, fds[3], i, status;
+	int s, fds[3], i;
 	bool ok = true;
 	size_t j;
 	char *m;
@@ -654,9 +604,7 @@ static void test_stats_filter(const char *bin)
 	for (i = 0; i < 3; i++)
 		close(fds[i]);
 	close(s);
-	kill(daemon_pid, SIGTERM);
-	tap_ok(waitpid(daemon_pid, &status, 0) == daemon_pid && WIFEXITED(status) &&
-	       WEXITSTATUS(status) == 0, "--stats: clean exit");
+	tap_ok(stop_daemon(&daemon_pid), "--stats: clean exit");
 }
 
 /* Exit status of the collector run with @arg (a bad option value). */
@@ -706,7 +654,6 @@ static int feed(const char *path, int seconds)
 int main(int argc, char **argv)
 {
 	const char *save = NULL;
-	int status;
 
 	if (argc >= 3 && !strcmp(argv[1], "--feed"))
 		return feed(argv[2], argc >= 5 ? atoi(argv[4]) : 30);
@@ -741,9 +688,7 @@ int main(int argc, char **argv)
 	test_vm_gone();
 	test_hanging_clients();
 	test_many_sources();
-	kill(daemon_pid, SIGTERM);
-	tap_ok(waitpid(daemon_pid, &status, 0) == daemon_pid && WIFEXITED(status) &&
-	       WEXITSTATUS(status) == 0, "SIGTERM: clean exit 0");
+	tap_ok(stop_daemon(&daemon_pid), "SIGTERM: clean exit 0");
 	test_stats_filter(argv[1]);
 	unlink(sock_path);
 	unlink(port_path);

@@ -92,7 +92,7 @@ bool stop_daemon(pid_t *pid)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-long proc_kib(pid_t pid, const char *field)
+long proc_status(pid_t pid, const char *field)
 {
 	char path[64], line[256];
 	size_t n = strlen(field);

@@ -36,8 +36,11 @@ pid_t spawn_daemon(const char *const *argv, const char *port_file,
  */
 bool stop_daemon(pid_t *pid);
 
-/* A field of /proc/@pid/status in KiB ("VmRSS", "VmHWM"), or -1. */
-long proc_kib(pid_t pid, const char *field);
+/*
+ * The number in field @field of /proc/@pid/status (its first: "VmRSS" and
+ * "VmHWM" in KiB, "Uid" the real uid), or -1.
+ */
+long proc_status(pid_t pid, const char *field);
 /* utime + stime of @pid, in seconds, or -1. */
 double proc_cpu(pid_t pid);
 
