@@ -4,7 +4,7 @@
  * statsfd-collector under the attacks of issue 18, against the same scrape
  * of an idle collector, side by side in one run.
  *
- * The honest side: a fleet of VMs with vCPUs (64 x 8 by default)
+ * The honest side: a fleet of VMs with vCPUs (32 x 8 by default)
  * registered by uid 0 as VMMs would, and a scraper that behaves as
  * Prometheus: one keep-alive connection (a new one when the collector
  * closed it), GET /metrics with basic auth and Accept-Encoding: gzip,
@@ -13,7 +13,7 @@
  * collector's --http-scraper address; the attackers use 127.0.0.1 ..
  * 127.0.0.16, as any local user can.
  *
- * Six states, each on a freshly started collector (defaults, but for
+ * Seven states, each on a freshly started collector (defaults, but for
  * --web.config.file with a bcrypt hash of cost 10, --http-scraper and
  * --user-max-sources set to the honest fleet's size, which is what lets
  * its uid register it): idle, then each attack of tools/tests/siege.c
@@ -29,7 +29,11 @@
  *  - quota: a client of another uid (65534) holding its full quota of
  *    distinct vCPU stats fds (--user-max-sources: as many as the fleet);
  *  - guess: 8 password guessers from 4 addresses, wrong passwords back to
- *    back.
+ *    back;
+ *
+ * and a control, "double": the quota attacker's sources registered by the
+ * fleet's uid instead (its quota twice the fleet), no attack: what the
+ * same exposition costs an honest scrape.
  *
  * The attackers run on the last CPU, the collector and the scraper on CPU
  * 0 (B15 runs in B14's 2-CPU boot): the question is whether the collector
@@ -74,10 +78,10 @@
 #define B15_ATTACKER_UID 65534
 
 enum b15_attack { B15_IDLE, B15_SLOW, B15_TRICKLE, B15_FLOOD, B15_QUOTA,
-		  B15_GUESS, B15_STATES };
+		  B15_GUESS, B15_DOUBLE, B15_STATES };
 
 static const char *const b15_names[B15_STATES] = {
-	"idle", "slow", "trickle", "flood", "quota", "guess",
+	"idle", "slow", "trickle", "flood", "quota", "guess", "double",
 };
 
 /* Run on CPU @cpu only (ignored when the guest has no such CPU). */
@@ -210,10 +214,11 @@ struct b15_attackers {
 };
 
 /*
- * The quota attacker: as uid 65534, registers the vCPUs of @q (VM by VM)
- * until the collector refuses, writes the count to @wr, holds them.
+ * The quota attacker: as @uid, registers the vCPUs of @q (VM by VM) until
+ * the collector refuses or @max are in, writes the count to @wr, holds
+ * them until SIGTERM.
  */
-static pid_t quota_attacker(const struct fleet *q, int wr)
+static pid_t quota_attacker(const struct fleet *q, uid_t uid, unsigned int max, int wr)
 {
 	unsigned int i, got = 0, added;
 	pid_t pid = fork();
@@ -222,15 +227,16 @@ static pid_t quota_attacker(const struct fleet *q, int wr)
 
 	if (pid)
 		return pid;
-	if (setgroups(0, NULL) || setgid(B15_ATTACKER_UID) || setuid(B15_ATTACKER_UID))
+	if (uid && (setgroups(0, NULL) || setgid(uid) || setuid(uid)))
 		_exit(1);
 	s = statsfd_msg_connect(B15_SOCK);
-	for (i = 0; s >= 0 && i < (unsigned int)q->nvm; i++) {
+	for (i = 0; s >= 0 && i < (unsigned int)q->nvm && got < max; i++) {
+		unsigned int n = max - got < (unsigned int)q->nvcpu ? max - got : (unsigned int)q->nvcpu;
 		char vm[32];
 
 		snprintf(vm, sizeof(vm), "quota-%u", i);
 		added = siege_add_vcpus(s, "statsfd_vm", vm, q->vcpu_stats + i * q->nvcpu,
-					0, q->nvcpu, &why);
+					0, n, &why);
 		got += added;
 		if (why)
 			break;
@@ -247,7 +253,7 @@ static pid_t quota_attacker(const struct fleet *q, int wr)
 }
 
 static void attack_start(enum b15_attack a, struct b15_attackers *at,
-			 const struct fleet *q, const char *query)
+			 const struct fleet *q, unsigned int quota, const char *query)
 {
 	unsigned int i, got = 0;
 	int p[2];
@@ -268,9 +274,12 @@ static void attack_start(enum b15_attack a, struct b15_attackers *at,
 			at->pid[at->n++] = siege_flood(B15_SOCK, query);
 		break;
 	case B15_QUOTA:
+	case B15_DOUBLE:
+		/* The control: the same sources, registered by the fleet's uid. */
 		if (pipe(p))
 			die("pipe");
-		at->pid[at->n++] = quota_attacker(q, p[1]);
+		at->pid[at->n++] = quota_attacker(q, a == B15_QUOTA ? B15_ATTACKER_UID : 0,
+						  quota, p[1]);
 		close(p[1]);
 		if (read(p[0], &got, sizeof(got)) == sizeof(got))
 			at->quota_sources = got;
@@ -343,7 +352,10 @@ static void b15_state(enum b15_attack a, const struct fleet *f,
 	unsigned int k;
 	pid_t pid;
 
-	snprintf(nsrc, sizeof(nsrc), "%d", f->nvm * (1 + f->nvcpu));
+	unsigned int quota = f->nvm * (1 + f->nvcpu);
+
+	/* The control state's uid holds the fleet and as many again. */
+	snprintf(nsrc, sizeof(nsrc), "%u", a == B15_DOUBLE ? 2 * quota : quota);
 	jopen(b15_names[a], '{');
 	pid = spawn_daemon(argv, B15_PORT_FILE, 60, &siege_port, collector_child, NULL);
 	if (pid < 0) {
@@ -359,8 +371,8 @@ static void b15_state(enum b15_attack a, const struct fleet *f,
 		jstr("error", "registering the fleet failed");
 		goto out;
 	}
-	attack_start(a, &at, q, query);
-	if (a == B15_QUOTA)
+	attack_start(a, &at, q, quota, query);
+	if (a == B15_QUOTA || a == B15_DOUBLE)
 		jnum("attacker_sources", at.quota_sources);
 	msleep(3000);
 	first_ms = honest_scrape(&s, &status, &first_len);

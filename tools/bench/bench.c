@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
 			  optind + 2 < argc ? atoi(argv[optind + 2]) : 7);
 	else if (!strcmp(phase, "b15"))
-		phase_b15(optind < argc ? atoi(argv[optind]) : 64,
+		phase_b15(optind < argc ? atoi(argv[optind]) : 32,
 			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
 			  optind + 2 < argc ? atoi(argv[optind + 2]) : 30,
 			  optind + 3 < argc ? atoi(argv[optind + 3]) : 2000);

@@ -11,7 +11,7 @@
 # BENCH_B10_EVENTS (events per B10 series, 1000), BENCH_B13_SCRAPES (B13's
 # scrape iterations, 7), BENCH_B14_SAMPLES (reads per kind and writer
 # state in B14, 10000), BENCH_B15_VMS, BENCH_B15_VCPUS, BENCH_B15_SCRAPES
-# and BENCH_B15_INTERVAL_MS (B15's fleet, 64 x 8, and its timed scrapes
+# and BENCH_B15_INTERVAL_MS (B15's fleet, 32 x 8, and its timed scrapes
 # per state, 30 every 2000 ms) and BENCH_PHASES (the phases to run, e.g. "b7 b8";
 # default all of info check b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b13 b16, with b4kvm
 # going with b4), passed in through /etc/bench.env.  BENCH_HOST_BOOT=1
@@ -95,7 +95,7 @@ if [ "${BENCH_B14_BOOT:-0}" = 1 ]; then
 		if command -v statsfd-collector >/dev/null 2>&1; then
 			export STATSFD_BENCH_COLLECTOR=statsfd-collector
 		fi
-		step $bench b15 "${BENCH_B15_VMS:-64}" "${BENCH_B15_VCPUS:-8}" \
+		step $bench b15 "${BENCH_B15_VMS:-32}" "${BENCH_B15_VCPUS:-8}" \
 			"${BENCH_B15_SCRAPES:-30}" "${BENCH_B15_INTERVAL_MS:-2000}"
 	fi
 	step rmmod statsfd_vm

@@ -747,6 +747,15 @@ def b15(p, j, res):
               ok, f'p99 {fmt(a["p99_ms"])} vs {fmt(idle["p99_ms"])} ms, p50 '
               f'{fmt(a["p50_ms"])} vs {fmt(idle["p50_ms"])} ms; {a["failed"]} of '
               f'{a["scrapes"]} scrapes failed (idle {idle["failed"]}){extra}')
+    d, qa = x.get("double", {}), x.get("quota", {})
+    if "p99_ms" in d and "p99_ms" in qa:
+        r = out["ratios"]["quota_vs_double"] = ratio(qa["p99_ms"], d["p99_ms"])
+        j.add("B15", "control: p99 under the quota attack / the same sources registered by "
+              "the fleet's own uid, no attack", r, "", None,
+              f'p99 {fmt(qa["p99_ms"])} vs {fmt(d["p99_ms"])} ms ({fmt(d["p99_ms"])} ms is '
+              f'{fmt(ratio(d["p99_ms"], idle["p99_ms"]))}x idle): the cost of the '
+              f'exposition\'s size, {fmt(qa.get("body_gzip_bytes"))} vs '
+              f'{fmt(idle.get("body_gzip_bytes"))} gzip bytes')
     states = [x[k] for k in ["idle"] + [n for n, _ in B15_ATTACKS] if k in x]
     rss = max(max(st.get("rss_max_mb", 0), st.get("hwm_mb", 0)) for st in states)
     out["rss_max_mb"] = rss
@@ -1470,7 +1479,7 @@ def markdown(res, j, info, command, notes):
                      "RSS max (MB) | VmHWM (MB) | 503 | refused | evicted | deadlines | "
                      "auth 429 | longest request (s) |")
         lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-        for k in ["idle"] + [n for n, _ in B15_ATTACKS]:
+        for k in ["idle"] + [n for n, _ in B15_ATTACKS] + ["double"]:
             st = x.get(k)
             if not st or "p99_ms" not in st:
                 continue

@@ -40,6 +40,7 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "rpc.h"
 #include "spawn.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
@@ -131,23 +132,6 @@ static int claim_memfd(uint32_t name_size, uint32_t num_desc, uint32_t data_off)
 	return fd;
 }
 
-static struct json_object *rpc(int s, const char *json, const int *fds,
-			       unsigned int nfds)
-{
-	struct json_object *r;
-	unsigned int n = 0;
-	char *out;
-	size_t len;
-
-	if (statsfd_msg_send(s, json, strlen(json), fds, nfds))
-		return NULL;
-	if (statsfd_msg_recv(s, &out, &len, NULL, &n, 5000))
-		return NULL;
-	r = json_tokener_parse(out);
-	free(out);
-	return r;
-}
-
 /* The error's class is @cls and its text contains @text. */
 static bool is_error(struct json_object *r, const char *cls, const char *text)
 {
@@ -190,7 +174,7 @@ static struct json_object *add_vcpus(int s, const char *provider, const char *vm
 		statsfd_buf_printf(&req, "%s{\"target\":\"vcpu\",\"vcpu\":%u}",
 				   i ? "," : "", i);
 	statsfd_buf_printf(&req, "]}}");
-	r = rpc(s, req.data, fds, n);
+	r = rpc_json(s, req.data, fds, n);
 	statsfd_buf_free(&req);
 	return r;
 }
@@ -328,7 +312,7 @@ static void honest_start(void)
 	honest_fds[0] = image_memfd("vm-1-0", vm_stats, 2);
 	honest_fds[1] = vcpu_memfd("vm-1-0/vcpu-0");
 	honest_fds[2] = vcpu_memfd("vm-1-0/vcpu-1");
-	r = rpc(honest_sock, q, honest_fds, 3);
+	r = rpc_json(honest_sock, q, honest_fds, 3);
 	tap_ok(is_return(r), "the honest VMM registers VM web and 2 vCPUs");
 	json_object_put(r);
 }
@@ -615,7 +599,7 @@ static void test_names(void)
 
 	fds[0] = image_memfd("evil", evil_stats, sizeof(evil_stats) / sizeof(*evil_stats));
 	fds[1] = image_memfd("evil2", evil_stats, sizeof(evil_stats) / sizeof(*evil_stats));
-	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"statsfd\","
+	r = rpc_json(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"statsfd\","
 		"\"vm\":\"a\\u0027b\",\"sources\":[{\"target\":\"collector\"},"
 		"{\"target\":\"node\",\"provider\":\"node\"}]}}", fds, 2);
 	tap_ok(is_return(r), "sources with hostile stat names, provider statsfd target collector");
@@ -726,15 +710,15 @@ static void test_refused_flood(void)
 	}
 	msleep(500);
 	a = statsfd_msg_connect(sock_path);
-	r = rpc(a, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(a, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(is_return(r), "300 refused connections held open: an allowed client is served");
 	json_object_put(r);
 	b = statsfd_msg_connect(sock_path);
-	r = rpc(b, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(b, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(is_return(r), "and a second one (--max-clients 2)");
 	json_object_put(r);
 	c = statsfd_msg_connect(sock_path);
-	r = rpc(c, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(c, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(!r, "a third allowed client is closed unanswered (--max-clients)");
 	json_object_put(r);
 	waitpid(pid, &st, 0);
@@ -781,7 +765,7 @@ static void test_failing_source(void)
 	       v >= 1 && strstr(m, "statsfd_collector_sources_down 1\n"),
 	       "reads failing: up 0, its stats no longer exported, read errors counted");
 	free(m);
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	{
 		struct json_object *src, *x;
 
@@ -834,7 +818,7 @@ static void test_filters(void)
 	s = statsfd_msg_connect(sock_path);
 	fds[0] = image_memfd("vm-2-0", vm_stats, 2);
 	fds[1] = vcpu_memfd("vm-2-0/vcpu-0");
-	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"statsfd_vm\","
+	r = rpc_json(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"statsfd_vm\","
 		"\"vm\":\"f\",\"sources\":[{\"target\":\"vm\"},{\"target\":\"vcpu\",\"vcpu\":0}]}}",
 		fds, 2);
 	tap_ok(is_return(r), "VM and vCPU registered");
@@ -916,7 +900,7 @@ static void test_startup(void)
 	       strstr(err, "another collector is running on it: refusing to start"),
 	       "a second instance on the live socket refuses to start");
 	s = statsfd_msg_connect(sock_path);
-	r = rpc(s, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(is_return(r), "and the first one still serves on it");
 	json_object_put(r);
 	close(s);

@@ -47,6 +47,7 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "rpc.h"
 #include "spawn.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
@@ -159,24 +160,6 @@ static int image_memfd(const char *id, const struct img_stat *st, unsigned int n
 	return len ? img_memfd(buf, len) : -1;
 }
 
-/* Send @json with @fds, return the parsed reply or NULL. */
-static struct json_object *rpc(int s, const char *json, const int *fds,
-			       unsigned int nfds)
-{
-	struct json_object *r;
-	unsigned int n = 0;
-	char *out;
-	size_t len;
-
-	if (statsfd_msg_send(s, json, strlen(json), fds, nfds))
-		return NULL;
-	if (statsfd_msg_recv(s, &out, &len, NULL, &n, REPLY_WAIT_MS))
-		return NULL;
-	r = json_tokener_parse(out);
-	free(out);
-	return r;
-}
-
 /* Sources the reply of an add-sources accepted, or -1 with *@why set. */
 static int added(struct json_object *r, const char **why)
 {
@@ -237,7 +220,7 @@ static struct json_object *register_vm(int s, const char *vm,
 				   k > 1 ? "," : "", i);
 	}
 	statsfd_buf_printf(&req, "]}}");
-	r = req.oom ? NULL : rpc(s, req.data, fds, k);
+	r = req.oom ? NULL : rpc_json(s, req.data, fds, k);
 	statsfd_buf_free(&req);
 	for (i = 0; i < k; i++)
 		if (fds[i] >= 0)
@@ -519,6 +502,7 @@ int main(int argc, char **argv)
 	const char *only = getenv("SCALE_ONLY"), *stress = getenv("STATSFD_STRESS");
 	unsigned int nclients = 64, per = 1024, fit;
 
+	rpc_wait_ms = REPLY_WAIT_MS;
 	if (argc < 2) {
 		only = "scale";
 		if (!stress || strcmp(stress, "1"))
@@ -533,11 +517,8 @@ int main(int argc, char **argv)
 		tap_skip("statsfd-collector scale tests", "need root (clients of many uids)");
 		return tap_done();
 	}
-	if (!mkdtemp(dir))
+	if (spawn_dir(dir, sock_path, sizeof(sock_path), port_path, sizeof(port_path)))
 		return 1;
-	chmod(dir, 0755);
-	snprintf(sock_path, sizeof(sock_path), "%s/collector.sock", dir);
-	snprintf(port_path, sizeof(port_path), "%s/port", dir);
 	if (!only || !strcmp(only, "fleet"))
 		test_fleet(bin);
 	fit = fitting(nclients, per);

@@ -925,11 +925,8 @@ int main(int argc, char **argv)
 		tap_ok(0, "collector siege tests need root (the drop to nobody)");
 		return tap_done();
 	}
-	if (!mkdtemp(dir))
+	if (spawn_dir(dir, sock_path, sizeof(sock_path), port_path, sizeof(port_path)))
 		return 1;
-	chmod(dir, 0755);
-	snprintf(sock_path, sizeof(sock_path), "%s/collector.sock", dir);
-	snprintf(port_path, sizeof(port_path), "%s/port", dir);
 	snprintf(web_path, sizeof(web_path), "%s/web.yml", dir);
 
 	if (!argv[2] || strstr(argv[2], "slow"))

@@ -28,6 +28,7 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "rpc.h"
 #include "spawn.h"
 #include "statsfd.h"
 #include "statsfd_json.h"
@@ -75,26 +76,6 @@ static void poke(int fd, unsigned int idx, uint64_t v)
 			tap_diag("pwrite failed");
 }
 
-/* Send @json (+ fds), return the parsed reply or NULL. */
-static struct json_object *rpc(int s, const char *json, const int *fds,
-			       unsigned int nfds)
-{
-	unsigned int n = 0;
-	char *out;
-	size_t len;
-
-	if (statsfd_msg_send(s, json, strlen(json), fds, nfds))
-		return NULL;
-	if (statsfd_msg_recv(s, &out, &len, NULL, &n, 5000))
-		return NULL;
-	{
-		struct json_object *r = json_tokener_parse(out);
-
-		free(out);
-		return r;
-	}
-}
-
 static bool is_error(struct json_object *r, const char *cls)
 {
 	struct json_object *e, *c;
@@ -122,7 +103,7 @@ static size_t count_sources(void)
 
 	if (s < 0)
 		return n;
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	if (ret_of(r))
 		n = json_object_array_length(ret_of(r));
 	json_object_put(r);
@@ -169,7 +150,7 @@ static struct json_object *register_web(int s, int *fds)
 	fds[0] = vm_memfd("vm-1-0");
 	fds[1] = vcpu_memfd("vm-1-0/vcpu-0");
 	fds[2] = vcpu_memfd("vm-1-0/vcpu-1");
-	return rpc(s, "{\"execute\":\"add-sources\",\"id\":7,\"arguments\":{"
+	return rpc_json(s, "{\"execute\":\"add-sources\",\"id\":7,\"arguments\":{"
 		   "\"provider\":\"statsfd_vm\",\"vm\":\"web\",\"sources\":["
 		   "{\"target\":\"vm\"},{\"target\":\"vcpu\",\"vcpu\":0},"
 		   "{\"target\":\"vcpu\",\"vcpu\":1}]}}", fds, 3);
@@ -182,7 +163,7 @@ static void test_basic(const char *save)
 	char *m;
 
 	tap_ok(proc_status(daemon_pid, "Uid") == 65534, "daemon dropped to uid nobody after binding");
-	r = rpc(s, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "client", &v) &&
 	       json_object_object_get_ex(v, "pid", &x) && json_object_get_int(x) == getpid(),
 	       "hello: SO_PEERCRED pid recorded");
@@ -195,7 +176,7 @@ static void test_basic(const char *save)
 	       "add-sources: VM + 2 vCPU memfds registered, id echoed");
 	json_object_put(r);
 
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "client", &x) &&
 	       json_object_object_get_ex(x, "uid", &x) && json_object_get_int(x) == 0,
@@ -205,11 +186,11 @@ static void test_basic(const char *save)
 	       "query-sources: a memfd image is read with pread (\"mapped\": false)");
 	json_object_put(r);
 
-	r = rpc(s, "{\"execute\":\"query-stats-schemas\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-stats-schemas\"}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 2,
 	       "query-stats-schemas: 2 schemas (vm, vcpu shared by both vCPUs)");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats-schemas\",\"arguments\":{\"target\":\"vcpu\"}}",
+	r = rpc_json(s, "{\"execute\":\"query-stats-schemas\",\"arguments\":{\"target\":\"vcpu\"}}",
 		NULL, 0);
 	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "sources", &x) && json_object_get_int(x) == 2 &&
@@ -220,7 +201,7 @@ static void test_basic(const char *save)
 
 	poke(fds[2], 1, 1000);	/* vCPU 1 io_exits */
 	msleep(400);		/* several 100 ms read intervals */
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
+	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
 		"\"vcpus\":[1],\"providers\":[{\"provider\":\"statsfd_vm\","
 		"\"names\":[\"io_exits\",\"halt_wait_hist_ns\"]}]}}", NULL, 0);
 	v = ret_of(r);
@@ -240,7 +221,7 @@ static void test_basic(const char *save)
 		       "histogram value is the list of 32 buckets");
 	}
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vms\":[\"nope\"]}}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vms\":[\"nope\"]}}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 0, "query-stats vms filter");
 	json_object_put(r);
 
@@ -270,7 +251,7 @@ static void test_basic(const char *save)
 	       "duplicate VM/vCPU labels refused, nothing added");
 	json_object_put(r);
 
-	r = rpc(s, "{\"execute\":\"remove-sources\",\"arguments\":{\"vm\":\"web\"}}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"remove-sources\",\"arguments\":{\"vm\":\"web\"}}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "removed", &x) &&
 	       json_object_get_int(x) == 3 && count_sources() == 0,
 	       "remove-sources by vm drops all three");
@@ -293,7 +274,7 @@ static void test_bad_input(void)
 
 	if (pipe(p))
 		return;
-	r = rpc(s, add1, &p[0], 1);
+	r = rpc_json(s, add1, &p[0], 1);
 	tap_ok(is_error(r, "PermissionDenied") &&
 	       strstr(json_object_to_json_string(r), "not a stats fd of statsfd or KVM (pipe:["),
 	       "a pipe is refused by the type check (PermissionDenied)");
@@ -301,37 +282,37 @@ static void test_bad_input(void)
 	fds[0] = vcpu_memfd("good");
 	fds[1] = open("/dev/null", O_RDONLY);
 	fds[2] = vcpu_memfd("good2");
-	r = rpc(s, add3, fds, 3);
+	r = rpc_json(s, add3, fds, 3);
 	tap_ok(is_error(r, NULL) && count_sources() == 0,
 	       "one bad fd (/dev/null) rejects the whole message, nothing kept");
 	json_object_put(r);
-	r = rpc(s, add3, fds, 2);
+	r = rpc_json(s, add3, fds, 2);
 	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "2 fds attached"),
 	       "sources/fds count mismatch rejected");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-sources\"}", fds, 1);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", fds, 1);
 	tap_ok(is_error(r, NULL), "fds attached to a query are refused (and closed)");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"Bad!\","
+	r = rpc_json(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"Bad!\","
 		"\"sources\":[{\"target\":\"vm\"}]}}", fds, 1);
 	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "provider"),
 	       "invalid provider label rejected");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"kvm\","
+	r = rpc_json(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"kvm\","
 		"\"sources\":[{\"target\":\"vcpu\"}]}}", fds, 1);
 	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "vcpu"),
 	       "target vcpu without a vcpu index rejected");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"no-such-command\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"no-such-command\"}", NULL, 0);
 	tap_ok(is_error(r, "CommandNotFound"), "unknown command: CommandNotFound");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":", NULL, 0);
+	r = rpc_json(s, "{\"execute\":", NULL, 0);
 	tap_ok(is_error(r, "GenericError"), "truncated JSON: error, connection kept");
 	json_object_put(r);
-	r = rpc(s, "[1,2]", NULL, 0);
+	r = rpc_json(s, "[1,2]", NULL, 0);
 	tap_ok(is_error(r, "GenericError"), "JSON that is not an object: error");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":\"x\"}}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":\"x\"}}", NULL, 0);
 	tap_ok(is_error(r, "GenericError"), "query-stats with a mistyped filter: error");
 	json_object_put(r);
 	for (i = 0; i < 3; i++)
@@ -354,7 +335,7 @@ static void test_bad_input(void)
 	}
 	close(s);
 	s = statsfd_msg_connect(sock_path);
-	r = rpc(s, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(ret_of(r) != NULL, "collector still serves other clients");
 	json_object_put(r);
 	close(s);
@@ -465,7 +446,7 @@ static void test_hanging_clients(void)
 	       "scrape served in %.0f ms with %d idle and 1 non-reading client connected",
 	       t * 1000, N);
 	free(m);
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 3,
 	       "queries still answered meanwhile");
 	json_object_put(r);
@@ -514,7 +495,7 @@ static void test_many_sources(void)
 						   i ? "," : "", i);
 			}
 			statsfd_buf_printf(&req, "]}}");
-			r = rpc(conn[c], req.data, fds, PER_MSG);
+			r = rpc_json(conn[c], req.data, fds, PER_MSG);
 			ok &= ret_of(r) != NULL;
 			json_object_put(r);
 			statsfd_buf_free(&req);
@@ -562,7 +543,7 @@ static void test_stats_filter(const char *bin)
 	json_object_put(r);
 	poke(fds[2], 1, 4321);	/* vCPU 1 io_exits */
 	msleep(400);
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	for (j = 0; ret_of(r) && j < json_object_array_length(ret_of(r)); j++) {
 		v = json_object_array_get_idx(ret_of(r), j);
 		ok &= json_object_object_get_ex(v, "view", &x) &&
@@ -573,7 +554,7 @@ static void test_stats_filter(const char *bin)
 	tap_ok(ret_of(r) && j == 3 && ok,
 	       "--stats on memfds: \"view\": \"emulated\" (a file has no views), \"events\": false");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":[1]}}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":[1]}}", NULL, 0);
 	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
 	    json_object_array_get_idx(ret_of(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
@@ -584,7 +565,7 @@ static void test_stats_filter(const char *bin)
 	       json_object_get_uint64(v) == 4321,
 	       "query-stats: only the 2 stats of the filter, in its order, values read");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vm\"}}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vm\"}}", NULL, 0);
 	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
 	    json_object_array_get_idx(ret_of(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
@@ -668,11 +649,8 @@ int main(int argc, char **argv)
 		tap_skip("statsfd-collector host tests", "need root (to test the drop to nobody and a foreign uid)");
 		return tap_done();
 	}
-	if (!mkdtemp(dir))
+	if (spawn_dir(dir, sock_path, sizeof(sock_path), port_path, sizeof(port_path)))
 		return 1;
-	chmod(dir, 0755);
-	snprintf(sock_path, sizeof(sock_path), "%s/collector.sock", dir);
-	snprintf(port_path, sizeof(port_path), "%s/port", dir);
 	tap_ok(run_status(argv[1], "--max-mapped", "lots") == 2 &&
 	       run_status(argv[1], "--max-mapped", "") == 2,
 	       "--max-mapped: a value that is not a number is a usage error");

@@ -342,16 +342,21 @@ char *siege_filter_query(const char *name, const char *provider)
 	return q;
 }
 
-char *siege_rpc(int s, const char *json, const int *fds, unsigned int nfds)
+char *siege_call(int s, const char *json, const int *fds, unsigned int nfds, int ms)
 {
 	unsigned int n = 0;
 	char *out = NULL;
 	size_t len;
 
 	if (statsfd_msg_send(s, json, strlen(json), fds, nfds) ||
-	    statsfd_msg_recv(s, &out, &len, NULL, &n, 60000))
+	    statsfd_msg_recv(s, &out, &len, NULL, &n, ms))
 		return NULL;
 	return out;
+}
+
+char *siege_rpc(int s, const char *json, const int *fds, unsigned int nfds)
+{
+	return siege_call(s, json, fds, nfds, 60000);
 }
 
 unsigned int siege_add_vcpus(int s, const char *provider, const char *vm,

@@ -83,7 +83,9 @@ void siege_stop(pid_t pid);
  */
 char *siege_filter_query(const char *name, const char *provider);
 
-/* One request on the unix socket @s, its whole reply (NULL: none in 60 s). */
+/* One request on the unix socket @s, its whole reply (NULL: none in @ms). */
+char *siege_call(int s, const char *json, const int *fds, unsigned int nfds, int ms);
+/* siege_call() with 60 s for the reply. */
 char *siege_rpc(int s, const char *json, const int *fds, unsigned int nfds);
 
 /*

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -77,6 +78,15 @@ pid_t spawn_daemon(const char *const *argv, const char *port_file,
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return -1;
+}
+
+int spawn_dir(char *dir, char *sock, size_t sock_len, char *port, size_t port_len)
+{
+	if (!mkdtemp(dir) || chmod(dir, 0755))
+		return -1;
+	snprintf(sock, sock_len, "%s/collector.sock", dir);
+	snprintf(port, port_len, "%s/port", dir);
+	return 0;
 }
 
 bool stop_daemon(pid_t *pid)

@@ -9,6 +9,7 @@
 #define TESTS_SPAWN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Sleep @ms milliseconds (whole, across signals). */
@@ -29,6 +30,14 @@ double now_s(void);
 pid_t spawn_daemon(const char *const *argv, const char *port_file,
 		   double timeout_s, unsigned int *port,
 		   void (*setup)(void *arg), void *arg);
+
+/*
+ * spawn_dir() - make the directory of template @dir (mkdtemp(), mode 0755:
+ * a daemon that drops to nobody still reaches its socket there) and the
+ * paths of the daemon's socket (@sock, "collector.sock") and port file
+ * (@port, "port") in it.  Return: 0, or -1 (errno).
+ */
+int spawn_dir(char *dir, char *sock, size_t sock_len, char *port, size_t port_len);
 
 /*
  * stop_daemon() - SIGTERM to *@pid, reaped; *@pid becomes -1.
