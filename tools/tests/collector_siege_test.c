@@ -19,6 +19,9 @@
  *    --http-scraper's first login is served at once (bcrypt budgets per
  *    address).
  *
+ * The attackers and the raw clients are tools/tests/siege.c, which
+ * statsfd-bench's B15 runs too (to time an honest scrape under them).
+ *
  *   collector_siege_test COLLECTOR_BINARY   (as root; TAP on stdout)
  *
  * STRESS=1 makes the attacks larger.
