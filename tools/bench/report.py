@@ -4,7 +4,8 @@
 
 Reads the results channel of the `make bench` guest (one "BENCH-JSON {...}"
 line per phase), computes every ratio, judges each against the targets of
-issues 4 and 11 (and B14's: readers under a stalled writer) and writes,
+issues 4 and 11 (and B14's: readers under a stalled writer; B15's: an
+honest scrape under siege) and writes,
 under --out: results.json (every figure), results.md (the table `make
 bench` prints) and the plots b3.png, b6.png and b10.png.
 
