@@ -101,8 +101,9 @@ static int last_cpu(void)
 	return n > 1 ? (int)n - 1 : 0;
 }
 
-static void collector_child(void *arg __attribute__((unused)))
+static void collector_child(void *arg)
 {
+	(void)arg;
 	pin(0);
 }
 
@@ -125,7 +126,8 @@ static int read_response(int s, double deadline, size_t *body, bool *close_it)
 	*body = 0;
 	while (open && now_s() < deadline) {
 		open = siege_read_some(s, &b, 100, (size_t)1 << 30);
-		if (!head && b.data && (p = strstr(b.data, "\r\n\r\n"))) {
+		p = !head && b.data ? strstr(b.data, "\r\n\r\n") : NULL;
+		if (p) {
 			head = p + 4 - b.data;
 			if (sscanf(b.data, "HTTP/1.%*d %d", &status) != 1)
 				status = 0;
@@ -231,9 +233,11 @@ static pid_t quota_attacker(const struct fleet *q, uid_t uid, unsigned int max, 
 		_exit(1);
 	s = statsfd_msg_connect(B15_SOCK);
 	for (i = 0; s >= 0 && i < (unsigned int)q->nvm && got < max; i++) {
-		unsigned int n = max - got < (unsigned int)q->nvcpu ? max - got : (unsigned int)q->nvcpu;
+		unsigned int n = (unsigned int)q->nvcpu;
 		char vm[32];
 
+		if (n > max - got)
+			n = max - got;
 		snprintf(vm, sizeof(vm), "quota-%u", i);
 		added = siege_add_vcpus(s, "statsfd_vm", vm, q->vcpu_stats + i * q->nvcpu,
 					0, n, &why);
@@ -357,7 +361,7 @@ static void b15_state(enum b15_attack a, const struct fleet *f,
 	/* The control state's uid holds the fleet and as many again. */
 	snprintf(nsrc, sizeof(nsrc), "%u", a == B15_DOUBLE ? 2 * quota : quota);
 	jopen(b15_names[a], '{');
-	pid = spawn_daemon(argv, B15_PORT_FILE, 60, &siege_port, collector_child, NULL);
+	pid = spawn_daemon(argv, NULL, B15_PORT_FILE, 60, &siege_port, collector_child, NULL);
 	if (pid < 0) {
 		jstr("error", "collector never came up");
 		jclose('}');

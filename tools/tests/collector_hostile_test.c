@@ -228,18 +228,14 @@ static bool sample(const char *text, const char *series, double *v)
 /* Start the daemon with the common options and @extra (NULL-terminated). */
 static int start(const char *const *extra)
 {
-	const char *argv[48] = {
+	const char *const argv[] = {
 		bin, "--socket", sock_path, "--socket-mode", "0666", "--listen",
 		"127.0.0.1:0", "--port-file", port_path, "--user", "nobody",
 		"--allow-uid", "0,12345", "--interval", "100",
-		"--client-timeout", "1000",
+		"--client-timeout", "1000", NULL,
 	};
-	unsigned int n = 17, i;
 
-	for (i = 0; extra && extra[i] && n < 46; i++)
-		argv[n++] = extra[i];
-	argv[n] = NULL;
-	daemon_pid = spawn_daemon(argv, port_path, 15, &http_port, NULL, NULL);
+	daemon_pid = spawn_daemon(argv, extra, port_path, 15, &http_port, NULL, NULL);
 	return daemon_pid < 0 ? -1 : 0;
 }
 

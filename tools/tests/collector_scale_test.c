@@ -231,18 +231,15 @@ static struct json_object *register_vm(int s, const char *vm,
 /* Start the collector with the default limits and @extra options. */
 static int start_daemon(const char *bin, const char *const *extra)
 {
-	const char *argv[32] = {
+	const char *const argv[] = {
 		bin, "--socket", sock_path, "--socket-mode", "0666",
 		"--listen", "127.0.0.1:0", "--port-file", port_path,
 		"--user", "nobody", "--test-accept-memfd",
 		/* Only the reply deadline: a busy collector is not an idle one. */
-		"--client-timeout", "300000",
+		"--client-timeout", "300000", NULL,
 	};
-	unsigned int n = 14;
 
-	while (extra && *extra && n < ARRAY_LEN(argv) - 1)
-		argv[n++] = *extra++;
-	daemon_pid = spawn_daemon(argv, port_path, 30, &http_port, NULL, NULL);
+	daemon_pid = spawn_daemon(argv, extra, port_path, 30, &http_port, NULL, NULL);
 	return daemon_pid < 0 ? -1 : 0;
 }
 

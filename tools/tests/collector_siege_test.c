@@ -86,17 +86,13 @@ static void child_setup(void *arg)
 /* Start the daemon with the common options and @extra (NULL-terminated). */
 static int start(const char *const *extra)
 {
-	const char *argv[64] = {
+	const char *const argv[] = {
 		bin, "--socket", sock_path, "--socket-mode", "0666", "--listen",
 		"0.0.0.0:0", "--port-file", port_path, "--user", "nobody",
-		"--allow-uid", "0", "--interval", "100", "--test-accept-memfd",
+		"--allow-uid", "0", "--interval", "100", "--test-accept-memfd", NULL,
 	};
-	unsigned int n = 16, i;
 
-	for (i = 0; extra && extra[i] && n < 62; i++)
-		argv[n++] = extra[i];
-	argv[n] = NULL;
-	daemon_pid = spawn_daemon(argv, port_path, 30, &siege_port, child_setup, NULL);
+	daemon_pid = spawn_daemon(argv, extra, port_path, 30, &siege_port, child_setup, NULL);
 	return daemon_pid < 0 ? -1 : 0;
 }
 

@@ -123,7 +123,7 @@ static int start_daemon(const char *bin, const char *extra, const char *value)
 		"--test-accept-memfd", extra, value, NULL,
 	};
 
-	daemon_pid = spawn_daemon(argv, port_path, 15, &http_port, NULL, NULL);
+	daemon_pid = spawn_daemon(argv, NULL, port_path, 15, &http_port, NULL, NULL);
 	return daemon_pid < 0 ? -1 : 0;
 }
 

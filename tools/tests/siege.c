@@ -26,8 +26,9 @@ unsigned int siege_port;
 
 static volatile sig_atomic_t stop_flag;
 
-static void on_term(int sig __attribute__((unused)))
+static void on_term(int sig)
 {
+	(void)sig;
 	stop_flag = 1;
 }
 

@@ -48,13 +48,20 @@ static unsigned int read_port(const char *path)
 	return port;
 }
 
-pid_t spawn_daemon(const char *const *argv, const char *port_file,
-		   double timeout_s, unsigned int *port,
+pid_t spawn_daemon(const char *const *argv, const char *const *extra,
+		   const char *port_file, double timeout_s, unsigned int *port,
 		   void (*setup)(void *arg), void *arg)
 {
+	const char *all[65];
+	unsigned int n = 0;
 	double t0 = now_s();
 	pid_t pid;
 
+	while (*argv && n < 64)
+		all[n++] = *argv++;
+	while (extra && *extra && n < 64)
+		all[n++] = *extra++;
+	all[n] = NULL;
 	unlink(port_file);
 	*port = 0;
 	pid = fork();
@@ -63,7 +70,7 @@ pid_t spawn_daemon(const char *const *argv, const char *port_file,
 	if (!pid) {
 		if (setup)
 			setup(arg);
-		execvp(argv[0], (char *const *)argv);
+		execvp(all[0], (char *const *)all);
 		_exit(127);
 	}
 	/* Polled: a port file is written once, by a daemon we cannot wait on. */

@@ -18,17 +18,18 @@ void msleep(int ms);
 double now_s(void);
 
 /*
- * spawn_daemon() - fork and exec @argv (NULL-terminated; argv[0] the
- * binary, looked up in PATH), then wait up to @timeout_s for @port_file
- * to hold a non-zero port.  @port_file is removed first.  @setup, when
+ * spawn_daemon() - fork and exec @argv followed by @extra (each
+ * NULL-terminated, @extra may be NULL; argv[0] the binary, looked up in
+ * PATH; 64 arguments in all at most), then wait up to @timeout_s for
+ * @port_file to hold a non-zero port.  @port_file is removed first.  @setup, when
  * not NULL, runs in the child before the exec with @arg (environment,
  * limits, stderr).
  *
  * Return: the daemon's pid with *@port set, or -1 when it exited or never
  * wrote its port (then it is killed and reaped).
  */
-pid_t spawn_daemon(const char *const *argv, const char *port_file,
-		   double timeout_s, unsigned int *port,
+pid_t spawn_daemon(const char *const *argv, const char *const *extra,
+		   const char *port_file, double timeout_s, unsigned int *port,
 		   void (*setup)(void *arg), void *arg);
 
 /*
