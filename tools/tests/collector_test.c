@@ -271,6 +271,16 @@ static void test_bad_input(void)
 	const char *add3 = "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"kvm\","
 			   "\"vm\":\"bad\",\"sources\":[{\"target\":\"vm\"},"
 			   "{\"target\":\"vcpu\",\"vcpu\":0},{\"target\":\"vcpu\",\"vcpu\":1}]}}";
+	static const struct {
+		const char *req, *cls, *what;
+	} bad[] = {
+		{ "{\"execute\":\"no-such-command\"}", "CommandNotFound",
+		  "unknown command: CommandNotFound" },
+		{ "{\"execute\":", "GenericError", "truncated JSON: error, connection kept" },
+		{ "[1,2]", "GenericError", "JSON that is not an object: error" },
+		{ "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":\"x\"}}",
+		  "GenericError", "query-stats with a mistyped filter: error" },
+	};
 
 	if (pipe(p))
 		return;
@@ -303,18 +313,12 @@ static void test_bad_input(void)
 	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "vcpu"),
 	       "target vcpu without a vcpu index rejected");
 	json_object_put(r);
-	r = rpc_json(s, "{\"execute\":\"no-such-command\"}", NULL, 0);
-	tap_ok(is_error(r, "CommandNotFound"), "unknown command: CommandNotFound");
-	json_object_put(r);
-	r = rpc_json(s, "{\"execute\":", NULL, 0);
-	tap_ok(is_error(r, "GenericError"), "truncated JSON: error, connection kept");
-	json_object_put(r);
-	r = rpc_json(s, "[1,2]", NULL, 0);
-	tap_ok(is_error(r, "GenericError"), "JSON that is not an object: error");
-	json_object_put(r);
-	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":\"x\"}}", NULL, 0);
-	tap_ok(is_error(r, "GenericError"), "query-stats with a mistyped filter: error");
-	json_object_put(r);
+	/* Each answered with its error class, the connection kept. */
+	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+		r = rpc_json(s, bad[i].req, NULL, 0);
+		tap_ok(is_error(r, bad[i].cls), "%s", bad[i].what);
+		json_object_put(r);
+	}
 	for (i = 0; i < 3; i++)
 		close(fds[i]);
 	close(p[0]);
