@@ -13,19 +13,18 @@
  * + stime from /proc (clock ticks), over the whole window.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "siege.h"
 
 #define B12_DIR		"/tmp/b12"
 #define B12_NE_PORT	19101
@@ -35,18 +34,14 @@
 static long get_metrics(unsigned int port)
 {
 	static const char req[] = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
 	long total = 0;
 	ssize_t n;
 	int s;
 
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0 || connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
-		if (s >= 0)
-			close(s);
+	siege_port = port;
+	s = siege_connect(0, 0);
+	if (s < 0)
 		return -1;
-	}
 	if (write(s, req, sizeof(req) - 1) != sizeof(req) - 1) {
 		close(s);
 		return -1;

@@ -54,6 +54,7 @@
 #include <linux/statsfd_vm.h>
 
 #include "bench.h"
+#include "spawn.h"
 
 /* Turns per state; the states alternate turn by turn. */
 #define B14_TURNS	5
@@ -193,19 +194,9 @@ static void b14_kill(pid_t pid)
 /* The field "nonvoluntary_ctxt_switches" of /proc/@pid/status, or 0. */
 static uint64_t b14_preemptions(pid_t pid)
 {
-	char path[64], line[256];
-	unsigned long long v = 0;
-	FILE *f;
+	long v = proc_status(pid, "nonvoluntary_ctxt_switches");
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return v > 0 ? (uint64_t)v : 0;
 }
 
 /* The kernel's preemption model, from debugfs or the command line. */

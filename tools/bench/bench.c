@@ -29,7 +29,8 @@ static void usage(void)
 		"  b5 [VMS VCPUS COLLECTOR_SECONDS] | b6 [MAX_VCPUS] |\n"
 		"  b7 [BUSY_SECONDS] | b8 [EXITS] | b9 | b10 [EVENTS] |\n"
 		"  b11 | b12 [SCRAPES] | b13 [VMS VCPUS SECONDS SCRAPES] |\n"
-		"  b14 [SAMPLES] | b16 [VMS VCPUS SCRAPES]\n");
+		"  b14 [SAMPLES] | b15 [VMS VCPUS SCRAPES INTERVAL_MS] |\n"
+		"  b16 [VMS VCPUS SCRAPES]\n");
 	exit(2);
 }
 
@@ -107,6 +108,11 @@ int main(int argc, char **argv)
 		phase_b16(optind < argc ? atoi(argv[optind]) : 1024,
 			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
 			  optind + 2 < argc ? atoi(argv[optind + 2]) : 7);
+	else if (!strcmp(phase, "b15"))
+		phase_b15(optind < argc ? atoi(argv[optind]) : 32,
+			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
+			  optind + 2 < argc ? atoi(argv[optind + 2]) : 30,
+			  optind + 3 < argc ? atoi(argv[optind + 3]) : 2000);
 	else if (!strcmp(phase, "b14"))
 		phase_b14(optind < argc ? atoi(argv[optind]) : 5000);
 	else

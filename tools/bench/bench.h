@@ -247,7 +247,7 @@ void bench_set_open(struct bench_set *b, int dev, uint32_t num_desc,
 /* Close what bench_set_open() opened. */
 void bench_set_close(struct bench_set *b);
 
-/* ---- a fleet of VMs, and the collector reading it (fleet.c: B5, B13) ---- */
+/* ---- a fleet of VMs, and the collector reading it (fleet.c: B5, B13, B15, B16) ---- */
 
 /**
  * struct fleet - many VMs with vCPUs and a stats fd for each
@@ -350,6 +350,11 @@ void phase_b12(int scrapes);
 /* b13_collector.c: the collector's CPU vs the bare reads; scrape cost. */
 void phase_b13(int nvm, int nvcpu, int seconds, int scrapes);
 
+/*
+ * b15_siege.c: an honest scrape's latency and the collector's RSS, idle
+ * vs under each attack of tools/tests/siege.c.  Needs 2 CPUs.
+ */
+void phase_b15(int nvm, int nvcpu, int scrapes, int interval_ms);
 /* b16_protobuf.c: the fleet's scrape as protobuf (native histograms) vs text. */
 void phase_b16(int nvm, int nvcpu, int scrapes);
 /*

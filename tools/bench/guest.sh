@@ -10,11 +10,13 @@
 # BENCH_B7_BUSY_SECONDS (B7's reads of a running vCPU, 0 to skip),
 # BENCH_B10_EVENTS (events per B10 series, 1000), BENCH_B13_SCRAPES (B13's
 # scrape iterations, 7), BENCH_B14_SAMPLES (reads per kind and writer
-# state in B14, 10000) and BENCH_PHASES (the phases to run, e.g. "b7 b8";
+# state in B14, 10000), BENCH_B15_VMS, BENCH_B15_VCPUS, BENCH_B15_SCRAPES
+# and BENCH_B15_INTERVAL_MS (B15's fleet, 32 x 8, and its timed scrapes
+# per state, 30 every 2000 ms) and BENCH_PHASES (the phases to run, e.g. "b7 b8";
 # default all of info check b1 b2 b3 b4 b5 b6 b7 b8 b9 b10 b13 b16, with b4kvm
 # going with b4), passed in through /etc/bench.env.  BENCH_HOST_BOOT=1
 # (run-bench's second boot) runs B11 and B12 only; BENCH_B14_BOOT=1 (its
-# third, with 2 CPUs and preempt=full) B14 only.
+# third, with 2 CPUs and preempt=full) B14 and B15 only.
 
 [ -r /etc/bench.env ] && . /etc/bench.env
 rounds=${BENCH_ROUNDS:-101}
@@ -82,11 +84,20 @@ if [ "${BENCH_HOST_BOOT:-0}" = 1 ]; then
 fi
 
 # The third boot of run-bench (2 CPUs, preempt=full): B14, a vCPU's writer
-# on one CPU, running, preempted or stopped, and its readers on another.
+# on one CPU, running, preempted or stopped, and its readers on another;
+# B15, the collector and an honest scraper on one CPU, attackers on the
+# other.
 if [ "${BENCH_B14_BOOT:-0}" = 1 ]; then
 	step insmod $mods/statsfd.ko
 	step load_vm statsfd_vm 0
 	want b14 && step $bench b14 "$b14_samples"
+	if want b15; then
+		if command -v statsfd-collector >/dev/null 2>&1; then
+			export STATSFD_BENCH_COLLECTOR=statsfd-collector
+		fi
+		step $bench b15 "${BENCH_B15_VMS:-32}" "${BENCH_B15_VCPUS:-8}" \
+			"${BENCH_B15_SCRAPES:-30}" "${BENCH_B15_INTERVAL_MS:-2000}"
+	fi
 	step rmmod statsfd_vm
 	dmesg | grep -E 'WARNING|BUG|Oops|statsfd' | tail -n 20 | sed 's/^/# dmesg: /'
 	echo "# bench: done failed=$failed"

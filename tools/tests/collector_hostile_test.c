@@ -40,6 +40,8 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "rpc.h"
+#include "spawn.h"
 #include "statsfd_expo.h"
 #include "statsfd_client.h"
 #include "tap.h"
@@ -79,21 +81,6 @@ static const struct img_stat evil_stats[] = {
 	{ "dup_name", STATSFD_TYPE_INSTANT, 0, 1, 0 },
 	{ "9lives", STATSFD_TYPE_INSTANT, 0, 1, 0 },
 };
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int image_memfd(const char *id, const struct img_stat *st, unsigned int n)
 {
@@ -144,23 +131,6 @@ static int claim_memfd(uint32_t name_size, uint32_t num_desc, uint32_t data_off)
 	return fd;
 }
 
-static struct json_object *rpc(int s, const char *json, const int *fds,
-			       unsigned int nfds)
-{
-	struct json_object *r;
-	unsigned int n = 0;
-	char *out;
-	size_t len;
-
-	if (statsfd_msg_send(s, json, strlen(json), fds, nfds))
-		return NULL;
-	if (statsfd_msg_recv(s, &out, &len, NULL, &n, 5000))
-		return NULL;
-	r = json_tokener_parse(out);
-	free(out);
-	return r;
-}
-
 /* The error's class is @cls and its text contains @text. */
 static bool is_error(struct json_object *r, const char *cls, const char *text)
 {
@@ -203,7 +173,7 @@ static struct json_object *add_vcpus(int s, const char *provider, const char *vm
 		statsfd_buf_printf(&req, "%s{\"target\":\"vcpu\",\"vcpu\":%u}",
 				   i ? "," : "", i);
 	statsfd_buf_printf(&req, "]}}");
-	r = rpc(s, req.data, fds, n);
+	r = rpc_json(s, req.data, fds, n);
 	statsfd_buf_free(&req);
 	return r;
 }
@@ -257,53 +227,20 @@ static bool sample(const char *text, const char *series, double *v)
 /* Start the daemon with the common options and @extra (NULL-terminated). */
 static int start(const char *const *extra)
 {
-	const char *argv[48] = {
+	const char *const argv[] = {
 		bin, "--socket", sock_path, "--socket-mode", "0666", "--listen",
 		"127.0.0.1:0", "--port-file", port_path, "--user", "nobody",
 		"--allow-uid", "0,12345", "--interval", "100",
-		"--client-timeout", "1000",
+		"--client-timeout", "1000", NULL,
 	};
-	unsigned int n = 17, i;
-	double t0 = now_s();
 
-	for (i = 0; extra && extra[i] && n < 46; i++)
-		argv[n++] = extra[i];
-	argv[n] = NULL;
-	unlink(port_path);
-	daemon_pid = fork();
-	if (!daemon_pid) {
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	while (now_s() - t0 < 15) {
-		FILE *f = fopen(port_path, "r");
-
-		if (f) {
-			int ok = fscanf(f, "%u", &http_port) == 1;
-
-			fclose(f);
-			if (ok && http_port)
-				return 0;
-		}
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return -1;
-		}
-		msleep(20);
-	}
-	return -1;
+	daemon_pid = spawn_daemon(argv, extra, port_path, 15, &http_port, NULL, NULL);
+	return daemon_pid < 0 ? -1 : 0;
 }
 
 static bool stop(void)
 {
-	int status;
-
-	if (daemon_pid < 0)
-		return false;
-	kill(daemon_pid, SIGTERM);
-	waitpid(daemon_pid, &status, 0);
-	daemon_pid = -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	return stop_daemon(&daemon_pid);
 }
 
 /* Exit status of the collector run with @argv (NULL-terminated), stderr kept. */
@@ -338,44 +275,6 @@ static int run_status(const char *const *args, char *err, size_t len)
 	return WEXITSTATUS(status);
 }
 
-static long rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static double cpu_s(pid_t pid)
-{
-	unsigned long long ut = 0, st = 0;
-	char path[64], buf[1024], *p;
-	size_t n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 /* Run @fn in a child with uid and gid 12345; its exit status is 0 on success. */
 static int as_uid(int (*fn)(void *), void *arg)
 {
@@ -408,7 +307,7 @@ static void honest_start(void)
 	honest_fds[0] = image_memfd("vm-1-0", vm_stats, 2);
 	honest_fds[1] = vcpu_memfd("vm-1-0/vcpu-0");
 	honest_fds[2] = vcpu_memfd("vm-1-0/vcpu-1");
-	r = rpc(honest_sock, q, honest_fds, 3);
+	r = rpc_json(honest_sock, q, honest_fds, 3);
 	tap_ok(is_return(r), "the honest VMM registers VM web and 2 vCPUs");
 	json_object_put(r);
 }
@@ -489,8 +388,8 @@ static void test_not_stats_fds(void)
 static void test_huge_claims(void)
 {
 	int s = statsfd_msg_connect(sock_path), fds[253], fd, i;
-	long rss0 = rss_kb(daemon_pid), rss1;
-	double cpu0 = cpu_s(daemon_pid), cpu1;
+	long rss0 = proc_status(daemon_pid, "VmRSS"), rss1;
+	double cpu0 = proc_cpu(daemon_pid), cpu1;
 	struct json_object *r;
 	char *m;
 
@@ -520,8 +419,8 @@ static void test_huge_claims(void)
 	       "names of 4096 bytes: refused (name cap)");
 	json_object_put(r);
 	close(fd);
-	rss1 = rss_kb(daemon_pid);
-	cpu1 = cpu_s(daemon_pid);
+	rss1 = proc_status(daemon_pid, "VmRSS");
+	cpu1 = proc_cpu(daemon_pid);
 	tap_ok(rss1 >= 0 && rss1 - rss0 < 16 << 10 && cpu1 - cpu0 < 1.0,
 	       "refused cheaply: RSS %ld -> %ld kB, %.2f s of CPU", rss0, rss1, cpu1 - cpu0);
 	m = honest_scrape("after the huge claims");
@@ -695,7 +594,7 @@ static void test_names(void)
 
 	fds[0] = image_memfd("evil", evil_stats, sizeof(evil_stats) / sizeof(*evil_stats));
 	fds[1] = image_memfd("evil2", evil_stats, sizeof(evil_stats) / sizeof(*evil_stats));
-	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"statsfd\","
+	r = rpc_json(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"statsfd\","
 		"\"vm\":\"a\\u0027b\",\"sources\":[{\"target\":\"collector\"},"
 		"{\"target\":\"node\",\"provider\":\"node\"}]}}", fds, 2);
 	tap_ok(is_return(r), "sources with hostile stat names, provider statsfd target collector");
@@ -806,15 +705,15 @@ static void test_refused_flood(void)
 	}
 	msleep(500);
 	a = statsfd_msg_connect(sock_path);
-	r = rpc(a, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(a, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(is_return(r), "300 refused connections held open: an allowed client is served");
 	json_object_put(r);
 	b = statsfd_msg_connect(sock_path);
-	r = rpc(b, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(b, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(is_return(r), "and a second one (--max-clients 2)");
 	json_object_put(r);
 	c = statsfd_msg_connect(sock_path);
-	r = rpc(c, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(c, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(!r, "a third allowed client is closed unanswered (--max-clients)");
 	json_object_put(r);
 	waitpid(pid, &st, 0);
@@ -861,7 +760,7 @@ static void test_failing_source(void)
 	       v >= 1 && strstr(m, "statsfd_collector_sources_down 1\n"),
 	       "reads failing: up 0, its stats no longer exported, read errors counted");
 	free(m);
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	{
 		struct json_object *src, *x;
 
@@ -914,7 +813,7 @@ static void test_filters(void)
 	s = statsfd_msg_connect(sock_path);
 	fds[0] = image_memfd("vm-2-0", vm_stats, 2);
 	fds[1] = vcpu_memfd("vm-2-0/vcpu-0");
-	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"statsfd_vm\","
+	r = rpc_json(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"statsfd_vm\","
 		"\"vm\":\"f\",\"sources\":[{\"target\":\"vm\"},{\"target\":\"vcpu\",\"vcpu\":0}]}}",
 		fds, 2);
 	tap_ok(is_return(r), "VM and vCPU registered");
@@ -996,7 +895,7 @@ static void test_startup(void)
 	       strstr(err, "another collector is running on it: refusing to start"),
 	       "a second instance on the live socket refuses to start");
 	s = statsfd_msg_connect(sock_path);
-	r = rpc(s, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(is_return(r), "and the first one still serves on it");
 	json_object_put(r);
 	close(s);
@@ -1015,7 +914,7 @@ static void test_startup(void)
  */
 static void run_attacks(void)
 {
-	double cpu0 = cpu_s(daemon_pid);
+	double cpu0 = proc_cpu(daemon_pid);
 	long rss;
 	char *m;
 
@@ -1023,11 +922,11 @@ static void run_attacks(void)
 	test_labels();
 	test_names();
 	test_slow_reader();
-	rss = rss_kb(daemon_pid);
+	rss = proc_status(daemon_pid, "VmRSS");
 	tap_ok(rss > 0 && rss < RSS_MAX_KB, "the collector's RSS after every attack: %ld kB (bound %d)",
 	       rss, RSS_MAX_KB);
-	tap_ok(cpu_s(daemon_pid) - cpu0 < CPU_MAX_S, "its CPU time over the attacks: %.2f s (bound %.0f)",
-	       cpu_s(daemon_pid) - cpu0, CPU_MAX_S);
+	tap_ok(proc_cpu(daemon_pid) - cpu0 < CPU_MAX_S, "its CPU time over the attacks: %.2f s (bound %.0f)",
+	       proc_cpu(daemon_pid) - cpu0, CPU_MAX_S);
 	m = test_http_get(http_port, "/metrics", NULL);
 	tap_ok(m && strstr(m, "\nprocess_resident_memory_bytes ") &&
 	       strstr(m, "\nprocess_cpu_seconds_total ") && strstr(m, "\nprocess_open_fds ") &&

@@ -47,6 +47,8 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "rpc.h"
+#include "spawn.h"
 #include "statsfd_expo.h"
 #include "statsfd_client.h"
 #include "tap.h"
@@ -149,45 +151,12 @@ static const struct img_stat small_vcpu[] = {
 
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int image_memfd(const char *id, const struct img_stat *st, unsigned int n)
 {
 	static unsigned char buf[1 << 14];
 	size_t len = img_build(buf, sizeof(buf), id, 48, st, n, NULL, 0);
 
 	return len ? img_memfd(buf, len) : -1;
-}
-
-/* Send @json with @fds, return the parsed reply or NULL. */
-static struct json_object *rpc(int s, const char *json, const int *fds,
-			       unsigned int nfds)
-{
-	struct json_object *r;
-	unsigned int n = 0;
-	char *out;
-	size_t len;
-
-	if (statsfd_msg_send(s, json, strlen(json), fds, nfds))
-		return NULL;
-	if (statsfd_msg_recv(s, &out, &len, NULL, &n, REPLY_WAIT_MS))
-		return NULL;
-	r = json_tokener_parse(out);
-	free(out);
-	return r;
 }
 
 /* Sources the reply of an add-sources accepted, or -1 with *@why set. */
@@ -250,7 +219,7 @@ static struct json_object *register_vm(int s, const char *vm,
 				   k > 1 ? "," : "", i);
 	}
 	statsfd_buf_printf(&req, "]}}");
-	r = req.oom ? NULL : rpc(s, req.data, fds, k);
+	r = req.oom ? NULL : rpc_json(s, req.data, fds, k);
 	statsfd_buf_free(&req);
 	for (i = 0; i < k; i++)
 		if (fds[i] >= 0)
@@ -261,98 +230,16 @@ static struct json_object *register_vm(int s, const char *vm,
 /* Start the collector with the default limits and @extra options. */
 static int start_daemon(const char *bin, const char *const *extra)
 {
-	const char *argv[32] = {
+	const char *const argv[] = {
 		bin, "--socket", sock_path, "--socket-mode", "0666",
 		"--listen", "127.0.0.1:0", "--port-file", port_path,
 		"--user", "nobody", "--test-accept-memfd",
 		/* Only the reply deadline: a busy collector is not an idle one. */
-		"--client-timeout", "300000",
+		"--client-timeout", "300000", NULL,
 	};
-	unsigned int n = 14;
-	double t0 = now_s();
-	FILE *f;
 
-	while (extra && *extra && n < ARRAY_LEN(argv) - 1)
-		argv[n++] = *extra++;
-	unlink(port_path);
-	http_port = 0;
-	daemon_pid = fork();
-	if (!daemon_pid) {
-		execvp(bin, (char *const *)argv);
-		_exit(127);
-	}
-	while (now_s() - t0 < 30) {
-		f = fopen(port_path, "r");
-		if (f) {
-			int ok = fscanf(f, "%u", &http_port) == 1;
-
-			fclose(f);
-			if (ok && http_port)
-				return 0;
-		}
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return -1;
-		}
-		msleep(20);
-	}
-	return -1;
-}
-
-static bool stop_daemon(void)
-{
-	int status;
-
-	if (daemon_pid < 0)
-		return false;
-	kill(daemon_pid, SIGTERM);
-	if (waitpid(daemon_pid, &status, 0) != daemon_pid)
-		return false;
-	daemon_pid = -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-/* A field of /proc/PID/status in KiB ("VmRSS", "VmHWM"), or -1. */
-static long proc_kib(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	size_t n = strlen(field);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ':') {
-			v = strtol(line + n + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
-/* utime + stime of @pid, in seconds, or -1. */
-static double proc_cpu(pid_t pid)
-{
-	unsigned long long ut, st;
-	char path[64], buf[1024], *p;
-	size_t n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	daemon_pid = spawn_daemon(argv, extra, port_path, 30, &http_port, NULL, NULL);
+	return daemon_pid < 0 ? -1 : 0;
 }
 
 /* Lines of @text that start with @prefix. */
@@ -439,7 +326,7 @@ static void test_fleet(const char *bin)
 	       "fleet: the first refusal beyond it is a per-uid quota, %u sources (%.0f%%) later: %s",
 	       more, 100.0 * more / (VMS * (1 + VCPUS)), refusal);
 	close(s);
-	tap_ok(stop_daemon(), "fleet: clean exit");
+	tap_ok(stop_daemon(&daemon_pid), "fleet: clean exit");
 }
 
 /*
@@ -534,7 +421,7 @@ static void test_scale(const char *bin, unsigned int nclients, unsigned int per)
 		nok += c == '1';
 	t_reg = now_s() - t0;
 	cpu_reg = proc_cpu(daemon_pid) - cpu0;
-	rss_reg = proc_kib(daemon_pid, "VmRSS");
+	rss_reg = proc_status(daemon_pid, "VmRSS");
 	tap_ok(nok == nclients,
 	       "scale: %u clients of %u uids registered %u sources each (%u in all)",
 	       nok, nclients, per, total);
@@ -544,8 +431,8 @@ static void test_scale(const char *bin, unsigned int nclients, unsigned int per)
 		free(m);
 		m = test_http_get_wait(http_port, "/metrics", &t_scrape[i], SCRAPE_WAIT_MS);
 	}
-	rss_scrape = proc_kib(daemon_pid, "VmRSS");
-	hwm = proc_kib(daemon_pid, "VmHWM");
+	rss_scrape = proc_status(daemon_pid, "VmRSS");
+	hwm = proc_status(daemon_pid, "VmHWM");
 	up = m ? count_lines(m, "statsfd_collector_source_up{") : 0;
 	series = m ? count_lines(m, EXITS_SERIES) : 0;
 	tap_ok(m && gauge(m, "statsfd_collector_sources") == (long long)total &&
@@ -579,7 +466,7 @@ static void test_scale(const char *bin, unsigned int nclients, unsigned int per)
 	free(m);
 	close(res[0]);
 	free(kids);
-	tap_ok(stop_daemon(), "scale: clean exit");
+	tap_ok(stop_daemon(&daemon_pid), "scale: clean exit");
 }
 
 /*
@@ -611,6 +498,7 @@ int main(int argc, char **argv)
 	const char *only = getenv("SCALE_ONLY"), *stress = getenv("STATSFD_STRESS");
 	unsigned int nclients = 64, per = 1024, fit;
 
+	rpc_wait_ms = REPLY_WAIT_MS;
 	if (argc < 2) {
 		only = "scale";
 		if (!stress || strcmp(stress, "1"))
@@ -625,11 +513,8 @@ int main(int argc, char **argv)
 		tap_skip("statsfd-collector scale tests", "need root (clients of many uids)");
 		return tap_done();
 	}
-	if (!mkdtemp(dir))
+	if (spawn_dir(dir, sock_path, sizeof(sock_path), port_path, sizeof(port_path)))
 		return 1;
-	chmod(dir, 0755);
-	snprintf(sock_path, sizeof(sock_path), "%s/collector.sock", dir);
-	snprintf(port_path, sizeof(port_path), "%s/port", dir);
 	if (!only || !strcmp(only, "fleet"))
 		test_fleet(bin);
 	fit = fitting(nclients, per);

@@ -19,6 +19,9 @@
  *    --http-scraper's first login is served at once (bcrypt budgets per
  *    address).
  *
+ * The attackers and the raw clients are tools/tests/siege.c, which
+ * statsfd-bench's B15 runs too (to time an honest scrape under them).
+ *
  *   collector_siege_test COLLECTOR_BINARY   (as root; TAP on stdout)
  *
  * STRESS=1 makes the attacks larger.
@@ -43,6 +46,8 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "siege.h"
+#include "spawn.h"
 #include "statsfd_expo.h"
 #include "statsfd_client.h"
 #include "tap.h"
@@ -51,127 +56,63 @@ static char dir[] = "/tmp/statsfd-siege-test.XXXXXX";
 static char sock_path[128], port_path[128], web_path[128];
 static const char *bin;
 static pid_t daemon_pid = -1;
-static unsigned int http_port;
 static bool stress;
 /* For the next start(): the daemon's stderr to this file, NOTIFY_SOCKET. */
 static const char *daemon_log, *notify_env;
 /* For the next start(): a low fd limit (the daemon raises it to its need). */
 static bool low_nofile;
 
-static void msleep(int ms)
+/* What start() sets up in the child before the exec. */
+static void child_setup(void *arg)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	/* RSS is measured: freed renderings must not sit in quarantine. */
+	setenv("ASAN_OPTIONS", "detect_leaks=0:quarantine_size_mb=0", 1);
+	if (notify_env)
+		setenv("NOTIFY_SOCKET", notify_env, 1);
+	if (low_nofile) {
+		struct rlimit rl = { 64, 64 };
 
-	nanosleep(&ts, NULL);
-}
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (daemon_log) {
+		int lf = open(daemon_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+		if (lf >= 0)
+			dup2(lf, 2);
+	}
 }
 
 /* Start the daemon with the common options and @extra (NULL-terminated). */
 static int start(const char *const *extra)
 {
-	const char *argv[64] = {
+	const char *const argv[] = {
 		bin, "--socket", sock_path, "--socket-mode", "0666", "--listen",
 		"0.0.0.0:0", "--port-file", port_path, "--user", "nobody",
-		"--allow-uid", "0", "--interval", "100", "--test-accept-memfd",
+		"--allow-uid", "0", "--interval", "100", "--test-accept-memfd", NULL,
 	};
-	unsigned int n = 16, i;
-	double t0 = now_s();
 
-	for (i = 0; extra && extra[i] && n < 62; i++)
-		argv[n++] = extra[i];
-	argv[n] = NULL;
-	unlink(port_path);
-	daemon_pid = fork();
-	if (!daemon_pid) {
-		/* RSS is measured: freed renderings must not sit in quarantine. */
-		setenv("ASAN_OPTIONS", "detect_leaks=0:quarantine_size_mb=0", 1);
-		if (notify_env)
-			setenv("NOTIFY_SOCKET", notify_env, 1);
-		if (low_nofile) {
-			struct rlimit rl = { 64, 64 };
-
-			setrlimit(RLIMIT_NOFILE, &rl);
-		}
-		if (daemon_log) {
-			int lf = open(daemon_log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-			if (lf >= 0)
-				dup2(lf, 2);
-		}
-		execv(bin, (char *const *)argv);
-		_exit(127);
-	}
-	while (now_s() - t0 < 30) {
-		FILE *f = fopen(port_path, "r");
-
-		if (f) {
-			int ok = fscanf(f, "%u", &http_port) == 1;
-
-			fclose(f);
-			if (ok && http_port)
-				return 0;
-		}
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return -1;
-		}
-		msleep(20);
-	}
-	return -1;
+	daemon_pid = spawn_daemon(argv, extra, port_path, 30, &siege_port, child_setup, NULL);
+	return daemon_pid < 0 ? -1 : 0;
 }
 
 static bool stop(void)
 {
-	int status;
-
-	if (daemon_pid < 0)
-		return false;
-	kill(daemon_pid, SIGTERM);
-	waitpid(daemon_pid, &status, 0);
-	daemon_pid = -1;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-static long rss_kb(pid_t pid)
-{
-	char path[64], line[256];
-	long kb = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return stop_daemon(&daemon_pid);
 }
 
 /* A client registering @n vCPUs of VM "big": kept open (the sources live). */
 static int register_vcpus(unsigned int n)
 {
 	static unsigned char buf[1 << 15];
-	struct statsfd_buf req = { 0 };
 	unsigned int i, done = 0;
 	int s = statsfd_msg_connect(sock_path);
 
 	if (s < 0)
 		return -1;
 	while (done < n) {
-		unsigned int k = n - done > 200 ? 200 : n - done;
+		unsigned int k = n - done > 200 ? 200 : n - done, added;
 		int fds[200];
-		char *out = NULL;
-		unsigned int nf = 0;
-		size_t len;
+		char *why;
 
 		for (i = 0; i < k; i++) {
 			char id[32];
@@ -181,172 +122,18 @@ static int register_vcpus(unsigned int n)
 							  img_vcpu_stats,
 							  img_vcpu_nstats, NULL, 0));
 		}
-		req.len = 0;
-		statsfd_buf_printf(&req, "{\"execute\":\"add-sources\",\"arguments\":{"
-				   "\"provider\":\"siege\",\"vm\":\"big\",\"sources\":[");
-		for (i = 0; i < k; i++)
-			statsfd_buf_printf(&req, "%s{\"target\":\"vcpu\",\"vcpu\":%u}",
-					   i ? "," : "", done + i);
-		statsfd_buf_printf(&req, "]}}");
-		if (statsfd_msg_send(s, req.data, req.len, fds, k) ||
-		    statsfd_msg_recv(s, &out, &len, NULL, &nf, 10000) ||
-		    !strstr(out, "\"return\"")) {
-			tap_diag("add-sources: %s", out ? out : "no reply");
-			free(out);
-			close(s);
-			statsfd_buf_free(&req);
-			return -1;
-		}
-		free(out);
+		added = siege_add_vcpus(s, "siege", "big", fds, done, k, &why);
 		for (i = 0; i < k; i++)
 			close(fds[i]);
-		done += k;
-	}
-	statsfd_buf_free(&req);
-	return s;
-}
-
-static double cpu_s(pid_t pid)
-{
-	unsigned long long ut = 0, st = 0;
-	char path[64], buf[1024], *p;
-	size_t n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (f) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* One request on @s, its whole reply (NULL on none within 60 s). */
-static char *rpc(int s, const char *json, const int *fds, unsigned int nfds)
-{
-	unsigned int n = 0;
-	char *out = NULL;
-	size_t len;
-
-	if (statsfd_msg_send(s, json, strlen(json), fds, nfds) ||
-	    statsfd_msg_recv(s, &out, &len, NULL, &n, 60000))
-		return NULL;
-	return out;
-}
-
-/* ---- raw HTTP clients ----------------------------------------------------- */
-
-/*
- * A TCP connection to the collector from 127.0.0.@src (0: any), with a
- * receive buffer of @rcvbuf bytes (0: the default); -1 when refused.
- */
-static int http_connect(unsigned int src, int rcvbuf)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(http_port) };
-	struct sockaddr_in me = { .sin_family = AF_INET };
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	char a[32];
-
-	if (s < 0)
-		return -1;
-	if (rcvbuf)
-		setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-	if (src) {
-		snprintf(a, sizeof(a), "127.0.0.%u", src);
-		inet_pton(AF_INET, a, &me.sin_addr);
-		if (bind(s, (struct sockaddr *)&me, sizeof(me))) {
+		if (added < k) {
+			tap_diag("add-sources: %s", why);
+			free(why);
 			close(s);
 			return -1;
 		}
-	}
-	inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
-	if (connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
-		close(s);
-		return -1;
+		done += k;
 	}
 	return s;
-}
-
-/* Read what arrives within @ms into @b (appended); Return: false at EOF. */
-static bool read_some(int s, struct statsfd_buf *b, int ms, size_t max)
-{
-	char buf[65536];
-
-	for (;;) {
-		struct pollfd p = { .fd = s, .events = POLLIN };
-		ssize_t r;
-
-		if (b->len >= max || poll(&p, 1, ms) != 1)
-			return true;
-		r = read(s, buf, sizeof(buf) < max - b->len ? sizeof(buf) : max - b->len);
-		if (r <= 0)
-			return false;
-		statsfd_buf_append(b, buf, (size_t)r);
-		ms = 0;
-	}
-}
-
-/*
- * One scrape from 127.0.0.@src: the full response read until the server
- * closes (HTTP/1.0) or 20 s pass.  Return: the HTTP status, or 0.
- */
-static int scrape(unsigned int src, const char *auth, size_t *body_len)
-{
-	struct statsfd_buf b = { 0 };
-	char req[512];
-	int s = http_connect(src, 0), status = 0;
-	double t0 = now_s();
-	char *p;
-
-	if (s < 0)
-		return 0;
-	snprintf(req, sizeof(req), "GET /metrics HTTP/1.0\r\nHost: x\r\n%s\r\n", auth);
-	if (write(s, req, strlen(req)) != (ssize_t)strlen(req)) {
-		close(s);
-		return 0;
-	}
-	while (now_s() - t0 < 20 && read_some(s, &b, 1000, (size_t)1 << 30))
-		;
-	close(s);
-	if (b.data && sscanf(b.data, "HTTP/1.%*d %d", &status) != 1)
-		status = 0;
-	p = b.data ? strstr(b.data, "\r\n\r\n") : NULL;
-	if (body_len)
-		*body_len = p ? b.len - (size_t)(p + 4 - b.data) : 0;
-	statsfd_buf_free(&b);
-	return status;
-}
-
-/* A metric of the collector (a full scrape from @src with @auth), or -1. */
-static double metric(unsigned int src, const char *auth, const char *name)
-{
-	struct statsfd_buf b = { 0 };
-	char req[512];
-	int s = http_connect(src, 0);
-	double t0 = now_s(), v = -1;
-	const char *p;
-	size_t n = strlen(name);
-
-	if (s < 0)
-		return -1;
-	snprintf(req, sizeof(req), "GET /metrics HTTP/1.0\r\nHost: x\r\n%s\r\n", auth);
-	if (write(s, req, strlen(req)) == (ssize_t)strlen(req))
-		while (now_s() - t0 < 20 && read_some(s, &b, 1000, (size_t)1 << 30))
-			;
-	close(s);
-	for (p = b.data; p && (p = strstr(p, name)); p += n)
-		if (p[-1] == '\n' && p[n] == ' ') {
-			v = strtod(p + n + 1, NULL);
-			break;
-		}
-	statsfd_buf_free(&b);
-	return v;
 }
 
 /* ---- memory: slow readers ------------------------------------------------- */
@@ -368,33 +155,22 @@ static void test_slow_readers(void)
 	vm = register_vcpus(600);
 	tap_ok(vm >= 0, "600 vCPUs registered");
 	/* Two scrapes warm the allocator; the body's size sets the bounds. */
-	scrape(0, "", &body);
-	scrape(0, "", &body);
-	rss0 = rss_kb(daemon_pid);
+	siege_scrape(0, "", &body);
+	siege_scrape(0, "", &body);
+	rss0 = proc_status(daemon_pid, "VmRSS");
 	tap_ok(body > (2u << 20), "the exposition is %zu bytes", body);
 	for (i = 0; i < nreaders; i++) {
-		static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
-		struct statsfd_buf b = { 0 };
-		double t0 = now_s();
+		int st;
+		bool retry;
 
-		readers[i] = http_connect(0, 4096);
-		if (readers[i] < 0 || write(readers[i], req, sizeof(req) - 1) < 0)
-			continue;
-		/* The status line, then nothing more is read. */
-		while (now_s() - t0 < 20 && !memmem(b.data ?: "", b.len, "\r\n\r\n", 4) &&
-		       read_some(readers[i], &b, 500, 4096))
-			;
-		if (b.data && !strncmp(b.data, "HTTP/1.1 200", 12))
-			n200++;
-		if (b.data && !strncmp(b.data, "HTTP/1.1 503", 12)) {
-			n503++;
-			nretry += !!strcasestr(b.data, "\r\nRetry-After: ");
-		}
-		statsfd_buf_free(&b);
+		readers[i] = siege_slow_reader(0, &st, &retry);
+		n200 += st == 200;
+		n503 += st == 503;
+		nretry += st == 503 && retry;
 		/* A new rendering for the next reader (read ticks: 100 ms). */
 		msleep(250);
 	}
-	rss1 = rss_kb(daemon_pid);
+	rss1 = proc_status(daemon_pid, "VmRSS");
 	/*
 	 * Bound: the cap, plus the rendering being made and the current one
 	 * (each response is sent from them, never a copy), plus slack.
@@ -413,11 +189,11 @@ static void test_slow_readers(void)
 		double t0 = now_s();
 		int st = 0;
 
-		while (now_s() - t0 < 30 && (st = scrape(0, "", NULL)) != 200)
+		while (now_s() - t0 < 30 && (st = siege_scrape(0, "", NULL)) != 200)
 			msleep(200);
 		tap_ok(st == 200, "readers gone: a scrape is served (HTTP %d)", st);
 	}
-	tap_ok(metric(0, "", "statsfd_collector_http_busy_total") == n503,
+	tap_ok(siege_metric(0, "", "statsfd_collector_http_busy_total") == n503,
 	       "statsfd_collector_http_busy_total counts the 503s");
 	if (vm >= 0)
 		close(vm);
@@ -431,7 +207,7 @@ static void test_send_deadline(void)
 {
 	const char *extra[] = { "--http-send-timeout", "2", NULL };
 	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
-	struct statsfd_buf b = { 0 };
+	struct siege_buf b = { 0 };
 	double t0;
 	bool open = true;
 	size_t clen = 0;
@@ -443,14 +219,14 @@ static void test_send_deadline(void)
 	/* More than the sockets' buffers take (8 MB): 1600 vCPUs, 9 MB. */
 	vm = register_vcpus(1600);
 	tap_ok(vm >= 0, "1600 vCPUs registered");
-	s = http_connect(0, 4096);
+	s = siege_connect(0, 4096);
 	if (s < 0 || write(s, req, sizeof(req) - 1) < 0)
 		tap_diag("connect: %s", strerror(errno));
 	/* Nothing read for 6 s: three times the deadline. */
 	msleep(6000);
 	t0 = now_s();
 	while (open && now_s() - t0 < 60)
-		open = read_some(s, &b, 5000, (size_t)1 << 30);
+		open = siege_read_some(s, &b, 5000, (size_t)1 << 30);
 	p = b.data ? strcasestr(b.data, "\r\nContent-Length: ") : NULL;
 	if (p)
 		clen = strtoul(p + 18, NULL, 10);
@@ -458,10 +234,10 @@ static void test_send_deadline(void)
 	tap_ok(!open && p && clen && b.len - (size_t)(p + 4 - b.data) < clen,
 	       "a reader reading nothing is cut: %zu of %zu bytes, then closed",
 	       p ? b.len - (size_t)(p + 4 - b.data) : 0, clen);
-	statsfd_buf_free(&b);
+	siege_buf_free(&b);
 	if (s >= 0)
 		close(s);
-	tap_ok(metric(0, "", "statsfd_collector_http_deadlines_total") >= 1,
+	tap_ok(siege_metric(0, "", "statsfd_collector_http_deadlines_total") >= 1,
 	       "statsfd_collector_http_deadlines_total counts it");
 	if (vm >= 0)
 		close(vm);
@@ -480,7 +256,7 @@ static void test_header_deadline(void)
 
 	if (!tap_ok(!start(extra), "collector with --http-header-timeout 1 starts"))
 		return;
-	s = http_connect(0, 0);
+	s = siege_connect(0, 0);
 	/* One byte every 50 ms: the whole request would take 10 s. */
 	while (s >= 0 && sent < sizeof(hdr) - 1) {
 		struct pollfd p = { .fd = s, .events = POLLIN };
@@ -501,58 +277,6 @@ static void test_header_deadline(void)
 }
 
 /* ---- slots: tricklers holding every slot ---------------------------------- */
-
-static volatile sig_atomic_t stop_flag;
-
-static void on_term(int sig)
-{
-	stop_flag = 1;
-}
-
-/*
- * @n connections from 127.0.0.1 .. 127.0.0.@naddr, each trickling request
- * headers a byte every 200 ms and reconnecting as soon as it is cut or
- * refused, until SIGTERM.
- */
-static pid_t tricklers(unsigned int n, unsigned int naddr)
-{
-	pid_t pid = fork();
-	int fds[64];
-	unsigned int i, sent[64] = { 0 };
-
-	if (pid)
-		return pid;
-	signal(SIGTERM, on_term);
-	for (i = 0; i < n; i++)
-		fds[i] = -1;
-	while (!stop_flag) {
-		for (i = 0; i < n; i++) {
-			if (fds[i] < 0) {
-				fds[i] = http_connect(1 + i % naddr, 0);
-				sent[i] = 0;
-				continue;
-			}
-			if (send(fds[i], sent[i] ? "a" : "GET / HTTP/1.1\r\nX: ",
-				 sent[i] ? 1 : 19, MSG_NOSIGNAL | MSG_DONTWAIT) <= 0) {
-				close(fds[i]);
-				fds[i] = -1;
-				continue;
-			}
-			sent[i]++;
-			{
-				char c;
-
-				if (recv(fds[i], &c, 1, MSG_DONTWAIT) == 0 ||
-				    (errno != EAGAIN && errno != EWOULDBLOCK)) {
-					close(fds[i]);
-					fds[i] = -1;
-				}
-			}
-		}
-		msleep(200 / n ?: 1);
-	}
-	_exit(0);
-}
 
 static void write_web_config(const char *hash)
 {
@@ -586,7 +310,7 @@ static unsigned int scrapes_served(unsigned int src, const char *auth,
 	for (i = 0; i < n; i++) {
 		for (a = 0; a < 3; a++) {
 			++*attempts;
-			if (scrape(src, auth, NULL) == 200) {
+			if (siege_scrape(src, auth, NULL) == 200) {
 				ok++;
 				break;
 			}
@@ -616,19 +340,18 @@ static void test_reserved_slots(void)
 	extra[n] = NULL;
 	if (!tap_ok(!start(extra), "collector with 6+2 slots and basic auth starts"))
 		return;
-	t = tricklers(16, 6);
+	t = siege_tricklers(16, 6);
 	/* Let them take every general slot. */
 	msleep(1500);
 	ok = scrapes_served(1, auth, want, &attempts);
 	tap_ok(ok == want,
 	       "16 tricklers from 6 addresses: an authenticated scraper on 127.0.0.1 served %u of %u times (%u attempts)",
 	       ok, want, attempts);
-	st = scrape(1, "", NULL);
+	st = siege_scrape(1, "", NULL);
 	tap_ok(st != 200, "a scraper without credentials is not served (HTTP %d)", st);
-	kill(t, SIGTERM);
-	waitpid(t, NULL, 0);
-	tap_ok(metric(1, auth, "statsfd_collector_http_refused_total") +
-	       metric(1, auth, "statsfd_collector_http_evicted_total") > 0,
+	siege_stop(t);
+	tap_ok(siege_metric(1, auth, "statsfd_collector_http_refused_total") +
+	       siege_metric(1, auth, "statsfd_collector_http_evicted_total") > 0,
 	       "the tricklers were refused slots, or lost reserved ones");
 	tap_ok(stop(), "clean exit");
 
@@ -641,14 +364,13 @@ static void test_reserved_slots(void)
 	extra[n] = NULL;
 	if (!tap_ok(!start(extra), "collector with 6+2 slots and --http-scraper 127.0.0.9 starts"))
 		return;
-	t = tricklers(16, 6);
+	t = siege_tricklers(16, 6);
 	msleep(1500);
 	ok = scrapes_served(9, "", want, &attempts);
 	tap_ok(ok == want,
 	       "16 tricklers from 6 addresses: the scraper at 127.0.0.9 served %u of %u times (%u attempts)",
 	       ok, want, attempts);
-	kill(t, SIGTERM);
-	waitpid(t, NULL, 0);
+	siege_stop(t);
 	tap_ok(stop(), "clean exit");
 }
 
@@ -671,20 +393,13 @@ static void test_guessers(void)
 	write_web_config(make_hash(10));
 	if (!tap_ok(!start(extra), "collector with bcrypt cost 10, --http-scraper 127.0.0.9 starts"))
 		return;
-	for (i = 0; i < 8; i++) {
-		g[i] = fork();
-		if (!g[i]) {
-			signal(SIGTERM, on_term);
-			while (!stop_flag)
-				scrape(1 + i % 4, bad, NULL);
-			_exit(0);
-		}
-	}
+	for (i = 0; i < 8; i++)
+		g[i] = siege_guesser(1 + i % 4, bad);
 	/* The guessers spend every budget they can. */
 	msleep(1000);
 	/* Fresh daemon: the first login needs bcrypt; the next are cached. */
 	for (i = 0; i < want; i++) {
-		int st = scrape(9, good, NULL);
+		int st = siege_scrape(9, good, NULL);
 
 		ok += st == 200;
 		if (st != 200)
@@ -693,11 +408,9 @@ static void test_guessers(void)
 	tap_ok(ok == want,
 	       "8 guessers: the scraper at 127.0.0.9 logged in %u of %u times at the first attempt",
 	       ok, want);
-	for (i = 0; i < 8; i++) {
-		kill(g[i], SIGTERM);
-		waitpid(g[i], NULL, 0);
-	}
-	n429 = (unsigned int)metric(9, good, "statsfd_collector_http_auth_busy_total");
+	for (i = 0; i < 8; i++)
+		siege_stop(g[i]);
+	n429 = (unsigned int)siege_metric(9, good, "statsfd_collector_http_auth_busy_total");
 	tap_ok(n429 > 0, "the guessers were answered 429 (%u times)", n429);
 	tap_ok(stop(), "clean exit");
 }
@@ -709,7 +422,7 @@ static void test_filter_flood(void)
 	struct statsfd_buf req = { 0 };
 	unsigned int i, nsrc = stress ? 2000 : 1000;
 	double cpu0, cpu1;
-	char *r;
+	char *r, *q;
 	int vm, s;
 
 	if (!tap_ok(!start(NULL), "collector for the filter flood starts"))
@@ -722,28 +435,20 @@ static void test_filter_flood(void)
 	for (i = 0; i < 15000; i++)
 		statsfd_buf_printf(&req, "%s\"%c\"", i ? "," : "", 'a' + i % 26);
 	statsfd_buf_printf(&req, "]}}");
-	cpu0 = cpu_s(daemon_pid);
-	r = rpc(s, req.data, NULL, 0);
-	cpu1 = cpu_s(daemon_pid);
+	cpu0 = proc_cpu(daemon_pid);
+	r = siege_rpc(s, req.data, NULL, 0);
+	cpu1 = proc_cpu(daemon_pid);
 	tap_ok(r && strstr(r, "\"GenericError\"") &&
 	       strstr(r, "names: more than 1024 entries: split the query"),
 	       "15,000 names: refused, more than 1024 (%s)", r ? r : "no reply");
 	free(r);
 	tap_ok(cpu1 - cpu0 < 2.0, "refused for %.2f s of CPU (bound 2)", cpu1 - cpu0);
 	/* 1024 names, one of them real, over every source: an index, not a scan. */
-	req.len = 0;
-	statsfd_buf_printf(&req, "{\"execute\":\"query-stats\",\"arguments\":{\"names\":[\"%s\"",
-			   img_vcpu_stats[0].name);
-	for (i = 1; i < 1024; i++)
-		statsfd_buf_printf(&req, ",\"n%u\"", i);
-	statsfd_buf_printf(&req, "],\"providers\":[");
-	for (i = 0; i < 1023; i++)
-		statsfd_buf_printf(&req, "{\"provider\":\"p%u\"},", i);
-	statsfd_buf_printf(&req, "{\"provider\":\"siege\",\"names\":[\"%s\"]}]}}",
-			   img_vcpu_stats[0].name);
-	cpu0 = cpu_s(daemon_pid);
-	r = rpc(s, req.data, NULL, 0);
-	cpu1 = cpu_s(daemon_pid);
+	q = siege_filter_query(img_vcpu_stats[0].name, "siege");
+	cpu0 = proc_cpu(daemon_pid);
+	r = q ? siege_rpc(s, q, NULL, 0) : NULL;
+	free(q);
+	cpu1 = proc_cpu(daemon_pid);
 	{
 		struct json_object *o = r ? json_tokener_parse(r) : NULL, *ret;
 
@@ -757,7 +462,7 @@ static void test_filter_flood(void)
 	free(r);
 	tap_ok(cpu1 - cpu0 < 2.0, "in %.2f s of CPU (bound 2)", cpu1 - cpu0);
 	tap_diag("statsfd_collector_request_max_seconds %.6f (the longest request)",
-		 metric(0, "", "statsfd_collector_request_max_seconds"));
+		 siege_metric(0, "", "statsfd_collector_request_max_seconds"));
 	statsfd_buf_free(&req);
 	close(s);
 	if (vm >= 0)
@@ -783,13 +488,13 @@ static void test_reply_hoard(void)
 	tap_ok(vm >= 0, "1000 vCPUs registered");
 	/* The size of the reply, read once. */
 	cl[0] = statsfd_msg_connect(sock_path);
-	r = rpc(cl[0], "{\"execute\":\"query-stats\"}", NULL, 0);
+	r = siege_rpc(cl[0], "{\"execute\":\"query-stats\"}", NULL, 0);
 	len = r ? strlen(r) : 0;
 	tap_ok(r && strstr(r, "\"return\"") && len > (400u << 10),
 	       "query-stats over 1000 vCPUs: %zu bytes", len);
 	free(r);
 	close(cl[0]);
-	rss0 = rss_kb(daemon_pid);
+	rss0 = proc_status(daemon_pid, "VmRSS");
 	for (i = 0; i < n; i++) {
 		char buf[STATSFD_MSG_MAX];
 		ssize_t got;
@@ -807,7 +512,7 @@ static void test_reply_hoard(void)
 		else if (got > 0)
 			queued++;
 	}
-	rss1 = rss_kb(daemon_pid);
+	rss1 = proc_status(daemon_pid, "VmRSS");
 	/* At most 4 MiB queued for the uid, beyond what the sockets took. */
 	tap_ok(queued >= 1 && refused >= 1 && queued + refused == n,
 	       "%u hoarders of uid 0: %u replies queued, %u refused (the uid's budget)",
@@ -841,7 +546,7 @@ static char *add_vcpu(int s, const char *vm, unsigned int vcpu, int fd)
 	snprintf(req, sizeof(req), "{\"execute\":\"add-sources\",\"arguments\":{"
 		 "\"provider\":\"siege\",\"vm\":\"%s\",\"sources\":[{\"target\":\"vcpu\",\"vcpu\":%u}]}}",
 		 vm, vcpu);
-	return rpc(s, req, &fd, 1);
+	return siege_rpc(s, req, &fd, 1);
 }
 
 static void test_duplicates(void)
@@ -869,15 +574,15 @@ static void test_duplicates(void)
 		snprintf(req, sizeof(req), "{\"execute\":\"add-sources\",\"arguments\":{"
 			 "\"provider\":\"siege\",\"vm\":\"dup\",\"sources\":["
 			 "{\"target\":\"vcpu\",\"vcpu\":2},{\"target\":\"vcpu\",\"vcpu\":3}]}}");
-		r = rpc(s, req, two, 2);
+		r = siege_rpc(s, req, two, 2);
 		tap_ok(r && strstr(r, "sources[1]: its open file is already a source"),
 		       "the same file twice in one message: refused, nothing kept");
 		free(r);
 		close(two[0]);
 		close(two[1]);
 	}
-	tap_ok(metric(0, "", "statsfd_collector_sources") == 1 &&
-	       metric(0, "", "statsfd_collector_duplicates_refused_total") == 2,
+	tap_ok(siege_metric(0, "", "statsfd_collector_sources") == 1 &&
+	       siege_metric(0, "", "statsfd_collector_duplicates_refused_total") == 2,
 	       "one source, two duplicates counted");
 	close(fd);
 	close(d);
@@ -949,8 +654,8 @@ static void test_user_quotas(void)
 		free(r);
 	}
 	tap_ok(ok >= 1 && ok < 200, "%u vCPUs fit in 256 KiB of exposition", ok);
-	est = metric(0, "", "statsfd_collector_exposition_estimate_bytes");
-	scrape(0, "", &body);
+	est = siege_metric(0, "", "statsfd_collector_exposition_estimate_bytes");
+	siege_scrape(0, "", &body);
 	tap_ok(est > 0 && est <= 262144 && body < 2 * 262144 + 65536,
 	       "estimate %.0f bytes, the whole exposition %zu", est, body);
 	close(s[0]);
@@ -1017,7 +722,7 @@ static unsigned int fill_fds(int *tcp, unsigned int *ntcp, unsigned int max,
 		unsigned int before = open_fds(daemon_pid);
 		double t1 = now_s();
 
-		tcp[*ntcp] = http_connect(0, 0);
+		tcp[*ntcp] = siege_connect(0, 0);
 		if (tcp[*ntcp] >= 0)
 			++*ntcp;
 		/* Accepted: one more fd in the daemon. */
@@ -1057,7 +762,7 @@ static void test_fd_table_full(void)
 	daemon_log = NULL;
 	low_nofile = false;
 	a = statsfd_msg_connect(sock_path);
-	r = a >= 0 ? rpc(a, "{\"execute\":\"hello\"}", NULL, 0) : NULL;
+	r = a >= 0 ? siege_rpc(a, "{\"execute\":\"hello\"}", NULL, 0) : NULL;
 	tap_ok(r && strstr(r, "\"return\""), "a client connected");
 	free(r);
 	lim = fd_limit(daemon_pid);
@@ -1066,7 +771,7 @@ static void test_fd_table_full(void)
 	fill_fds(tcp, &ntcp, 1100, lim - 2);
 	for (i = 0; i < 10; i++)
 		fds[i] = vcpu_fd(100 + i);
-	r = rpc(a, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"siege\","
+	r = siege_rpc(a, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"siege\","
 		"\"vm\":\"f\",\"sources\":[{\"target\":\"vm\"}]}}", fds, 10);
 	tap_ok(r && strstr(r, "fd table is full") && !strstr(r, "too many fds"),
 	       "10 fds with 2 free fd slots: told the fd table is full (%s)", r ? r : "no reply");
@@ -1077,7 +782,7 @@ static void test_fd_table_full(void)
 	fill_fds(tcp, &ntcp, 1100, lim);
 	tap_ok(open_fds(daemon_pid) >= lim, "the fd table is full (%u of %lu)",
 	       open_fds(daemon_pid), lim);
-	cpu0 = cpu_s(daemon_pid);
+	cpu0 = proc_cpu(daemon_pid);
 	b = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	{
 		struct sockaddr_un sun = { .sun_family = AF_UNIX };
@@ -1087,7 +792,7 @@ static void test_fd_table_full(void)
 			tap_diag("connect: %s", strerror(errno));
 	}
 	msleep(3000);
-	cpu1 = cpu_s(daemon_pid);
+	cpu1 = proc_cpu(daemon_pid);
 	lines = count_lines(logp, "accept: ");
 	tap_ok(cpu1 - cpu0 < 1.0,
 	       "a pending connection for 3 s: %.2f s of CPU (bound 1: no spinning)", cpu1 - cpu0);
@@ -1129,7 +834,7 @@ static void test_bad_command_name(void)
 	if (!tap_ok(!start(NULL), "collector for a bad command name starts"))
 		return;
 	s = statsfd_msg_connect(sock_path);
-	r = rpc(s, "{\"execute\":\"\xff\xfe\x01zz\"}", NULL, 0);
+	r = siege_rpc(s, "{\"execute\":\"\xff\xfe\x01zz\"}", NULL, 0);
 	tap_ok(r && strstr(r, "CommandNotFound") && valid_utf8((unsigned char *)r) &&
 	       strstr(r, "the command ???zz has not been found"),
 	       "a command name of invalid UTF-8: not echoed raw (%s)", r ? r : "no reply");
@@ -1163,7 +868,7 @@ static void test_notify_stall(void)
 	/* 40 FDSTORE=1 messages: the socket's queue takes about 10. */
 	vm = register_vcpus(40);
 	tap_ok(vm >= 0, "40 vCPUs registered meanwhile");
-	st = scrape(0, "", NULL);
+	st = siege_scrape(0, "", NULL);
 	tap_ok(st == 200, "a scrape is served (HTTP %d)", st);
 	/* Now "PID 1" reads: every queued message arrives, in time. */
 	t0 = now_s();
@@ -1218,11 +923,8 @@ int main(int argc, char **argv)
 		tap_ok(0, "collector siege tests need root (the drop to nobody)");
 		return tap_done();
 	}
-	if (!mkdtemp(dir))
+	if (spawn_dir(dir, sock_path, sizeof(sock_path), port_path, sizeof(port_path)))
 		return 1;
-	chmod(dir, 0755);
-	snprintf(sock_path, sizeof(sock_path), "%s/collector.sock", dir);
-	snprintf(port_path, sizeof(port_path), "%s/port", dir);
 	snprintf(web_path, sizeof(web_path), "%s/web.yml", dir);
 
 	if (!argv[2] || strstr(argv[2], "slow"))

@@ -28,6 +28,8 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "rpc.h"
+#include "spawn.h"
 #include "statsfd_expo.h"
 #include "statsfd_client.h"
 #include "tap.h"
@@ -45,21 +47,6 @@ static const struct img_stat vm_stats[] = {
 	{ "vcpus_created", STATSFD_TYPE_CUMULATIVE, 0, 1, 0 },
 	{ "io_exits_sum", STATSFD_TYPE_CUMULATIVE | STATSFD_AGG_SUM, 0, 1, 0 },
 };
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int vcpu_memfd(const char *id)
 {
@@ -86,26 +73,6 @@ static void poke(int fd, unsigned int idx, uint64_t v)
 	if (pread(fd, &h, sizeof(h), 0) == sizeof(h))
 		if (pwrite(fd, &v, 8, h.data_offset + idx * 8) != 8)
 			tap_diag("pwrite failed");
-}
-
-/* Send @json (+ fds), return the parsed reply or NULL. */
-static struct json_object *rpc(int s, const char *json, const int *fds,
-			       unsigned int nfds)
-{
-	unsigned int n = 0;
-	char *out;
-	size_t len;
-
-	if (statsfd_msg_send(s, json, strlen(json), fds, nfds))
-		return NULL;
-	if (statsfd_msg_recv(s, &out, &len, NULL, &n, 5000))
-		return NULL;
-	{
-		struct json_object *r = json_tokener_parse(out);
-
-		free(out);
-		return r;
-	}
 }
 
 static bool is_error(struct json_object *r, const char *cls)
@@ -135,7 +102,7 @@ static size_t count_sources(void)
 
 	if (s < 0)
 		return n;
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	if (ret_of(r))
 		n = json_object_array_length(ret_of(r));
 	json_object_put(r);
@@ -147,52 +114,16 @@ static size_t count_sources(void)
 /* @extra: one more option and its value (e.g. --stats), or NULL. */
 static int start_daemon(const char *bin, const char *extra, const char *value)
 {
-	char interval[] = "100", timeout[] = "1000";
-	double t0 = now_s();
-	FILE *f;
+	const char *argv[] = {
+		bin, "--socket", sock_path, "--socket-mode", "0666",
+		"--listen", "127.0.0.1:0", "--port-file", port_path,
+		"--user", "nobody", "--allow-uid", "0", "--interval", "100",
+		"--client-timeout", "1000", "--max-sources", "10000",
+		"--test-accept-memfd", extra, value, NULL,
+	};
 
-	daemon_pid = fork();
-	if (!daemon_pid) {
-		execl(bin, bin, "--socket", sock_path, "--socket-mode", "0666",
-		      "--listen", "127.0.0.1:0", "--port-file", port_path,
-		      "--user", "nobody", "--allow-uid", "0", "--interval", interval,
-		      "--client-timeout", timeout, "--max-sources", "10000",
-		      "--test-accept-memfd", extra, value, (char *)NULL);
-		_exit(127);
-	}
-	while (now_s() - t0 < 15) {
-		f = fopen(port_path, "r");
-		if (f) {
-			int ok = fscanf(f, "%u", &http_port) == 1;
-
-			fclose(f);
-			if (ok && http_port)
-				return 0;
-		}
-		if (waitpid(daemon_pid, NULL, WNOHANG) == daemon_pid) {
-			daemon_pid = -1;
-			return -1;
-		}
-		msleep(20);
-	}
-	return -1;
-}
-
-static int proc_uid(pid_t pid)
-{
-	char path[64], line[256];
-	int uid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid:\t%d", &uid) == 1)
-			break;
-	fclose(f);
-	return uid;
+	daemon_pid = spawn_daemon(argv, NULL, port_path, 15, &http_port, NULL, NULL);
+	return daemon_pid < 0 ? -1 : 0;
 }
 
 static int count_fds(pid_t pid)
@@ -218,7 +149,7 @@ static struct json_object *register_web(int s, int *fds)
 	fds[0] = vm_memfd("vm-1-0");
 	fds[1] = vcpu_memfd("vm-1-0/vcpu-0");
 	fds[2] = vcpu_memfd("vm-1-0/vcpu-1");
-	return rpc(s, "{\"execute\":\"add-sources\",\"id\":7,\"arguments\":{"
+	return rpc_json(s, "{\"execute\":\"add-sources\",\"id\":7,\"arguments\":{"
 		   "\"provider\":\"statsfd_vm\",\"vm\":\"web\",\"sources\":["
 		   "{\"target\":\"vm\"},{\"target\":\"vcpu\",\"vcpu\":0},"
 		   "{\"target\":\"vcpu\",\"vcpu\":1}]}}", fds, 3);
@@ -230,8 +161,8 @@ static void test_basic(const char *save)
 	int s = statsfd_msg_connect(sock_path), fds[3], i;
 	char *m;
 
-	tap_ok(proc_uid(daemon_pid) == 65534, "daemon dropped to uid nobody after binding");
-	r = rpc(s, "{\"execute\":\"hello\"}", NULL, 0);
+	tap_ok(proc_status(daemon_pid, "Uid") == 65534, "daemon dropped to uid nobody after binding");
+	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "client", &v) &&
 	       json_object_object_get_ex(v, "pid", &x) && json_object_get_int(x) == getpid(),
 	       "hello: SO_PEERCRED pid recorded");
@@ -244,7 +175,7 @@ static void test_basic(const char *save)
 	       "add-sources: VM + 2 vCPU memfds registered, id echoed");
 	json_object_put(r);
 
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "client", &x) &&
 	       json_object_object_get_ex(x, "uid", &x) && json_object_get_int(x) == 0,
@@ -254,11 +185,11 @@ static void test_basic(const char *save)
 	       "query-sources: a memfd image is read with pread (\"mapped\": false)");
 	json_object_put(r);
 
-	r = rpc(s, "{\"execute\":\"query-stats-schemas\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-stats-schemas\"}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 2,
 	       "query-stats-schemas: 2 schemas (vm, vcpu shared by both vCPUs)");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats-schemas\",\"arguments\":{\"target\":\"vcpu\"}}",
+	r = rpc_json(s, "{\"execute\":\"query-stats-schemas\",\"arguments\":{\"target\":\"vcpu\"}}",
 		NULL, 0);
 	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "sources", &x) && json_object_get_int(x) == 2 &&
@@ -269,7 +200,7 @@ static void test_basic(const char *save)
 
 	poke(fds[2], 1, 1000);	/* vCPU 1 io_exits */
 	msleep(400);		/* several 100 ms read intervals */
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
+	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
 		"\"vcpus\":[1],\"providers\":[{\"provider\":\"statsfd_vm\","
 		"\"names\":[\"io_exits\",\"halt_wait_hist_ns\"]}]}}", NULL, 0);
 	v = ret_of(r);
@@ -289,7 +220,7 @@ static void test_basic(const char *save)
 		       "histogram value is the list of 32 buckets");
 	}
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vms\":[\"nope\"]}}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vms\":[\"nope\"]}}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 0, "query-stats vms filter");
 	json_object_put(r);
 
@@ -319,7 +250,7 @@ static void test_basic(const char *save)
 	       "duplicate VM/vCPU labels refused, nothing added");
 	json_object_put(r);
 
-	r = rpc(s, "{\"execute\":\"remove-sources\",\"arguments\":{\"vm\":\"web\"}}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"remove-sources\",\"arguments\":{\"vm\":\"web\"}}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "removed", &x) &&
 	       json_object_get_int(x) == 3 && count_sources() == 0,
 	       "remove-sources by vm drops all three");
@@ -339,10 +270,20 @@ static void test_bad_input(void)
 	const char *add3 = "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"kvm\","
 			   "\"vm\":\"bad\",\"sources\":[{\"target\":\"vm\"},"
 			   "{\"target\":\"vcpu\",\"vcpu\":0},{\"target\":\"vcpu\",\"vcpu\":1}]}}";
+	static const struct {
+		const char *req, *cls, *what;
+	} bad[] = {
+		{ "{\"execute\":\"no-such-command\"}", "CommandNotFound",
+		  "unknown command: CommandNotFound" },
+		{ "{\"execute\":", "GenericError", "truncated JSON: error, connection kept" },
+		{ "[1,2]", "GenericError", "JSON that is not an object: error" },
+		{ "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":\"x\"}}",
+		  "GenericError", "query-stats with a mistyped filter: error" },
+	};
 
 	if (pipe(p))
 		return;
-	r = rpc(s, add1, &p[0], 1);
+	r = rpc_json(s, add1, &p[0], 1);
 	tap_ok(is_error(r, "PermissionDenied") &&
 	       strstr(json_object_to_json_string(r), "not a stats fd of statsfd or KVM (pipe:["),
 	       "a pipe is refused by the type check (PermissionDenied)");
@@ -350,39 +291,33 @@ static void test_bad_input(void)
 	fds[0] = vcpu_memfd("good");
 	fds[1] = open("/dev/null", O_RDONLY);
 	fds[2] = vcpu_memfd("good2");
-	r = rpc(s, add3, fds, 3);
+	r = rpc_json(s, add3, fds, 3);
 	tap_ok(is_error(r, NULL) && count_sources() == 0,
 	       "one bad fd (/dev/null) rejects the whole message, nothing kept");
 	json_object_put(r);
-	r = rpc(s, add3, fds, 2);
+	r = rpc_json(s, add3, fds, 2);
 	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "2 fds attached"),
 	       "sources/fds count mismatch rejected");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-sources\"}", fds, 1);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", fds, 1);
 	tap_ok(is_error(r, NULL), "fds attached to a query are refused (and closed)");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"Bad!\","
+	r = rpc_json(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"Bad!\","
 		"\"sources\":[{\"target\":\"vm\"}]}}", fds, 1);
 	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "provider"),
 	       "invalid provider label rejected");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"kvm\","
+	r = rpc_json(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"kvm\","
 		"\"sources\":[{\"target\":\"vcpu\"}]}}", fds, 1);
 	tap_ok(is_error(r, NULL) && strstr(json_object_to_json_string(r), "vcpu"),
 	       "target vcpu without a vcpu index rejected");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"no-such-command\"}", NULL, 0);
-	tap_ok(is_error(r, "CommandNotFound"), "unknown command: CommandNotFound");
-	json_object_put(r);
-	r = rpc(s, "{\"execute\":", NULL, 0);
-	tap_ok(is_error(r, "GenericError"), "truncated JSON: error, connection kept");
-	json_object_put(r);
-	r = rpc(s, "[1,2]", NULL, 0);
-	tap_ok(is_error(r, "GenericError"), "JSON that is not an object: error");
-	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":\"x\"}}", NULL, 0);
-	tap_ok(is_error(r, "GenericError"), "query-stats with a mistyped filter: error");
-	json_object_put(r);
+	/* Each answered with its error class, the connection kept. */
+	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+		r = rpc_json(s, bad[i].req, NULL, 0);
+		tap_ok(is_error(r, bad[i].cls), "%s", bad[i].what);
+		json_object_put(r);
+	}
 	for (i = 0; i < 3; i++)
 		close(fds[i]);
 	close(p[0]);
@@ -403,7 +338,7 @@ static void test_bad_input(void)
 	}
 	close(s);
 	s = statsfd_msg_connect(sock_path);
-	r = rpc(s, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(ret_of(r) != NULL, "collector still serves other clients");
 	json_object_put(r);
 	close(s);
@@ -514,7 +449,7 @@ static void test_hanging_clients(void)
 	       "scrape served in %.0f ms with %d idle and 1 non-reading client connected",
 	       t * 1000, N);
 	free(m);
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 3,
 	       "queries still answered meanwhile");
 	json_object_put(r);
@@ -563,7 +498,7 @@ static void test_many_sources(void)
 						   i ? "," : "", i);
 			}
 			statsfd_buf_printf(&req, "]}}");
-			r = rpc(conn[c], req.data, fds, PER_MSG);
+			r = rpc_json(conn[c], req.data, fds, PER_MSG);
 			ok &= ret_of(r) != NULL;
 			json_object_put(r);
 			statsfd_buf_free(&req);
@@ -596,7 +531,7 @@ static void test_many_sources(void)
 static void test_stats_filter(const char *bin)
 {
 	struct json_object *r, *v, *x;
-	int s, fds[3], i, status;
+	int s, fds[3], i;
 	bool ok = true;
 	size_t j;
 	char *m;
@@ -611,7 +546,7 @@ static void test_stats_filter(const char *bin)
 	json_object_put(r);
 	poke(fds[2], 1, 4321);	/* vCPU 1 io_exits */
 	msleep(400);
-	r = rpc(s, "{\"execute\":\"query-sources\"}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	for (j = 0; ret_of(r) && j < json_object_array_length(ret_of(r)); j++) {
 		v = json_object_array_get_idx(ret_of(r), j);
 		ok &= json_object_object_get_ex(v, "view", &x) &&
@@ -622,7 +557,7 @@ static void test_stats_filter(const char *bin)
 	tap_ok(ret_of(r) && j == 3 && ok,
 	       "--stats on memfds: \"view\": \"emulated\" (a file has no views), \"events\": false");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":[1]}}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":[1]}}", NULL, 0);
 	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
 	    json_object_array_get_idx(ret_of(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
@@ -633,7 +568,7 @@ static void test_stats_filter(const char *bin)
 	       json_object_get_uint64(v) == 4321,
 	       "query-stats: only the 2 stats of the filter, in its order, values read");
 	json_object_put(r);
-	r = rpc(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vm\"}}", NULL, 0);
+	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vm\"}}", NULL, 0);
 	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
 	    json_object_array_get_idx(ret_of(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
@@ -653,9 +588,7 @@ static void test_stats_filter(const char *bin)
 	for (i = 0; i < 3; i++)
 		close(fds[i]);
 	close(s);
-	kill(daemon_pid, SIGTERM);
-	tap_ok(waitpid(daemon_pid, &status, 0) == daemon_pid && WIFEXITED(status) &&
-	       WEXITSTATUS(status) == 0, "--stats: clean exit");
+	tap_ok(stop_daemon(&daemon_pid), "--stats: clean exit");
 }
 
 /* Exit status of the collector run with @arg (a bad option value). */
@@ -705,7 +638,6 @@ static int feed(const char *path, int seconds)
 int main(int argc, char **argv)
 {
 	const char *save = NULL;
-	int status;
 
 	if (argc >= 3 && !strcmp(argv[1], "--feed"))
 		return feed(argv[2], argc >= 5 ? atoi(argv[4]) : 30);
@@ -720,11 +652,8 @@ int main(int argc, char **argv)
 		tap_skip("statsfd-collector host tests", "need root (to test the drop to nobody and a foreign uid)");
 		return tap_done();
 	}
-	if (!mkdtemp(dir))
+	if (spawn_dir(dir, sock_path, sizeof(sock_path), port_path, sizeof(port_path)))
 		return 1;
-	chmod(dir, 0755);
-	snprintf(sock_path, sizeof(sock_path), "%s/collector.sock", dir);
-	snprintf(port_path, sizeof(port_path), "%s/port", dir);
 	tap_ok(run_status(argv[1], "--max-mapped", "lots") == 2 &&
 	       run_status(argv[1], "--max-mapped", "") == 2,
 	       "--max-mapped: a value that is not a number is a usage error");
@@ -740,9 +669,7 @@ int main(int argc, char **argv)
 	test_vm_gone();
 	test_hanging_clients();
 	test_many_sources();
-	kill(daemon_pid, SIGTERM);
-	tap_ok(waitpid(daemon_pid, &status, 0) == daemon_pid && WIFEXITED(status) &&
-	       WEXITSTATUS(status) == 0, "SIGTERM: clean exit 0");
+	tap_ok(stop_daemon(&daemon_pid), "SIGTERM: clean exit 0");
 	test_stats_filter(argv[1]);
 	unlink(sock_path);
 	unlink(port_path);
