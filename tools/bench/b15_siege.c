@@ -62,7 +62,7 @@
 #include "bench.h"
 #include "siege.h"
 #include "spawn.h"
-#include "statsfd_msg.h"
+#include "statsfd_client.h"
 
 #define B15_SOCK	"/tmp/statsfd-bench-b15.sock"
 #define B15_PORT_FILE	"/tmp/statsfd-bench-b15.port"

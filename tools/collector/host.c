@@ -10,7 +10,7 @@
  * disk that goes away hangs its stats fd up: the source is dropped at
  * once, like a VM's.
  *
- * Their stats are exported under node_exporter's names (lib/host.c, the
+ * Their stats are exported under node_exporter's names (lib/expo/node_exporter.c, the
  * table in Documentation/statsfd-tools.rst); the few without a
  * node_exporter equivalent keep the collector's statsfd_* naming, with the
  * labels provider="statsfd_host", target (node, cpu, net, block) and cpu

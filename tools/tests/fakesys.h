@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Fake system calls for libstatsfd's test seam (statsfd__set_sys() in
- * statsfd_internal.h), shared by the host tests of views and events:
+ * statsfd_priv.h), shared by the host tests of views and events:
  *
  * - pread(): an fd whose file (device and inode) has an image registered
  *   reads that image, so a pipe or a TCP socket, which poll for real, can

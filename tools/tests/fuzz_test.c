@@ -9,7 +9,7 @@
  *
  * Then mutated mmap headers (struct statsfd_mmap_header, version 2, and
  * its two copies in a memfd attached through the test seam of
- * statsfd_internal.h) must be either refused, leaving pread, or accepted
+ * statsfd_priv.h) must be either refused, leaving pread, or accepted
  * as an area whose current copy's values read back exactly.
  *
  * Usage: fuzz_test [iterations] [seed]

@@ -2,7 +2,7 @@
 /*
  * The host's stats (statsfd_host.ko) in userspace, on synthetic images of
  * its four schemas (Documentation/statsfd-host-api.rst): every series of
- * the node_exporter mapping (lib/host.c) with its exact name, labels,
+ * the node_exporter mapping (lib/expo/node_exporter.c) with its exact name, labels,
  * HELP, TYPE and value (ns -> s, hundredths, sectors -> bytes, the sums of
  * node_exporter's legacy network names), a series left out when its
  * source lacks a stat, promtool check metrics on the result; the CPU list

@@ -5,7 +5,7 @@
  * histogram buckets, formatting, the Prometheus writer, the collector
  * message framing, and reads through a mapping of the values (a memfd
  * playing the stats fd's mmap area, attached through the test seam of
- * statsfd_internal.h): the sequence protocol, its fallback to pread, the
+ * statsfd_priv.h): the sequence protocol, its fallback to pread, the
  * mmap header checks, and consistent reads of several stats.
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The Prometheus exposition of libstatsfd (lib/prom.c) against names a
+ * The Prometheus exposition of libstatsfd (lib/expo/prom.c) against names a
  * hostile or careless provider could choose: HELP escaping, the reserved
  * statsfd_collector namespace, two stats of one schema mapping to one
  * name, and the per-stat skip mask the collector's --include, --exclude
