@@ -27,6 +27,18 @@ static bool statsfd_ops_valid(const struct statsfd_source_ops *ops)
 }
 
 /*
+ * The owner's live stats struct, for a plain or a snapshot source: there
+ * unless the schema has no plain stats, and aligned for the u64 loads and
+ * stores of readers and of statsfd_update_end().
+ */
+static bool statsfd_stats_valid(const struct statsfd_schema *schema,
+				const void *stats)
+{
+	return (stats || !schema->def->stats_size) &&
+	       IS_ALIGNED((unsigned long)stats, sizeof(u64));
+}
+
+/*
  * Everything a read of the aggregates needs, allocated now so that reads
  * cannot fail for memory: the buffer they are computed into, where each
  * child's snapshot is copied, the remainders of averages and, for sums
@@ -61,19 +73,19 @@ static void statsfd_source_free(struct statsfd_source *src)
 	struct statsfd_source_priv *p = src->priv;
 
 	statsfd_area_free(src);
-	kfree(p->fill_buf);
-	mutex_destroy(&p->fill_lock);
 	kfree(p->agg_buf);
 	mutex_destroy(&p->children_lock);
 	kfree(p->id);
 	kfree(p);
 	src->priv = NULL;
+	src->stats = NULL;
 }
 
 /*
  * Make @src an instance of @schema: what the three entry points share,
  * once each has checked that @schema, @stats and @ops make the kind of
- * source it sets up.  @stats is the owner's (a plain source) or NULL.
+ * source it sets up.  @stats is the owner's (a plain or a snapshot
+ * source) or NULL (a computed source).
  */
 static __printf(5, 0)
 int statsfd_source_setup(struct statsfd_source *src,
@@ -83,7 +95,6 @@ int statsfd_source_setup(struct statsfd_source *src,
 {
 	u32 name_size = schema->header.name_size;
 	struct statsfd_source_priv *p;
-	bool snapshot = schema->def->flags & STATSFD_SCHEMA_SNAPSHOT;
 	char *full;
 	int ret;
 
@@ -103,7 +114,6 @@ int statsfd_source_setup(struct statsfd_source *src,
 	INIT_LIST_HEAD(&p->children);
 	INIT_LIST_HEAD(&p->child_node);
 	init_waitqueue_head(&p->wq);
-	mutex_init(&p->fill_lock);
 	atomic64_set(&p->fills, 0);
 	atomic_set(&p->nr_files, 0);
 	src->priv = p;
@@ -126,19 +136,6 @@ int statsfd_source_setup(struct statsfd_source *src,
 	if (ret)
 		goto err;
 
-	/*
-	 * The debugfs view of a computed source needs somewhere to compute
-	 * into, and that of a snapshot source somewhere to copy the
-	 * published values to.
-	 */
-	if ((ops->fill || snapshot) && schema->def->stats_size) {
-		p->fill_buf = kzalloc(schema->def->stats_size, GFP_KERNEL_ACCOUNT);
-		if (!p->fill_buf) {
-			ret = -ENOMEM;
-			goto err;
-		}
-	}
-
 	/* A computed source has no values area: nothing live to copy or map. */
 	ret = ops->fill ? 0 : statsfd_area_alloc(src);
 	if (ret)
@@ -147,7 +144,6 @@ int statsfd_source_setup(struct statsfd_source *src,
 
 err:
 	statsfd_source_free(src);
-	src->stats = NULL;
 	return ret;
 }
 
@@ -191,8 +187,7 @@ int statsfd_source_init(struct statsfd_source *src,
 	/* Only an initialized schema has its definition. */
 	if (!schema->build_count || !statsfd_ops_valid(ops) || ops->fill ||
 	    (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) ||
-	    (!stats && schema->def->stats_size) ||
-	    !IS_ALIGNED((unsigned long)stats, sizeof(u64)))
+	    !statsfd_stats_valid(schema, stats))
 		return -EINVAL;
 	va_start(args, id_fmt);
 	ret = statsfd_source_setup(src, schema, stats, ops, id_fmt, args);
@@ -205,22 +200,27 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_init, STATSFD_NS);
  * statsfd_source_init_snapshot() - make @src a snapshot source of @schema
  * @src: the source, usually embedded in the object whose writers update it
  * @schema: an initialized schema with STATSFD_SCHEMA_SNAPSHOT
+ * @stats: the owner's live stats struct (schema->def->stats_size bytes,
+ *	8-byte aligned), usually embedded in the same object, which the
+ *	owner's writers update in update windows and no reader looks at; may
+ *	be NULL only if the schema has no plain stats
  * @ops: as for statsfd_source_init()
  * @id_fmt: as for statsfd_source_init()
  *
- * The core allocates the live values, zero, which the owner's writers
- * update through statsfd_source_stats() in update windows, and the values
- * area that statsfd_update_end() publishes them to (whole pages a stats
- * fd may map, with STATSFD_SCHEMA_MMAP), and the buffer the debugfs view
- * copies the published values to.  Otherwise as statsfd_source_init().
+ * The stats stay where the owner keeps them: the core allocates only the
+ * values area that statsfd_update_end() publishes them to, zero (whole
+ * pages a stats fd may map, with STATSFD_SCHEMA_MMAP).  @stats should be
+ * zero too, or its first window publishes what it held.  Otherwise as
+ * statsfd_source_init().
  *
  * Context: process context; may sleep.
  * Return: 0; -EINVAL for an uninitialized schema, one without
- * STATSFD_SCHEMA_SNAPSHOT, or @ops as statsfd_source_init() refuses them;
- * or -ENOMEM.
+ * STATSFD_SCHEMA_SNAPSHOT, a missing or misaligned @stats, or @ops as
+ * statsfd_source_init() refuses them; or -ENOMEM.
  */
 int statsfd_source_init_snapshot(struct statsfd_source *src,
 				 const struct statsfd_schema *schema,
+				 const void *stats,
 				 const struct statsfd_source_ops *ops,
 				 const char *id_fmt, ...)
 {
@@ -229,10 +229,11 @@ int statsfd_source_init_snapshot(struct statsfd_source *src,
 
 	src->priv = NULL;
 	if (!schema->build_count || !statsfd_ops_valid(ops) || ops->fill ||
-	    !(schema->def->flags & STATSFD_SCHEMA_SNAPSHOT))
+	    !(schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) ||
+	    !statsfd_stats_valid(schema, stats))
 		return -EINVAL;
 	va_start(args, id_fmt);
-	ret = statsfd_source_setup(src, schema, NULL, ops, id_fmt, args);
+	ret = statsfd_source_setup(src, schema, stats, ops, id_fmt, args);
 	va_end(args);
 	return ret;
 }
@@ -385,7 +386,8 @@ void statsfd_source_file_closed(struct statsfd_source *src)
  * only from its final put never finds one open.  One that does (a bug:
  * it will free the object the files point into) is told so in the kernel
  * log, once per source, and the core does what it can: it hangs the
- * source up (pollers get EPOLLHUP), and keeps the values, buffers, id and
+ * source up (pollers get EPOLLHUP), and keeps the published values (a
+ * snapshot source's values area), buffers, id and
  * the rest of the source's private part until the last file is closed,
  * so the files still read the last published values and never the core's
  * freed memory.  The source struct itself is the owner's and must stay

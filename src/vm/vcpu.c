@@ -223,13 +223,13 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 	atomic_set(&vcpu->kick, 0);
 	init_waitqueue_head(&vcpu->wq);
 
-	/* The stats live in the source's mappable page, zero. */
+	/* Zero, like the rest: the core adds the mappable page they go to. */
 	ret = statsfd_source_init_snapshot(&vcpu->src, &statsfd_vm_vcpu_schema,
-					   &statsfd_vm_vcpu_src_ops, "%s/vcpu-%u",
+					   &vcpu->stats, &statsfd_vm_vcpu_src_ops,
+					   "%s/vcpu-%u",
 					   statsfd_source_id(&vm->src), vcpu->id);
 	if (ret)
 		goto out_free;
-	vcpu->stats = statsfd_source_stats(&vcpu->src);
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {
@@ -249,7 +249,7 @@ int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg)
 	/* Into the reserved slot: allocates nothing, cannot fail. */
 	xa_store(&vm->vcpus, vcpu->id, vcpu, GFP_KERNEL_ACCOUNT);
 	statsfd_vm_vcpu_debugfs_create(vcpu);
-	statsfd_vm_vm_stat_add(vm, &vm->stats->vcpus_created, 1);
+	statsfd_vm_vm_stat_add(vm, &vm->stats.vcpus_created, 1);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_created, 1);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.vcpus_alive, 1);
 	/*

@@ -126,7 +126,7 @@ void statsfd_vm_vm_close_handle(struct statsfd_vm_vm *vm)
  */
 void statsfd_vm_count_stats_fd(struct statsfd_vm_vm *vm, s64 delta)
 {
-	statsfd_vm_vm_stat_add(vm, &vm->stats->stats_fds_open, delta);
+	statsfd_vm_vm_stat_add(vm, &vm->stats.stats_fds_open, delta);
 	statsfd_vm_counter_add(&statsfd_vm_sys_stats.stats_fds_open, delta);
 }
 
@@ -251,14 +251,13 @@ int statsfd_vm_create_vm(const void __user *uarg)
 	vm->max_vcpus = READ_ONCE(statsfd_vm_max_vcpus);
 	spin_lock_init(&vm->stats_lock);
 
-	/* The stats live in the source's mappable page, zero. */
+	/* Zero, like the rest: the core adds the mappable page they go to. */
 	ret = statsfd_source_init_snapshot(&vm->src, &statsfd_vm_vm_schema,
-					   &statsfd_vm_vm_src_ops, "vm-%d-%lld",
-					   task_tgid_nr(current),
+					   &vm->stats, &statsfd_vm_vm_src_ops,
+					   "vm-%d-%lld", task_tgid_nr(current),
 					   atomic64_inc_return(&statsfd_vm_seq));
 	if (ret)
 		goto out_free;
-	vm->stats = statsfd_source_stats(&vm->src);
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
 	if (fd < 0) {

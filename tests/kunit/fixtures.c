@@ -203,8 +203,9 @@ struct statsfd_schema *statsfd_kunit_schema(struct kunit *test,
  * statsfd_kunit_source() - a test-owned source with counting ops
  * @test: the test; the source is destroyed when it ends (before its schema)
  * @schema: initialized schema
- * @stats: live values, owned by the test; NULL for a schema with
- *	STATSFD_SCHEMA_SNAPSHOT, whose source is a snapshot source
+ * @stats: live values, owned by the test; for a schema with
+ *	STATSFD_SCHEMA_SNAPSHOT, whose source is a snapshot source, NULL
+ *	asks for zeroed ones the test owns (statsfd_source_stats())
  * @id: the id string
  *
  * Return: the source (the test is aborted on failure).
@@ -219,8 +220,11 @@ statsfd_kunit_source(struct kunit *test, const struct statsfd_schema *schema,
 	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	if (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) {
-		KUNIT_ASSERT_NULL(test, stats);
-		ret = statsfd_source_init_snapshot(&s->src, schema,
+		if (!stats)
+			stats = kunit_kzalloc(test, schema->def->stats_size ?: 1,
+					      GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, stats);
+		ret = statsfd_source_init_snapshot(&s->src, schema, stats,
 						   &statsfd_kunit_ops, "%s", id);
 	} else {
 		ret = statsfd_source_init(&s->src, schema, stats,
