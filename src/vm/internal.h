@@ -229,18 +229,11 @@ void statsfd_vm_schemas_exit(void);
 
 u64 statsfd_vm_counter_add(u64 *counter, s64 delta);
 void statsfd_vm_counter_peak(u64 *peak, u64 value);
-
-int statsfd_vm_create_vm(const void __user *uarg);
-void statsfd_vm_vm_get(struct statsfd_vm_vm *vm);
-void statsfd_vm_vm_put(struct statsfd_vm_vm *vm);
-void statsfd_vm_vm_close_handle(struct statsfd_vm_vm *vm);
-void statsfd_vm_count_stats_fd(struct statsfd_vm_vm *vm, s64 delta);
 void statsfd_vm_vm_stat_add(struct statsfd_vm_vm *vm, u64 *stat, s64 delta);
 
+int statsfd_vm_create_vm(const void __user *uarg);
 int statsfd_vm_vcpu_cache_init(void);
 void statsfd_vm_vcpu_cache_exit(void);
-int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg);
-void statsfd_vm_vcpu_free(struct statsfd_vm_vcpu *vcpu);
 
 int statsfd_vm_run_check(const struct statsfd_vm_run *run);
 int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
