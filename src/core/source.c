@@ -38,6 +38,44 @@ static bool statsfd_stats_valid(const struct statsfd_schema *schema,
 	       IS_ALIGNED((unsigned long)stats, sizeof(u64));
 }
 
+/* The kinds of source, one per set-up entry point. */
+enum statsfd_source_kind {
+	STATSFD_SOURCE_PLAIN,
+	STATSFD_SOURCE_SNAPSHOT,
+	STATSFD_SOURCE_COMPUTED,
+};
+
+/*
+ * Do @schema, @stats and @ops make a source of @kind?  Every kind needs an
+ * initialized schema and valid callbacks; a plain and a snapshot source
+ * show the owner's stats struct, without a fill callback, the one without
+ * update windows and the other with; a computed source has a fill callback
+ * and no values of its own, so nothing to map.
+ */
+static bool statsfd_source_args_ok(enum statsfd_source_kind kind,
+				   const struct statsfd_schema *schema,
+				   const void *stats,
+				   const struct statsfd_source_ops *ops)
+{
+	u32 flags;
+
+	/* Only an initialized schema has its definition. */
+	if (!schema->build_count || !statsfd_ops_valid(ops))
+		return false;
+	flags = schema->def->flags;
+	switch (kind) {
+	case STATSFD_SOURCE_PLAIN:
+		return !ops->fill && !(flags & STATSFD_SCHEMA_SNAPSHOT) &&
+		       statsfd_stats_valid(schema, stats);
+	case STATSFD_SOURCE_SNAPSHOT:
+		return !ops->fill && (flags & STATSFD_SCHEMA_SNAPSHOT) &&
+		       statsfd_stats_valid(schema, stats);
+	case STATSFD_SOURCE_COMPUTED:
+		return ops->fill && !stats && !(flags & STATSFD_SCHEMA_MMAP);
+	}
+	return false;
+}
+
 /*
  * Everything a read of the aggregates needs, allocated now so that reads
  * cannot fail for memory: the buffer they are computed into, where each
@@ -82,21 +120,24 @@ static void statsfd_source_free(struct statsfd_source *src)
 }
 
 /*
- * Make @src an instance of @schema: what the three entry points share,
- * once each has checked that @schema, @stats and @ops make the kind of
- * source it sets up.  @stats is the owner's (a plain or a snapshot
- * source) or NULL (a computed source).
+ * Make @src an instance of @schema, of the @kind of source the calling
+ * entry point sets up: what the three share.  @stats is the owner's (a
+ * plain or a snapshot source) or NULL (a computed source).
  */
-static __printf(5, 0)
-int statsfd_source_setup(struct statsfd_source *src,
+static __printf(6, 0)
+int statsfd_source_setup(enum statsfd_source_kind kind,
+			 struct statsfd_source *src,
 			 const struct statsfd_schema *schema, const void *stats,
 			 const struct statsfd_source_ops *ops,
 			 const char *id_fmt, va_list args)
 {
-	u32 name_size = schema->header.name_size;
 	struct statsfd_source_priv *p;
 	char *full;
 	int ret;
+
+	src->priv = NULL;
+	if (!statsfd_source_args_ok(kind, schema, stats, ops))
+		return -EINVAL;
 
 	/*
 	 * This, the id and the aggregate buffers below exist per object a
@@ -125,9 +166,9 @@ int statsfd_source_setup(struct statsfd_source *src,
 	if (!full)
 		goto err;
 	/* Zero-padded to name_size: the id block is copied out as is. */
-	p->id = kzalloc(name_size, GFP_KERNEL_ACCOUNT);
+	p->id = kzalloc(schema->header.name_size, GFP_KERNEL_ACCOUNT);
 	if (p->id)
-		strscpy(p->id, full, name_size);
+		strscpy(p->id, full, schema->header.name_size);
 	kfree(full);
 	if (!p->id)
 		goto err;
@@ -183,14 +224,9 @@ int statsfd_source_init(struct statsfd_source *src,
 	va_list args;
 	int ret;
 
-	src->priv = NULL;
-	/* Only an initialized schema has its definition. */
-	if (!schema->build_count || !statsfd_ops_valid(ops) || ops->fill ||
-	    (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) ||
-	    !statsfd_stats_valid(schema, stats))
-		return -EINVAL;
 	va_start(args, id_fmt);
-	ret = statsfd_source_setup(src, schema, stats, ops, id_fmt, args);
+	ret = statsfd_source_setup(STATSFD_SOURCE_PLAIN, src, schema, stats,
+				   ops, id_fmt, args);
 	va_end(args);
 	return ret;
 }
@@ -227,13 +263,9 @@ int statsfd_source_init_snapshot(struct statsfd_source *src,
 	va_list args;
 	int ret;
 
-	src->priv = NULL;
-	if (!schema->build_count || !statsfd_ops_valid(ops) || ops->fill ||
-	    !(schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) ||
-	    !statsfd_stats_valid(schema, stats))
-		return -EINVAL;
 	va_start(args, id_fmt);
-	ret = statsfd_source_setup(src, schema, stats, ops, id_fmt, args);
+	ret = statsfd_source_setup(STATSFD_SOURCE_SNAPSHOT, src, schema, stats,
+				   ops, id_fmt, args);
 	va_end(args);
 	return ret;
 }
@@ -268,12 +300,9 @@ int statsfd_source_init_computed(struct statsfd_source *src,
 	va_list args;
 	int ret;
 
-	src->priv = NULL;
-	if (!schema->build_count || !statsfd_ops_valid(ops) || !ops->fill ||
-	    (schema->def->flags & STATSFD_SCHEMA_MMAP))
-		return -EINVAL;
 	va_start(args, id_fmt);
-	ret = statsfd_source_setup(src, schema, NULL, ops, id_fmt, args);
+	ret = statsfd_source_setup(STATSFD_SOURCE_COMPUTED, src, schema, NULL,
+				   ops, id_fmt, args);
 	va_end(args);
 	return ret;
 }
