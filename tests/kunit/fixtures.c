@@ -80,7 +80,7 @@ const struct statsfd_schema_def statsfd_kunit_snap_parent_tmpl = {
 };
 
 /* flags, exponent, size, offset (from data_offset), bucket_size, name */
-const struct statsfd_kunit_desc statsfd_kunit_child_expect[] = {
+const struct statsfd_desc_def statsfd_kunit_child_expect[] = {
 	{ 0x000,  0, 1,   0,  0, "exits" },
 	{ 0x041,  0, 1,   8,  0, "blocking" },
 	{ 0x002,  0, 1,  16,  0, "max_run" },
@@ -91,7 +91,7 @@ const struct statsfd_kunit_desc statsfd_kunit_child_expect[] = {
 	{ 0x030,  0, 1, 120,  0, "cycles" },
 };
 
-const struct statsfd_kunit_desc statsfd_kunit_parent_expect[] = {
+const struct statsfd_desc_def statsfd_kunit_parent_expect[] = {
 	{ 0x0000,  0, 1,   0,  0, "created" },
 	{ 0x0001,  0, 1,   8,  0, "alive" },
 	{ 0x1000,  0, 1,  16,  0, "exits_sum" },
@@ -107,7 +107,7 @@ const struct statsfd_kunit_desc statsfd_kunit_parent_expect[] = {
 };
 
 /* sample_ns: instant, seconds, 10^-9; generation: cumulative, none. */
-const struct statsfd_kunit_desc statsfd_kunit_snap_child_expect[] = {
+const struct statsfd_desc_def statsfd_kunit_snap_child_expect[] = {
 	{ 0x000,  0, 1,   0,  0, "exits" },
 	{ 0x041,  0, 1,   8,  0, "blocking" },
 	{ 0x002,  0, 1,  16,  0, "max_run" },
@@ -120,7 +120,7 @@ const struct statsfd_kunit_desc statsfd_kunit_snap_child_expect[] = {
 	{ 0x000,  0, 1, 136,  0, "generation" },
 };
 
-const struct statsfd_kunit_desc statsfd_kunit_snap_parent_expect[] = {
+const struct statsfd_desc_def statsfd_kunit_snap_parent_expect[] = {
 	{ 0x0000,  0, 1,   0,  0, "created" },
 	{ 0x0001,  0, 1,   8,  0, "alive" },
 	{ 0x1000,  0, 1,  16,  0, "exits_sum" },
@@ -329,7 +329,7 @@ static void statsfd_kunit_put32(u8 *img, u32 off, u32 v)
  * SFK_STRIDE bytes.
  */
 void *statsfd_kunit_image(struct kunit *test,
-			  const struct statsfd_kunit_desc *expect, u32 num_desc,
+			  const struct statsfd_desc_def *expect, u32 num_desc,
 			  u32 data_size, const char *id, const void *data)
 {
 	u32 desc_offset = SFK_DATA_OFFSET + data_size;
@@ -349,7 +349,7 @@ void *statsfd_kunit_image(struct kunit *test,
 	memcpy(img + SFK_DATA_OFFSET, data, data_size);
 	for (i = 0; i < num_desc; i++) {
 		u8 *d = img + desc_offset + i * SFK_STRIDE;
-		const struct statsfd_kunit_desc *e = &expect[i];
+		const struct statsfd_desc_def *e = &expect[i];
 
 		statsfd_kunit_put32(d, 0, e->flags);
 		memcpy(d + 4, &e->exponent, sizeof(e->exponent));
