@@ -692,7 +692,7 @@ static void statsfd_source_init_snapshot_live_values_are_outside_the_area(struct
 }
 
 /* The live values must be there, and aligned for the u64 copies. */
-static void statsfd_source_init_snapshot_rejects_a_missing_or_misaligned_stats_pointer(struct kunit *test)
+static void statsfd_source_init_snapshot_rejects_a_bad_stats_pointer(struct kunit *test)
 {
 	struct snap_ctx *ctx = test->priv;
 	struct statsfd_source src = {};
@@ -2094,7 +2094,7 @@ static struct kunit_case statsfd_snapshot_cases[] = {
 	KUNIT_CASE(statsfd_source_init_snapshot_area_header_describes_two_copies),
 	KUNIT_CASE(statsfd_source_init_snapshot_both_copies_start_zero),
 	KUNIT_CASE(statsfd_source_init_snapshot_live_values_are_outside_the_area),
-	KUNIT_CASE(statsfd_source_init_snapshot_rejects_a_missing_or_misaligned_stats_pointer),
+	KUNIT_CASE(statsfd_source_init_snapshot_rejects_a_bad_stats_pointer),
 	KUNIT_CASE(statsfd_source_init_snapshot_publishes_the_owners_own_stats),
 	KUNIT_CASE(statsfd_source_init_mmap_area_is_whole_pages),
 	/* the latch */
