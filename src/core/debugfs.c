@@ -56,9 +56,9 @@ EXPORT_SYMBOL_NS_GPL(statsfd_debugfs_root, STATSFD_NS);
 VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 {
 	const struct statsfd_debugfs_file *f = m->private;
-	struct statsfd_source *src = f->src;
 	/* Removing the view waits for this read: it is there throughout. */
-	struct statsfd_debugfs *view = src->priv->debugfs;
+	struct statsfd_debugfs *view = f->view;
+	struct statsfd_source *src = view->src;
 	const struct statsfd_schema *schema = src->priv->schema;
 	const struct statsfd_desc_def *def = &schema->def->descs[f->index];
 	const struct statsfd_agg *agg;
@@ -142,6 +142,7 @@ static struct statsfd_debugfs *statsfd_debugfs_alloc(struct statsfd_source *src)
 	if (!view)
 		return NULL;
 	view->num = schema->def->num_descs;
+	view->src = src;
 	mutex_init(&view->buf_lock);
 	if ((src->priv->ops->fill || src->area) && stats_size) {
 		view->buf = kzalloc(stats_size, GFP_KERNEL_ACCOUNT);
@@ -209,7 +210,7 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 	view->dir = dir;
 
 	for (i = 0; i < view->num; i++) {
-		view->files[i].src = src;
+		view->files[i].view = view;
 		view->files[i].index = i;
 		debugfs_create_file(schema->def->descs[i].name, 0444, dir,
 				    &view->files[i], &statsfd_debugfs_fops);

@@ -40,21 +40,27 @@ struct statsfd_agg {
 	bool retire;
 };
 
+struct statsfd_debugfs;
+
 /**
  * struct statsfd_debugfs_file - what one file of the debugfs view shows
- * @src: the source
- * @index: the stat, an index into @src->schema->def->descs
+ * @view: the view the file is part of, and through it the source
+ * @index: the stat, an index into the source's schema->def->descs
  *
- * The file's i_private; one per stat, in struct statsfd_debugfs.
+ * The file's i_private; one per stat, in struct statsfd_debugfs.  A read
+ * reaches the view from here, not from the source: the source learns of
+ * its view only once every file is created, and a reader may open one as
+ * soon as it exists.
  */
 struct statsfd_debugfs_file {
-	struct statsfd_source *src;
+	struct statsfd_debugfs *view;
 	u32 index;
 };
 
 /**
  * struct statsfd_debugfs - the debugfs text view of one source
  * @dir: the source's directory
+ * @src: the source
  * @buf_lock: serializes the readers of @buf
  * @buf: for a computed source, where a read computes the values; for a
  *	snapshot source, where it copies the published ones (stats_size
@@ -65,6 +71,7 @@ struct statsfd_debugfs_file {
  */
 struct statsfd_debugfs {
 	struct dentry *dir;
+	struct statsfd_source *src;
 	struct mutex buf_lock;		/* buf */
 	u64 *buf;
 	u32 num;
