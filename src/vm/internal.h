@@ -230,6 +230,7 @@ void statsfd_vm_schemas_exit(void);
 u64 statsfd_vm_counter_add(u64 *counter, s64 delta);
 void statsfd_vm_counter_peak(u64 *peak, u64 value);
 void statsfd_vm_vm_stat_add(struct statsfd_vm_vm *vm, u64 *stat, s64 delta);
+long statsfd_vm_get_stats_fd(struct statsfd_source *src, unsigned long arg);
 
 int statsfd_vm_create_vm(const void __user *uarg);
 int statsfd_vm_vcpu_cache_init(void);

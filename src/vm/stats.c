@@ -248,3 +248,18 @@ void statsfd_vm_vm_stat_add(struct statsfd_vm_vm *vm, u64 *stat, s64 delta)
 	statsfd_update_end(&vm->src);
 	spin_unlock(&vm->stats_lock);
 }
+
+/**
+ * statsfd_vm_get_stats_fd() - STATSFD_VM_GET_STATS_FD, on any of the fds
+ * @src: the source of the device, VM or vCPU whose fd got the ioctl
+ * @arg: the ioctl's argument, which must be 0
+ *
+ * Return: the new stats fd; -EINVAL for a non-zero @arg; or the error of
+ * statsfd_source_get_fd().
+ */
+long statsfd_vm_get_stats_fd(struct statsfd_source *src, unsigned long arg)
+{
+	if (arg)
+		return -EINVAL;
+	return statsfd_source_get_fd(src);
+}

@@ -262,9 +262,7 @@ static long statsfd_vm_vcpu_ioctl(struct file *file, unsigned int cmd,
 		statsfd_vm_vcpu_kick(vcpu);
 		return 0;
 	case STATSFD_VM_GET_STATS_FD:
-		if (arg)
-			return -EINVAL;
-		return statsfd_source_get_fd(&vcpu->src);
+		return statsfd_vm_get_stats_fd(&vcpu->src, arg);
 	default:
 		return -ENOTTY;
 	}
@@ -423,9 +421,7 @@ static long statsfd_vm_vm_ioctl(struct file *file, unsigned int cmd,
 	case STATSFD_VM_CREATE_VCPU:
 		return statsfd_vm_create_vcpu(vm, (const void __user *)arg);
 	case STATSFD_VM_GET_STATS_FD:
-		if (arg)
-			return -EINVAL;
-		return statsfd_source_get_fd(&vm->src);
+		return statsfd_vm_get_stats_fd(&vm->src, arg);
 	default:
 		return -ENOTTY;
 	}
