@@ -61,17 +61,19 @@ struct module;
  * it was written for, so that building it against any other fails with a
  * message rather than later::
  *
- *	#if STATSFD_API_VERSION != 2
- *	#error "written for statsfd kernel API version 2"
+ *	#if STATSFD_API_VERSION != 3
+ *	#error "written for statsfd kernel API version 3"
  *	#endif
  *
  * Versions: 1, the API before this macro existed (struct statsfd_source
  * with its inside in the header, one statsfd_source_init() for every kind
  * of source); 2, struct statsfd_source with a private part and the three
  * set-up entry points statsfd_source_init(), statsfd_source_init_snapshot()
- * and statsfd_source_init_computed().
+ * and statsfd_source_init_computed(); 3, statsfd_source_init_snapshot()
+ * takes the owner's live stats struct, as statsfd_source_init() does,
+ * instead of allocating one.
  */
-#define STATSFD_API_VERSION		2
+#define STATSFD_API_VERSION		3
 
 /*
  * Largest name_size a schema may choose: ids and names are meant to be
@@ -327,16 +329,18 @@ struct statsfd_debugfs;
  * STATSFD_SCHEMA_SNAPSHOT: the sources' writers group their updates in
  * update windows (statsfd_update_begin() and statsfd_update_end()), every
  * read returns the values of one window, and the data block ends with the
- * "sample_ns" and "generation" stats.  The core then owns the values: the
- * source is set up with statsfd_source_init_snapshot() and the owner
- * writes through statsfd_source_stats().  The end of each window publishes the
- * values to readers through a seqcount latch (two copies, readers use the
- * one the count points to), so a reader never waits for a writer.
+ * "sample_ns" and "generation" stats.  The source is set up with
+ * statsfd_source_init_snapshot(): the owner keeps writing its own stats
+ * struct, which no reader looks at, and the end of each window publishes
+ * a copy of it to readers through a seqcount latch (two copies in a values
+ * area of the core's, readers use the one the count points to), so a
+ * reader never waits for a writer.
  *
  * STATSFD_SCHEMA_MMAP: also STATSFD_SCHEMA_SNAPSHOT; the published values
  * live in whole pages that a stats fd maps read-only (struct
- * statsfd_mmap_header, then the two copies).  Costs at most one page per
- * source for a stats struct of up to 2 KiB - 32 bytes.
+ * statsfd_mmap_header, then the two copies).  Costs one page per source
+ * for a stats struct of up to 2 KiB - 32 bytes, on top of what a plain
+ * source costs: the owner's stats struct stays where it is.
  */
 #define STATSFD_SCHEMA_SNAPSHOT		BIT(0)
 #define STATSFD_SCHEMA_MMAP		BIT(1)
@@ -483,10 +487,11 @@ struct statsfd_source_priv;
 
 /**
  * struct statsfd_source - one instance of a schema: an id and live values
- * @stats: the live stats struct, written by its owner with statsfd_stat_add(),
- *	statsfd_stat_set() and statsfd_stat_max() (one writer per stat); for
- *	a snapshot source, allocated by the core and read by no one but the
- *	writer.  Read it with statsfd_source_stats(), never directly.
+ * @stats: the owner's live stats struct, written by its owner with
+ *	statsfd_stat_add(), statsfd_stat_set() and statsfd_stat_max() (one
+ *	writer per stat); for a snapshot source read by no one but the
+ *	writer and statsfd_update_end(); NULL for a computed source.  Get it
+ *	with statsfd_source_stats(), never directly.
  * @area: private: for a snapshot source, the header whose seq counts the
  *	windows published, followed by the two published copies of the
  *	values; else NULL.  Here rather than behind @priv so that
@@ -525,9 +530,10 @@ int statsfd_source_init(struct statsfd_source *src,
 			const struct statsfd_schema *schema, const void *stats,
 			const struct statsfd_source_ops *ops,
 			const char *id_fmt, ...);
-__printf(4, 5)
+__printf(5, 6)
 int statsfd_source_init_snapshot(struct statsfd_source *src,
 				 const struct statsfd_schema *schema,
+				 const void *stats,
 				 const struct statsfd_source_ops *ops,
 				 const char *id_fmt, ...);
 __printf(4, 5)
@@ -555,6 +561,25 @@ const char *statsfd_source_id(const struct statsfd_source *src);
 					(tschema)->stats_type)),	\
 			    ops, id_fmt, ##__VA_ARGS__)
 
+/**
+ * statsfd_source_init_snapshot_stats() - statsfd_source_init_snapshot(),
+ *	type-checked
+ * @src: the source
+ * @tschema: a schema declared with STATSFD_SCHEMA_DECLARE(), initialized,
+ *	with STATSFD_SCHEMA_SNAPSHOT
+ * @stats: the owner's live stats struct: a pointer to exactly the type
+ *	@tschema was declared with, or the build fails
+ * @ops: as for statsfd_source_init()
+ * @id_fmt: as for statsfd_source_init(), with its arguments
+ *
+ * Return: as statsfd_source_init_snapshot().
+ */
+#define statsfd_source_init_snapshot_stats(src, tschema, stats, ops, id_fmt, ...) \
+	statsfd_source_init_snapshot(src, &(tschema)->schema,		\
+			    (stats) + BUILD_BUG_ON_ZERO(!__same_type(stats,	\
+					(tschema)->stats_type)),	\
+			    ops, id_fmt, ##__VA_ARGS__)
+
 void statsfd_source_add_child(struct statsfd_source *parent,
 			      struct statsfd_source *child);
 void statsfd_source_del_child(struct statsfd_source *child);
@@ -568,13 +593,10 @@ void statsfd_update_end(struct statsfd_source *src);
  * statsfd_source_stats() - the live values of a source, for its writers
  * @src: an initialized source
  *
- * For a snapshot source the core allocates the live values: this is
- * where the owner's writers store them, zero after
- * statsfd_source_init_snapshot().  No reader looks at them; each
- * statsfd_update_end() publishes a copy.  For a plain source it is the
- * stats pointer the owner passed to statsfd_source_init(); a computed
- * source has none (NULL).  Inline and one load: a writer may call it on
- * every update, or keep the pointer for the source's life.
+ * The stats pointer the owner passed to statsfd_source_init() or
+ * statsfd_source_init_snapshot(); a computed source has none (NULL).  For
+ * a snapshot source no reader looks at these values: each
+ * statsfd_update_end() publishes a copy.  Inline and one load.
  *
  * Return: the stats struct, schema->stats_size bytes.
  */

@@ -7,8 +7,9 @@
  * is one packet of write-length bytes on queue (length % 2), counted in
  * per-CPU counters as a network driver counts them, so each queue is a
  * *computed* source: its fill callback sums the CPUs at read time.  The
- * device is a plain source with one counter of its own (opens, under a
- * lock since any thread may open) and aggregates over its queues.  The
+ * device is a *snapshot* source of a stats struct of its own, one counter
+ * (opens, one update window under a lock since any thread may open), with
+ * aggregates over its queues.  The
  * ioctl STATSFD_SAMPLE_GET_STATS_FD hands out stats fds, copying the fd
  * number out before installing the file (statsfd_source_getfile()).
  *
@@ -28,9 +29,12 @@
 #include <linux/statsfd.h>
 #include <linux/uaccess.h>
 
-/* Written for version 2 of the API: the three set-up entry points. */
-#if STATSFD_API_VERSION != 2
-#error "statsfd_sample is written for statsfd kernel API version 2"
+/*
+ * Written for version 3 of the API: the three set-up entry points, the
+ * snapshot one taking the owner's stats struct.
+ */
+#if STATSFD_API_VERSION != 3
+#error "statsfd_sample is written for statsfd kernel API version 3"
 #endif
 
 #include "statsfd_sample.h"
@@ -61,7 +65,11 @@ static const struct statsfd_schema_def sample_queue_def = {
 /* What the core derives from the definition, bound to the stats type. */
 static STATSFD_SCHEMA_DECLARE(sample_queue_schema, struct sample_queue_stats);
 
-/* The device's own stats, then totals over its queues. */
+/*
+ * The device's own stats, then totals over its queues.  A snapshot source:
+ * each update is one window, so every read sees a whole one and carries
+ * its time (sample_ns) and number (generation).
+ */
 struct sample_dev_stats {
 	u64 opens;
 };
@@ -83,6 +91,7 @@ static const struct statsfd_schema_def sample_dev_def = {
 	.num_descs = ARRAY_SIZE(sample_dev_descs),
 	.stats_size = sizeof(struct sample_dev_stats),
 	.child_schema = &sample_queue_schema.schema,
+	.flags = STATSFD_SCHEMA_SNAPSHOT,
 };
 
 static STATSFD_SCHEMA_DECLARE(sample_dev_schema, struct sample_dev_stats);
@@ -94,8 +103,9 @@ struct sample_queue {
 
 static struct sample_queue sample_queues[STATSFD_SAMPLE_NR_QUEUES];
 static struct statsfd_source sample_dev_src;
+/* The live values: only the writer reads them, windows publish a copy. */
 static struct sample_dev_stats sample_dev_stats;
-/* Any thread may open the device: the lock makes "opens" single-writer. */
+/* Any thread may open the device: the lock makes the window single-writer. */
 static DEFINE_SPINLOCK(sample_dev_lock);
 
 /* A computed source: the sum over every possible CPU, at read time. */
@@ -130,7 +140,9 @@ static const struct statsfd_source_ops sample_dev_ops = {
 static int sample_open(struct inode *inode, struct file *file)
 {
 	spin_lock(&sample_dev_lock);
+	statsfd_update_begin(&sample_dev_src);
 	statsfd_stat_add(&sample_dev_stats.opens, 1);
+	statsfd_update_end(&sample_dev_src);
 	spin_unlock(&sample_dev_lock);
 	return 0;
 }
@@ -243,10 +255,15 @@ static int __init sample_init(void)
 	if (ret)
 		goto err_queue_schema;
 
-	/* Type-checked: &sample_dev_stats must be a struct sample_dev_stats *. */
-	ret = statsfd_source_init_stats(&sample_dev_src, &sample_dev_schema,
-					&sample_dev_stats, &sample_dev_ops,
-					"statsfd_sample");
+	/*
+	 * Type-checked: &sample_dev_stats must be a struct sample_dev_stats *.
+	 * The stats stay here; the core adds the copies readers see.
+	 */
+	ret = statsfd_source_init_snapshot_stats(&sample_dev_src,
+						 &sample_dev_schema,
+						 &sample_dev_stats,
+						 &sample_dev_ops,
+						 "statsfd_sample");
 	if (ret)
 		goto err_dev_schema;
 	for (i = 0; i < STATSFD_SAMPLE_NR_QUEUES; i++) {
@@ -303,6 +320,6 @@ static void __exit sample_exit(void)
 module_init(sample_init);
 module_exit(sample_exit);
 
-MODULE_DESCRIPTION("statsfd sample provider: computed per-CPU queue stats and device totals");
+MODULE_DESCRIPTION("statsfd sample provider: computed per-CPU queue stats and device totals in snapshots");
 MODULE_LICENSE("GPL");
 MODULE_IMPORT_NS(STATSFD_NS);

@@ -8,6 +8,7 @@
 #include <linux/err.h>
 #include <linux/export.h>
 #include <linux/fs.h>
+#include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -43,7 +44,8 @@ EXPORT_SYMBOL_NS_GPL(statsfd_debugfs_root, STATSFD_NS);
  * once with READ_ONCE() (one stat per file: there is nothing to keep
  * consistent with); that of a source with update windows is copied from
  * the values its last window published, and a computed source's values
- * are all computed, into the source's own buffer; aggregates are computed for this read, over one
+ * are all computed, into the view's own buffer; aggregates are computed
+ * for this read, over one
  * snapshot of each child, into the source's aggregate buffer, under the
  * children_lock that protects it.
  * Static unless KUnit is enabled, then exported for the tests.
@@ -54,7 +56,9 @@ EXPORT_SYMBOL_NS_GPL(statsfd_debugfs_root, STATSFD_NS);
 VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 {
 	const struct statsfd_debugfs_file *f = m->private;
-	struct statsfd_source *src = f->src;
+	/* Removing the view waits for this read: it is there throughout. */
+	struct statsfd_debugfs *view = f->view;
+	struct statsfd_source *src = view->src;
 	const struct statsfd_schema *schema = src->priv->schema;
 	const struct statsfd_desc_def *def = &schema->def->descs[f->index];
 	const struct statsfd_agg *agg;
@@ -62,21 +66,21 @@ VISIBLE_IF_KUNIT int statsfd_debugfs_show(struct seq_file *m, void *unused)
 	int ret = 0;
 	u32 i;
 
-	if (f->index < statsfd_num_plain(schema) && src->priv->fill_buf) {
+	if (f->index < statsfd_num_plain(schema) && view->buf) {
 		/* Computed, or published by windows: copied out first. */
 		struct statsfd_range range = {
 			.first = def->offset / sizeof(u64),
 			.nr = def->size,
 		};
 
-		if (mutex_lock_killable(&src->priv->fill_lock))
+		if (mutex_lock_killable(&view->buf_lock))
 			return -EINTR;
-		ret = statsfd_snapshot_copy_ranges(src, src->priv->fill_buf, &range,
-						   1, NULL);
-		vals = src->priv->fill_buf + def->offset / sizeof(u64);
+		ret = statsfd_snapshot_copy_ranges(src, view->buf, &range, 1,
+						   NULL);
+		vals = view->buf + def->offset / sizeof(u64);
 		for (i = 0; !ret && i < def->size; i++)
 			seq_printf(m, "%s%llu", i ? " " : "", vals[i]);
-		mutex_unlock(&src->priv->fill_lock);
+		mutex_unlock(&view->buf_lock);
 		if (ret)
 			return ret;
 	} else if (f->index < statsfd_num_plain(schema)) {
@@ -113,6 +117,42 @@ static const struct file_operations statsfd_debugfs_fops = {
 	.llseek		= seq_lseek,
 	.release	= single_release,
 };
+
+static void statsfd_debugfs_free(struct statsfd_debugfs *view)
+{
+	kfree(view->buf);
+	mutex_destroy(&view->buf_lock);
+	kfree(view);
+}
+
+/*
+ * The view of @src, its files not yet created.  A computed or snapshot
+ * source's view gets the buffer its reads compute or copy the values
+ * into, allocated now so that the source pays for it only with a view.
+ * Per source, like its id and values: charged to the creator's memcg.
+ */
+static struct statsfd_debugfs *statsfd_debugfs_alloc(struct statsfd_source *src)
+{
+	const struct statsfd_schema *schema = src->priv->schema;
+	u32 stats_size = schema->def->stats_size;
+	struct statsfd_debugfs *view;
+
+	view = kzalloc(struct_size(view, files, schema->def->num_descs),
+		       GFP_KERNEL_ACCOUNT);
+	if (!view)
+		return NULL;
+	view->num = schema->def->num_descs;
+	view->src = src;
+	mutex_init(&view->buf_lock);
+	if ((src->priv->ops->fill || src->area) && stats_size) {
+		view->buf = kzalloc(stats_size, GFP_KERNEL_ACCOUNT);
+		if (!view->buf) {
+			statsfd_debugfs_free(view);
+			return NULL;
+		}
+	}
+	return view;
+}
 
 /**
  * statsfd_source_debugfs_create() - create the text view of @src
@@ -151,28 +191,26 @@ int statsfd_source_debugfs_create(struct statsfd_source *src,
 		return -EINVAL;
 
 	/* Per source, like its id and values: charged to the creator's memcg. */
-	view = kzalloc(struct_size(view, files, schema->def->num_descs),
-		       GFP_KERNEL_ACCOUNT);
+	view = statsfd_debugfs_alloc(src);
 	if (!view)
 		return -ENOMEM;
-	view->num = schema->def->num_descs;
 
 	dname = kstrdup(name, GFP_KERNEL);
 	if (!dname) {
-		kfree(view);
+		statsfd_debugfs_free(view);
 		return -ENOMEM;
 	}
 	strreplace(dname, '/', '!');
 	dir = debugfs_create_dir(dname, parent);
 	kfree(dname);
 	if (IS_ERR(dir)) {
-		kfree(view);
+		statsfd_debugfs_free(view);
 		return PTR_ERR(dir);
 	}
 	view->dir = dir;
 
 	for (i = 0; i < view->num; i++) {
-		view->files[i].src = src;
+		view->files[i].view = view;
 		view->files[i].index = i;
 		debugfs_create_file(schema->def->descs[i].name, 0444, dir,
 				    &view->files[i], &statsfd_debugfs_fops);
@@ -216,7 +254,7 @@ void statsfd_source_debugfs_remove(struct statsfd_source *src)
 		return;
 	debugfs_remove(view->dir);
 	src->priv->debugfs = NULL;
-	kfree(view);
+	statsfd_debugfs_free(view);
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_debugfs_remove, STATSFD_NS);
 

@@ -40,26 +40,40 @@ struct statsfd_agg {
 	bool retire;
 };
 
+struct statsfd_debugfs;
+
 /**
  * struct statsfd_debugfs_file - what one file of the debugfs view shows
- * @src: the source
- * @index: the stat, an index into @src->schema->def->descs
+ * @view: the view the file is part of, and through it the source
+ * @index: the stat, an index into the source's schema->def->descs
  *
- * The file's i_private; one per stat, in struct statsfd_debugfs.
+ * The file's i_private; one per stat, in struct statsfd_debugfs.  A read
+ * reaches the view from here, not from the source: the source learns of
+ * its view only once every file is created, and a reader may open one as
+ * soon as it exists.
  */
 struct statsfd_debugfs_file {
-	struct statsfd_source *src;
+	struct statsfd_debugfs *view;
 	u32 index;
 };
 
 /**
  * struct statsfd_debugfs - the debugfs text view of one source
  * @dir: the source's directory
+ * @src: the source
+ * @buf_lock: serializes the readers of @buf
+ * @buf: for a computed source, where a read computes the values; for a
+ *	snapshot source, where it copies the published ones (stats_size
+ *	bytes); NULL for a plain source, read in place.  Allocated with the
+ *	view, so that a source without one costs nothing for it.
  * @num: number of entries in @files, the schema's num_descs
  * @files: i_private of each stat file
  */
 struct statsfd_debugfs {
 	struct dentry *dir;
+	struct statsfd_source *src;
+	struct mutex buf_lock;		/* buf */
+	u64 *buf;
 	u32 num;
 	struct statsfd_debugfs_file files[] __counted_by(num);
 };
@@ -96,9 +110,6 @@ struct statsfd_debugfs {
  * @hung_up: set by statsfd_source_hangup(); its files poll EPOLLHUP
  * @fills: for a computed source with STATSFD_SCHEMA_SNAPSHOT, how many
  *	times its values were computed: its "generation"
- * @fill_lock: protects @fill_buf
- * @fill_buf: for a computed source or a snapshot source, where the
- *	debugfs view copies its values (stats_size bytes); NULL otherwise
  * @nr_files: stats files open on the source (and on its views), so that
  *	statsfd_source_destroy() can tell an owner that destroys it too early
  * @destroyed: statsfd_source_destroy() ran while files were still open;
@@ -128,8 +139,6 @@ struct statsfd_source_priv {
 	u64 children_gen;
 	bool hung_up;
 	atomic64_t fills;
-	struct mutex fill_lock;		/* fill_buf */
-	u64 *fill_buf;
 	atomic_t nr_files;
 	bool destroyed;
 };

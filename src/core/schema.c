@@ -5,16 +5,17 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/bitmap.h>
 #include <linux/ctype.h>
 #include <linux/errno.h>
 #include <linux/export.h>
 #include <linux/kernel.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
 #include <linux/string.h>
+#include <linux/stringhash.h>
 
 #include "internal.h"
 
@@ -58,16 +59,21 @@ static bool statsfd_name_ok(const char *name, u32 name_size)
 	return true;
 }
 
-/* Check one plain stat and mark the u64 words it covers in @used. */
+/*
+ * Check one plain stat.  Plain stats come in offset order and the ones
+ * before this covered [0, *@plain_end) without a gap (anything else was
+ * refused), so one comparison with the end of that range tells an overlap
+ * or a gap, whatever the size of the stats struct; *@plain_end then moves
+ * past this stat's values.
+ */
 static int statsfd_check_plain(const struct statsfd_schema *schema,
 			       const struct statsfd_desc_def *def,
-			       unsigned long *used)
+			       u32 *plain_end)
 {
 	u32 type = def->flags & STATSFD_TYPE_MASK;
 	u32 unit = def->flags & STATSFD_UNIT_MASK;
 	u32 base = def->flags & STATSFD_BASE_MASK;
 	bool linear = type == STATSFD_TYPE_LINEAR_HIST;
-	size_t first, end;
 
 	if (def->flags & ~(STATSFD_TYPE_MASK | STATSFD_UNIT_MASK |
 			   STATSFD_BASE_MASK))
@@ -92,24 +98,41 @@ static int statsfd_check_plain(const struct statsfd_schema *schema,
 	if (def->offset >= schema->def->stats_size ||
 	    def->size > (schema->def->stats_size - def->offset) / sizeof(u64))
 		return statsfd_reject(schema, def, "values beyond stats_size");
-
-	first = def->offset / sizeof(u64);
-	end = first + def->size;
-	if (find_next_bit(used, end, first) < end)
-		return statsfd_reject(schema, def, "overlaps another stat");
-	bitmap_set(used, first, def->size);
+	/*
+	 * KVM's ABI says the data block holds the values "in the same order
+	 * as the descriptors", and parsers that walk it rather than follow
+	 * each offset rely on that: the data block is the stats struct, so
+	 * the struct must follow descriptor order.
+	 */
+	if (def->offset < *plain_end)
+		return statsfd_reject(schema, def,
+				      "overlaps another stat, or is out of offset order: plain stats must be in offset order");
+	if (def->offset > *plain_end)
+		return statsfd_reject(schema, def,
+				      "leaves a gap before it, or is out of offset order: plain stats must cover stats_size in offset order");
+	*plain_end = def->offset + def->size * sizeof(u64);
 	return 0;
 }
 
-/* The child's plain stat whose values start at @offset, or NULL. */
+/*
+ * The child's plain stat whose values start at @offset, or NULL: a binary
+ * search, since an initialized schema's plain stats are in offset order.
+ */
 static const struct statsfd_desc_def *
 statsfd_find_child(const struct statsfd_schema *child, u32 offset)
 {
-	u32 i;
+	const struct statsfd_desc_def *descs = child->def->descs;
+	u32 lo = 0, hi = statsfd_num_plain(child), mid;
 
-	for (i = 0; i < statsfd_num_plain(child); i++)
-		if (child->def->descs[i].offset == offset)
-			return &child->def->descs[i];
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (descs[mid].offset == offset)
+			return &descs[mid];
+		if (descs[mid].offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return NULL;
 }
 
@@ -258,141 +281,197 @@ static int statsfd_check_schema(const struct statsfd_schema *schema,
 }
 
 /*
+ * The names of the stats checked so far, so that finding a duplicate
+ * costs time linear in the number of stats, not quadratic: an
+ * open-addressing table of descriptor indices + 1 (0 is a free slot),
+ * with at least twice as many slots as stats.
+ */
+struct statsfd_names {
+	u32 *slots;
+	u32 mask;
+};
+
+static int statsfd_names_init(struct statsfd_names *names, u32 num_descs)
+{
+	unsigned long size = roundup_pow_of_two(2UL * num_descs);
+
+	/* Two u32 per stat, and a schema may have many: vmalloc if need be. */
+	names->slots = kvcalloc(size, sizeof(*names->slots), GFP_KERNEL);
+	names->mask = size - 1;
+	return names->slots ? 0 : -ENOMEM;
+}
+
+/* Add the name of stat @i; false if an earlier stat has it already. */
+static bool statsfd_names_add(struct statsfd_names *names,
+			      const struct statsfd_desc_def *descs, u32 i)
+{
+	const char *name = descs[i].name;
+	u32 slot = full_name_hash(NULL, name, strlen(name)) & names->mask;
+
+	for (; names->slots[slot]; slot = (slot + 1) & names->mask)
+		if (!strcmp(descs[names->slots[slot] - 1].name, name))
+			return false;
+	names->slots[slot] = i + 1;
+	return true;
+}
+
+/* The name of stat @i: well formed, not reserved, no earlier stat's. */
+static int statsfd_check_name(const struct statsfd_schema *schema, u32 i,
+			      u32 name_size, struct statsfd_names *names)
+{
+	const struct statsfd_desc_def *def = &schema->def->descs[i];
+
+	if (!statsfd_name_ok(def->name, name_size))
+		return statsfd_reject(schema, def,
+				      "name empty, too long for name_size or not [A-Za-z0-9_]");
+	/*
+	 * Reserved in every schema, not only in those with windows, so that
+	 * a parser may take two last descriptors of these names for what
+	 * statsfd puts there.
+	 */
+	if (!strcmp(def->name, STATSFD_STAT_SAMPLE_NS) ||
+	    !strcmp(def->name, STATSFD_STAT_GENERATION))
+		return statsfd_reject(schema, def,
+				      "name reserved for the stats of update windows");
+	if (!statsfd_names_add(names, schema->def->descs, i))
+		return statsfd_reject(schema, def, "duplicate name");
+	return 0;
+}
+
+/*
+ * Check an aggregate, give its values the next place in the aggregate area
+ * of the data block (*@agg_words u64s are taken) and say in @agg how a
+ * read computes them.
+ */
+static int statsfd_build_agg(const struct statsfd_schema *schema,
+			     const struct statsfd_desc_def *def,
+			     struct statsfd_desc *desc, struct statsfd_agg *agg,
+			     u64 *agg_words)
+{
+	u32 type;
+	int ret;
+
+	ret = statsfd_check_agg(schema, def, desc);
+	if (ret)
+		return ret;
+	if (schema->def->stats_size +
+	    (*agg_words + desc->size) * sizeof(u64) > U32_MAX)
+		return statsfd_reject(schema, def, "data block beyond 4 GiB");
+	agg->kind = def->flags & STATSFD_AGG_MASK;
+	/* A sum labelled cumulative must never go down. */
+	type = desc->flags & STATSFD_TYPE_MASK;
+	agg->retire = agg->kind == STATSFD_AGG_SUM &&
+		      (type == STATSFD_TYPE_CUMULATIVE ||
+		       type >= STATSFD_TYPE_LINEAR_HIST);
+	agg->child_offset = def->offset;
+	agg->size = desc->size;
+	agg->index = *agg_words;
+	desc->offset = schema->def->stats_size + *agg_words * sizeof(u64);
+	*agg_words += desc->size;
+	return 0;
+}
+
+/*
+ * Check and serialize stat @i into @desc: a plain stat as it is defined,
+ * an aggregate with what it derives from the child's stat (and its @aggs
+ * entry, schema->num_aggs counting them).
+ */
+static int statsfd_build_desc(struct statsfd_schema *schema, u32 i,
+			      struct statsfd_desc *desc, u32 name_size,
+			      struct statsfd_agg *aggs, u32 *plain_end,
+			      u64 *agg_words)
+{
+	const struct statsfd_desc_def *def = &schema->def->descs[i];
+	int ret;
+
+	if (def->flags & STATSFD_AGG_MASK) {
+		ret = statsfd_build_agg(schema, def, desc,
+					&aggs[schema->num_aggs], agg_words);
+		if (ret)
+			return ret;
+		schema->num_aggs++;
+	} else {
+		if (schema->num_aggs)
+			return statsfd_reject(schema, def,
+					      "plain stat after an aggregate");
+		ret = statsfd_check_plain(schema, def, plain_end);
+		if (ret)
+			return ret;
+		desc->flags = def->flags;
+		desc->exponent = def->exponent;
+		desc->size = def->size;
+		desc->offset = def->offset;
+		desc->bucket_size = def->bucket_size;
+	}
+	strscpy(desc->name, def->name, name_size);
+	return 0;
+}
+
+/*
+ * Once every stat is built: the plain stats cover the struct (they ended
+ * at @plain_end), aggregates took @agg_words; the sizes of the data block
+ * and, with update windows, the descriptors of their two stats after the
+ * schema's own in @descs.
+ */
+static int statsfd_build_end(struct statsfd_schema *schema, u32 plain_end,
+			     u64 agg_words, void *descs, u32 stride)
+{
+	const struct statsfd_schema_def *def = schema->def;
+
+	if (plain_end != def->stats_size) {
+		pr_err("schema %s: stats do not cover u64 %zu of stats_size %zu\n",
+		       def->name, plain_end / sizeof(u64), def->stats_size);
+		return -EINVAL;
+	}
+	if (!schema->num_aggs && def->child_schema) {
+		pr_err("schema %s: child_schema but no aggregate\n", def->name);
+		return -EINVAL;
+	}
+	schema->agg_size = agg_words * sizeof(u64);
+	schema->data_size = def->stats_size + schema->agg_size;
+	if (!(def->flags & STATSFD_SCHEMA_SNAPSHOT))
+		return 0;
+	if (schema->data_size > U32_MAX - STATSFD_META_SIZE) {
+		pr_err("schema %s: data block beyond 4 GiB\n", def->name);
+		return -EINVAL;
+	}
+	schema->meta_offset = schema->data_size;
+	statsfd_build_meta(descs + (size_t)def->num_descs * stride, stride,
+			   schema->meta_offset);
+	schema->data_size += STATSFD_META_SIZE;
+	return 0;
+}
+
+/*
  * Validate every definition and fill @descs (the serialized descriptor
- * block, already zeroed) and @aggs.  Fills schema->num_aggs.
+ * block, already zeroed) and @aggs.  Fills schema->num_aggs.  Linear in
+ * the number of stats (and in the length of their names), whatever the
+ * size of the stats struct.
  */
 static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 			       void *descs, struct statsfd_agg *aggs)
 {
 	u32 stride = sizeof(struct statsfd_desc) + name_size;
-	u32 stats_words = schema->def->stats_size / sizeof(u64);
-	u32 plain_end = 0;
+	struct statsfd_names names;
+	u32 plain_end = 0, i;
 	u64 agg_words = 0;
-	unsigned long *used;
-	u32 i, j;
-	int ret = 0;
+	int ret;
 
-	/* One bit per u64 of the stats: may be more than kmalloc() gives. */
-	used = kvcalloc(BITS_TO_LONGS(stats_words), sizeof(*used), GFP_KERNEL);
-	if (!used && stats_words)
-		return -ENOMEM;
-
+	ret = statsfd_names_init(&names, schema->def->num_descs);
+	if (ret)
+		return ret;
 	schema->num_aggs = 0;
-	for (i = 0; i < schema->def->num_descs; i++) {
-		const struct statsfd_desc_def *def = &schema->def->descs[i];
-		struct statsfd_desc *desc = descs + (size_t)i * stride;
-		bool is_agg = def->flags & STATSFD_AGG_MASK;
-
-		if (!statsfd_name_ok(def->name, name_size)) {
-			ret = statsfd_reject(schema, def,
-					     "name empty, too long for name_size or not [A-Za-z0-9_]");
-			goto out;
-		}
-		/*
-		 * Reserved in every schema, not only in those with windows,
-		 * so that a parser may take two last descriptors of these
-		 * names for what statsfd puts there.
-		 */
-		if (!strcmp(def->name, STATSFD_STAT_SAMPLE_NS) ||
-		    !strcmp(def->name, STATSFD_STAT_GENERATION)) {
-			ret = statsfd_reject(schema, def,
-					     "name reserved for the stats of update windows");
-			goto out;
-		}
-		for (j = 0; j < i; j++) {
-			if (!strcmp(schema->def->descs[j].name, def->name)) {
-				ret = statsfd_reject(schema, def, "duplicate name");
-				goto out;
-			}
-		}
-
-		if (!is_agg) {
-			if (schema->num_aggs) {
-				ret = statsfd_reject(schema, def,
-						     "plain stat after an aggregate");
-				goto out;
-			}
-			ret = statsfd_check_plain(schema, def, used);
-			if (ret)
-				goto out;
-			/*
-			 * KVM's ABI says the data block holds the values "in
-			 * the same order as the descriptors", and parsers that
-			 * walk it rather than follow each offset rely on that:
-			 * the data block is the stats struct, so the struct
-			 * must follow descriptor order.
-			 */
-			if (def->offset < plain_end) {
-				ret = statsfd_reject(schema, def,
-						     "offset below the previous stat's: plain stats must be in offset order");
-				goto out;
-			}
-			plain_end = def->offset + def->size * sizeof(u64);
-			desc->flags = def->flags;
-			desc->exponent = def->exponent;
-			desc->size = def->size;
-			desc->offset = def->offset;
-			desc->bucket_size = def->bucket_size;
-		} else {
-			struct statsfd_agg *agg = &aggs[schema->num_aggs];
-
-			ret = statsfd_check_agg(schema, def, desc);
-			if (ret)
-				goto out;
-			if (schema->def->stats_size +
-			    (agg_words + desc->size) * sizeof(u64) > U32_MAX) {
-				ret = statsfd_reject(schema, def,
-						     "data block beyond 4 GiB");
-				goto out;
-			}
-			agg->kind = def->flags & STATSFD_AGG_MASK;
-			/* A sum labelled cumulative must never go down. */
-			agg->retire = agg->kind == STATSFD_AGG_SUM &&
-				      ((desc->flags & STATSFD_TYPE_MASK) ==
-				       STATSFD_TYPE_CUMULATIVE ||
-				       (desc->flags & STATSFD_TYPE_MASK) >=
-				       STATSFD_TYPE_LINEAR_HIST);
-			agg->child_offset = def->offset;
-			agg->size = desc->size;
-			agg->index = agg_words;
-			desc->offset = schema->def->stats_size +
-				       agg_words * sizeof(u64);
-			agg_words += desc->size;
-			schema->num_aggs++;
-		}
-		strscpy(desc->name, def->name, name_size);
+	for (i = 0; !ret && i < schema->def->num_descs; i++) {
+		ret = statsfd_check_name(schema, i, name_size, &names);
+		if (!ret)
+			ret = statsfd_build_desc(schema, i,
+						 descs + (size_t)i * stride,
+						 name_size, aggs, &plain_end,
+						 &agg_words);
 	}
-
-	if (!bitmap_full(used, stats_words)) {
-		pr_err("schema %s: stats do not cover u64 %lu of stats_size %zu\n",
-		       schema->def->name, find_first_zero_bit(used, stats_words),
-		       schema->def->stats_size);
-		ret = -EINVAL;
-		goto out;
-	}
-	if (!schema->num_aggs && schema->def->child_schema) {
-		pr_err("schema %s: child_schema but no aggregate\n",
-		       schema->def->name);
-		ret = -EINVAL;
-		goto out;
-	}
-	schema->agg_size = agg_words * sizeof(u64);
-	schema->data_size = schema->def->stats_size + schema->agg_size;
-	if (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) {
-		if (schema->data_size > U32_MAX - STATSFD_META_SIZE) {
-			pr_err("schema %s: data block beyond 4 GiB\n",
-			       schema->def->name);
-			ret = -EINVAL;
-			goto out;
-		}
-		schema->meta_offset = schema->data_size;
-		statsfd_build_meta(descs + (size_t)schema->def->num_descs * stride,
-				   stride, schema->meta_offset);
-		schema->data_size += STATSFD_META_SIZE;
-	}
-out:
-	kvfree(used);
-	return ret;
+	kvfree(names.slots);
+	return ret ?: statsfd_build_end(schema, plain_end, agg_words, descs,
+					stride);
 }
 
 /*

@@ -28,7 +28,8 @@
  * reader ample time, one that does nothing but close windows back to back
  * can make it retry until it pauses (readers are lock-free, not
  * wait-free).  The price is a copy of the values per window and twice
- * their memory (plus the live values).
+ * their memory (the live values are the owner's stats struct, wherever
+ * the owner keeps it).
  */
 #include <linux/atomic.h>
 #include <linux/compiler.h>
@@ -55,15 +56,16 @@ static u64 *statsfd_area_copy(const struct statsfd_source *src, u64 n)
 }
 
 /**
- * statsfd_area_alloc() - allocate the values of a snapshot source
+ * statsfd_area_alloc() - allocate the published values of a snapshot source
  * @src: a source whose schema has STATSFD_SCHEMA_SNAPSHOT; @src->schema set
  *
  * The area is the struct statsfd_mmap_header followed by the two published
  * copies of the values, all zero.  With STATSFD_SCHEMA_MMAP it is whole
  * pages, each with its own reference count, so that a mapping can take
  * references on them (vm_insert_page() refuses slab memory).  The live
- * values, which only the writer touches, are a separate allocation that
- * is never mapped.  Both are charged to the memory cgroup of the task
+ * values, which only the writer touches, are the owner's stats struct
+ * (@src->stats), wherever the owner keeps it: never mapped, never
+ * allocated here.  The area is charged to the memory cgroup of the task
  * that creates the source, like the object the source describes.
  *
  * Context: process context; may sleep.
@@ -73,23 +75,17 @@ int statsfd_area_alloc(struct statsfd_source *src)
 {
 	const struct statsfd_schema *schema = src->priv->schema;
 	struct statsfd_mmap_header *area;
-	void *live;
 
 	src->area = NULL;
 	if (!schema->area_size)
 		return 0;
-	live = kzalloc(schema->def->stats_size, GFP_KERNEL_ACCOUNT);
-	if (!live)
-		return -ENOMEM;
 	if (schema->def->flags & STATSFD_SCHEMA_MMAP)
 		area = alloc_pages_exact(schema->area_size,
 					 GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	else
 		area = kzalloc(schema->area_size, GFP_KERNEL_ACCOUNT);
-	if (!area) {
-		kfree(live);
+	if (!area)
 		return -ENOMEM;
-	}
 
 	area->version = STATSFD_MMAP_VERSION;
 	area->header_size = sizeof(*area);
@@ -98,7 +94,6 @@ int statsfd_area_alloc(struct statsfd_source *src)
 	area->flags = STATSFD_MMAP_LATCH;
 	area->copy_stride = statsfd_copy_stride(schema);
 	src->area = area;
-	src->stats = live;
 	return 0;
 }
 
@@ -121,9 +116,7 @@ void statsfd_area_free(struct statsfd_source *src)
 		free_pages_exact(src->area, schema->area_size);
 	else
 		kfree(src->area);
-	kfree(src->stats);
 	src->area = NULL;
-	src->stats = NULL;
 }
 
 /**
@@ -136,8 +129,8 @@ void statsfd_area_free(struct statsfd_source *src)
  * copy of the values (stats_size bytes), two write barriers and a store of
  * the count; no lock, no atomic, no wait.  Readers that started on the
  * other copy before the switch find the count moved and copy again.
- * Everything it reads is in @src itself (the live values and the area)
- * and in the area's header beside the count (the size and places of the
+ * Everything it reads is reached from @src itself (the owner's live
+ * values and the area) and is in the area's header beside the count (the size and places of the
  * copies): it follows no pointer to the schema or to the source's
  * private part.
  *

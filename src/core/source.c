@@ -27,6 +27,56 @@ static bool statsfd_ops_valid(const struct statsfd_source_ops *ops)
 }
 
 /*
+ * The owner's live stats struct, for a plain or a snapshot source: there
+ * unless the schema has no plain stats, and aligned for the u64 loads and
+ * stores of readers and of statsfd_update_end().
+ */
+static bool statsfd_stats_valid(const struct statsfd_schema *schema,
+				const void *stats)
+{
+	return (stats || !schema->def->stats_size) &&
+	       IS_ALIGNED((unsigned long)stats, sizeof(u64));
+}
+
+/* The kinds of source, one per set-up entry point. */
+enum statsfd_source_kind {
+	STATSFD_SOURCE_PLAIN,
+	STATSFD_SOURCE_SNAPSHOT,
+	STATSFD_SOURCE_COMPUTED,
+};
+
+/*
+ * Do @schema, @stats and @ops make a source of @kind?  Every kind needs an
+ * initialized schema and valid callbacks; a plain and a snapshot source
+ * show the owner's stats struct, without a fill callback, the one without
+ * update windows and the other with; a computed source has a fill callback
+ * and no values of its own, so nothing to map.
+ */
+static bool statsfd_source_args_ok(enum statsfd_source_kind kind,
+				   const struct statsfd_schema *schema,
+				   const void *stats,
+				   const struct statsfd_source_ops *ops)
+{
+	u32 flags;
+
+	/* Only an initialized schema has its definition. */
+	if (!schema->build_count || !statsfd_ops_valid(ops))
+		return false;
+	flags = schema->def->flags;
+	switch (kind) {
+	case STATSFD_SOURCE_PLAIN:
+		return !ops->fill && !(flags & STATSFD_SCHEMA_SNAPSHOT) &&
+		       statsfd_stats_valid(schema, stats);
+	case STATSFD_SOURCE_SNAPSHOT:
+		return !ops->fill && (flags & STATSFD_SCHEMA_SNAPSHOT) &&
+		       statsfd_stats_valid(schema, stats);
+	case STATSFD_SOURCE_COMPUTED:
+		return ops->fill && !stats && !(flags & STATSFD_SCHEMA_MMAP);
+	}
+	return false;
+}
+
+/*
  * Everything a read of the aggregates needs, allocated now so that reads
  * cannot fail for memory: the buffer they are computed into, where each
  * child's snapshot is copied, the remainders of averages and, for sums
@@ -61,31 +111,33 @@ static void statsfd_source_free(struct statsfd_source *src)
 	struct statsfd_source_priv *p = src->priv;
 
 	statsfd_area_free(src);
-	kfree(p->fill_buf);
-	mutex_destroy(&p->fill_lock);
 	kfree(p->agg_buf);
 	mutex_destroy(&p->children_lock);
 	kfree(p->id);
 	kfree(p);
 	src->priv = NULL;
+	src->stats = NULL;
 }
 
 /*
- * Make @src an instance of @schema: what the three entry points share,
- * once each has checked that @schema, @stats and @ops make the kind of
- * source it sets up.  @stats is the owner's (a plain source) or NULL.
+ * Make @src an instance of @schema, of the @kind of source the calling
+ * entry point sets up: what the three share.  @stats is the owner's (a
+ * plain or a snapshot source) or NULL (a computed source).
  */
-static __printf(5, 0)
-int statsfd_source_setup(struct statsfd_source *src,
+static __printf(6, 0)
+int statsfd_source_setup(enum statsfd_source_kind kind,
+			 struct statsfd_source *src,
 			 const struct statsfd_schema *schema, const void *stats,
 			 const struct statsfd_source_ops *ops,
 			 const char *id_fmt, va_list args)
 {
-	u32 name_size = schema->header.name_size;
 	struct statsfd_source_priv *p;
-	bool snapshot = schema->def->flags & STATSFD_SCHEMA_SNAPSHOT;
 	char *full;
 	int ret;
+
+	src->priv = NULL;
+	if (!statsfd_source_args_ok(kind, schema, stats, ops))
+		return -EINVAL;
 
 	/*
 	 * This, the id and the aggregate buffers below exist per object a
@@ -103,7 +155,6 @@ int statsfd_source_setup(struct statsfd_source *src,
 	INIT_LIST_HEAD(&p->children);
 	INIT_LIST_HEAD(&p->child_node);
 	init_waitqueue_head(&p->wq);
-	mutex_init(&p->fill_lock);
 	atomic64_set(&p->fills, 0);
 	atomic_set(&p->nr_files, 0);
 	src->priv = p;
@@ -115,9 +166,9 @@ int statsfd_source_setup(struct statsfd_source *src,
 	if (!full)
 		goto err;
 	/* Zero-padded to name_size: the id block is copied out as is. */
-	p->id = kzalloc(name_size, GFP_KERNEL_ACCOUNT);
+	p->id = kzalloc(schema->header.name_size, GFP_KERNEL_ACCOUNT);
 	if (p->id)
-		strscpy(p->id, full, name_size);
+		strscpy(p->id, full, schema->header.name_size);
 	kfree(full);
 	if (!p->id)
 		goto err;
@@ -125,19 +176,6 @@ int statsfd_source_setup(struct statsfd_source *src,
 	ret = statsfd_source_alloc_aggs(p);
 	if (ret)
 		goto err;
-
-	/*
-	 * The debugfs view of a computed source needs somewhere to compute
-	 * into, and that of a snapshot source somewhere to copy the
-	 * published values to.
-	 */
-	if ((ops->fill || snapshot) && schema->def->stats_size) {
-		p->fill_buf = kzalloc(schema->def->stats_size, GFP_KERNEL_ACCOUNT);
-		if (!p->fill_buf) {
-			ret = -ENOMEM;
-			goto err;
-		}
-	}
 
 	/* A computed source has no values area: nothing live to copy or map. */
 	ret = ops->fill ? 0 : statsfd_area_alloc(src);
@@ -147,7 +185,6 @@ int statsfd_source_setup(struct statsfd_source *src,
 
 err:
 	statsfd_source_free(src);
-	src->stats = NULL;
 	return ret;
 }
 
@@ -187,15 +224,9 @@ int statsfd_source_init(struct statsfd_source *src,
 	va_list args;
 	int ret;
 
-	src->priv = NULL;
-	/* Only an initialized schema has its definition. */
-	if (!schema->build_count || !statsfd_ops_valid(ops) || ops->fill ||
-	    (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) ||
-	    (!stats && schema->def->stats_size) ||
-	    !IS_ALIGNED((unsigned long)stats, sizeof(u64)))
-		return -EINVAL;
 	va_start(args, id_fmt);
-	ret = statsfd_source_setup(src, schema, stats, ops, id_fmt, args);
+	ret = statsfd_source_setup(STATSFD_SOURCE_PLAIN, src, schema, stats,
+				   ops, id_fmt, args);
 	va_end(args);
 	return ret;
 }
@@ -205,34 +236,36 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_init, STATSFD_NS);
  * statsfd_source_init_snapshot() - make @src a snapshot source of @schema
  * @src: the source, usually embedded in the object whose writers update it
  * @schema: an initialized schema with STATSFD_SCHEMA_SNAPSHOT
+ * @stats: the owner's live stats struct (schema->def->stats_size bytes,
+ *	8-byte aligned), usually embedded in the same object, which the
+ *	owner's writers update in update windows and no reader looks at; may
+ *	be NULL only if the schema has no plain stats
  * @ops: as for statsfd_source_init()
  * @id_fmt: as for statsfd_source_init()
  *
- * The core allocates the live values, zero, which the owner's writers
- * update through statsfd_source_stats() in update windows, and the values
- * area that statsfd_update_end() publishes them to (whole pages a stats
- * fd may map, with STATSFD_SCHEMA_MMAP), and the buffer the debugfs view
- * copies the published values to.  Otherwise as statsfd_source_init().
+ * The stats stay where the owner keeps them: the core allocates only the
+ * values area that statsfd_update_end() publishes them to, zero (whole
+ * pages a stats fd may map, with STATSFD_SCHEMA_MMAP).  @stats should be
+ * zero too, or its first window publishes what it held.  Otherwise as
+ * statsfd_source_init().
  *
  * Context: process context; may sleep.
  * Return: 0; -EINVAL for an uninitialized schema, one without
- * STATSFD_SCHEMA_SNAPSHOT, or @ops as statsfd_source_init() refuses them;
- * or -ENOMEM.
+ * STATSFD_SCHEMA_SNAPSHOT, a missing or misaligned @stats, or @ops as
+ * statsfd_source_init() refuses them; or -ENOMEM.
  */
 int statsfd_source_init_snapshot(struct statsfd_source *src,
 				 const struct statsfd_schema *schema,
+				 const void *stats,
 				 const struct statsfd_source_ops *ops,
 				 const char *id_fmt, ...)
 {
 	va_list args;
 	int ret;
 
-	src->priv = NULL;
-	if (!schema->build_count || !statsfd_ops_valid(ops) || ops->fill ||
-	    !(schema->def->flags & STATSFD_SCHEMA_SNAPSHOT))
-		return -EINVAL;
 	va_start(args, id_fmt);
-	ret = statsfd_source_setup(src, schema, NULL, ops, id_fmt, args);
+	ret = statsfd_source_setup(STATSFD_SOURCE_SNAPSHOT, src, schema, stats,
+				   ops, id_fmt, args);
 	va_end(args);
 	return ret;
 }
@@ -267,12 +300,9 @@ int statsfd_source_init_computed(struct statsfd_source *src,
 	va_list args;
 	int ret;
 
-	src->priv = NULL;
-	if (!schema->build_count || !statsfd_ops_valid(ops) || !ops->fill ||
-	    (schema->def->flags & STATSFD_SCHEMA_MMAP))
-		return -EINVAL;
 	va_start(args, id_fmt);
-	ret = statsfd_source_setup(src, schema, NULL, ops, id_fmt, args);
+	ret = statsfd_source_setup(STATSFD_SOURCE_COMPUTED, src, schema, NULL,
+				   ops, id_fmt, args);
 	va_end(args);
 	return ret;
 }
@@ -385,7 +415,8 @@ void statsfd_source_file_closed(struct statsfd_source *src)
  * only from its final put never finds one open.  One that does (a bug:
  * it will free the object the files point into) is told so in the kernel
  * log, once per source, and the core does what it can: it hangs the
- * source up (pollers get EPOLLHUP), and keeps the values, buffers, id and
+ * source up (pollers get EPOLLHUP), and keeps the published values (a
+ * snapshot source's values area), buffers, id and
  * the rest of the source's private part until the last file is closed,
  * so the files still read the last published values and never the core's
  * freed memory.  The source struct itself is the owner's and must stay

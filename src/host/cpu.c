@@ -48,34 +48,24 @@ static int statsfd_host_cpu_hp_state;
 
 /*
  * fs/proc/stat.c's get_idle_time() and get_iowait_time(), which are not
- * exported: an online CPU's tick-less (NO_HZ) accounting when the kernel
- * keeps one (get_cpu_*_time_us() returns -1 when it does not: without
+ * exported, as one: an online CPU's tick-less (NO_HZ) accounting of
+ * @get_us (get_cpu_idle_time_us() or get_cpu_iowait_time_us()) when the
+ * kernel keeps one (they return -1 when it does not: without
  * CONFIG_NO_HZ_COMMON, or with NO_HZ off at boot), else the tick's
- * cpustat.  An offline CPU's tick-less time is not looked at, as there.
- * Architectures with arch_idle_time() (s390) add their own idle time in
- * /proc/stat; that helper is not reachable from a module.
+ * cpustat[@idx].  An offline CPU's tick-less time is not looked at, as
+ * there.  Architectures with arch_idle_time() (s390) add their own idle
+ * time in /proc/stat; that helper is not reachable from a module.
  */
-static u64 statsfd_host_idle_time(const struct kernel_cpustat *kcs,
-				  unsigned int cpu)
+static u64 statsfd_host_nohz_time(const struct kernel_cpustat *kcs,
+				  unsigned int cpu, enum cpu_usage_stat idx,
+				  u64 (*get_us)(int cpu, u64 *last_update))
 {
 	u64 usecs = -1ULL;
 
 	if (cpu_online(cpu))
-		usecs = get_cpu_idle_time_us(cpu, NULL);
+		usecs = get_us(cpu, NULL);
 	if (usecs == -1ULL)
-		return kcs->cpustat[CPUTIME_IDLE];
-	return usecs * NSEC_PER_USEC;
-}
-
-static u64 statsfd_host_iowait_time(const struct kernel_cpustat *kcs,
-				    unsigned int cpu)
-{
-	u64 usecs = -1ULL;
-
-	if (cpu_online(cpu))
-		usecs = get_cpu_iowait_time_us(cpu, NULL);
-	if (usecs == -1ULL)
-		return kcs->cpustat[CPUTIME_IOWAIT];
+		return kcs->cpustat[idx];
 	return usecs * NSEC_PER_USEC;
 }
 
@@ -103,8 +93,10 @@ void statsfd_host_cpu_times(unsigned int cpu,
 	times->user = c[CPUTIME_USER];
 	times->nice = c[CPUTIME_NICE];
 	times->system = c[CPUTIME_SYSTEM];
-	times->idle = statsfd_host_idle_time(&kcs, cpu);
-	times->iowait = statsfd_host_iowait_time(&kcs, cpu);
+	times->idle = statsfd_host_nohz_time(&kcs, cpu, CPUTIME_IDLE,
+					     get_cpu_idle_time_us);
+	times->iowait = statsfd_host_nohz_time(&kcs, cpu, CPUTIME_IOWAIT,
+					       get_cpu_iowait_time_us);
 	times->irq = c[CPUTIME_IRQ];
 	times->softirq = c[CPUTIME_SOFTIRQ];
 	times->steal = c[CPUTIME_STEAL];

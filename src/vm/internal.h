@@ -59,9 +59,10 @@ struct dentry;
  * statsfd_vm_stat_*() helpers: plain adds published with WRITE_ONCE(),
  * grouped in update windows (statsfd_vm_window_begin()/_end()): one per
  * stretch of exits between two guest entries, halt step or run boundary
- * (see statsfd_vm_vcpu_run()); read lock-free by stats fds, the
- * mapping of the values and the debugfs view.  Lives in the page the core
- * allocates for the vCPU's source (the schema is mappable).
+ * (see statsfd_vm_vcpu_run()).  Embedded in struct statsfd_vm_vcpu and
+ * read by no one else: each window's end publishes a copy to the page the
+ * core allocates for the vCPU's source (the schema is mappable), which
+ * stats fds, the mapping and the debugfs view read lock-free.
  */
 struct statsfd_vm_vcpu_stats {
 	u64 exits;
@@ -98,8 +99,9 @@ struct statsfd_vm_vcpu_stats {
  * Any thread may update them (any thread kicks, opens or closes a stats
  * fd), so every update is one window under &statsfd_vm_vm.stats_lock,
  * with statsfd_vm_vm_stat_add().  None of them is on the vCPU hot path.
- * Read lock-free by the VM's stats fds and mapping and by the system's
- * aggregates.  Lives in the page the core allocates for the VM's source.
+ * Embedded in struct statsfd_vm_vm; each window publishes a copy to the
+ * page the core allocates for the VM's source, which the VM's stats fds
+ * and mapping and the system's aggregates read lock-free.
  */
 struct statsfd_vm_vm_stats {
 	u64 vcpus_created;
@@ -147,7 +149,7 @@ struct statsfd_vm_sys_stats {
  *	The vCPUs live as long as the VM
  * @max_vcpus: the max_vcpus parameter when the VM was created
  * @stats_lock: serializes the writers of @stats, one update window each
- * @stats: the VM's own stats, in @src's values area
+ * @stats: the VM's own stats, which @src's windows publish
  * @src: the VM's stats source, a child of the system source
  */
 struct statsfd_vm_vm {
@@ -157,7 +159,7 @@ struct statsfd_vm_vm {
 	struct xarray vcpus;
 	u32 max_vcpus;
 	spinlock_t stats_lock; /* writers of @stats */
-	struct statsfd_vm_vm_stats *stats;
+	struct statsfd_vm_vm_stats stats;
 	struct statsfd_source src;
 };
 
@@ -172,9 +174,9 @@ struct statsfd_vm_vm {
  *	observable and cannot be optimized away
  * @windows: whether this run groups its stats updates in update windows:
  *	always, but in a test build (statsfd_vm_windows_on())
- * @stats: the live stats, in @src's values area: a page of their own,
- *	away from @kick and @wq, which other threads write (KICK) while the
- *	vCPU thread writes the stats
+ * @stats: the live stats, which @src's windows publish: cache lines of
+ *	their own, away from @kick and @wq, which other threads write (KICK)
+ *	while the vCPU thread writes the stats
  * @src: the vCPU's stats source, a child of the VM's
  *
  * Allocated from statsfd_vm_vcpu_cache, whose objects are aligned as this
@@ -189,7 +191,7 @@ struct statsfd_vm_vcpu {
 	wait_queue_head_t wq;
 	u64 guest_state;
 	bool windows;
-	struct statsfd_vm_vcpu_stats *stats;
+	struct statsfd_vm_vcpu_stats stats ____cacheline_aligned_in_smp;
 	struct statsfd_source src;
 };
 
@@ -227,18 +229,12 @@ void statsfd_vm_schemas_exit(void);
 
 u64 statsfd_vm_counter_add(u64 *counter, s64 delta);
 void statsfd_vm_counter_peak(u64 *peak, u64 value);
+void statsfd_vm_vm_stat_add(struct statsfd_vm_vm *vm, u64 *stat, s64 delta);
+long statsfd_vm_get_stats_fd(struct statsfd_source *src, unsigned long arg);
 
 int statsfd_vm_create_vm(const void __user *uarg);
-void statsfd_vm_vm_get(struct statsfd_vm_vm *vm);
-void statsfd_vm_vm_put(struct statsfd_vm_vm *vm);
-void statsfd_vm_vm_close_handle(struct statsfd_vm_vm *vm);
-void statsfd_vm_count_stats_fd(struct statsfd_vm_vm *vm, s64 delta);
-void statsfd_vm_vm_stat_add(struct statsfd_vm_vm *vm, u64 *stat, s64 delta);
-
 int statsfd_vm_vcpu_cache_init(void);
 void statsfd_vm_vcpu_cache_exit(void);
-int statsfd_vm_create_vcpu(struct statsfd_vm_vm *vm, const void __user *uarg);
-void statsfd_vm_vcpu_free(struct statsfd_vm_vcpu *vcpu);
 
 int statsfd_vm_run_check(const struct statsfd_vm_run *run);
 int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,

@@ -89,9 +89,7 @@ static long statsfd_vm_dev_ioctl(struct file *file, unsigned int cmd,
 	case STATSFD_VM_CREATE_VM:
 		return statsfd_vm_create_vm((const void __user *)arg);
 	case STATSFD_VM_GET_STATS_FD:
-		if (arg)
-			return -EINVAL;
-		return statsfd_source_get_fd(&statsfd_vm_sys_src);
+		return statsfd_vm_get_stats_fd(&statsfd_vm_sys_src, arg);
 	default:
 		return -ENOTTY;
 	}

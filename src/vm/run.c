@@ -70,7 +70,7 @@ int statsfd_vm_run_check(const struct statsfd_vm_run *run)
  */
 void statsfd_vm_vcpu_kick(struct statsfd_vm_vcpu *vcpu)
 {
-	statsfd_vm_vm_stat_add(vcpu->vm, &vcpu->vm->stats->kicks, 1);
+	statsfd_vm_vm_stat_add(vcpu->vm, &vcpu->vm->stats.kicks, 1);
 	/*
 	 * The store is ordered before the waker's check of the queue by
 	 * wake_up()'s lock, and the halt's load after its prepare_to_wait().
@@ -102,7 +102,7 @@ static int statsfd_vm_block(struct statsfd_vm_vcpu *vcpu, u64 timeout_ns,
 		expires = ktime_add_ns(ktime_get(), timeout_ns);
 
 	statsfd_vm_window_begin(vcpu, vcpu->windows);
-	statsfd_vm_stat_set(&vcpu->stats->blocking, 1);
+	statsfd_vm_stat_set(&vcpu->stats.blocking, 1);
 	statsfd_vm_window_end(vcpu, vcpu->windows);
 	for (;;) {
 		prepare_to_wait(&vcpu->wq, &wait, TASK_INTERRUPTIBLE);
@@ -125,7 +125,7 @@ static int statsfd_vm_block(struct statsfd_vm_vcpu *vcpu, u64 timeout_ns,
 	}
 	finish_wait(&vcpu->wq, &wait);
 	statsfd_vm_window_begin(vcpu, vcpu->windows);
-	statsfd_vm_stat_set(&vcpu->stats->blocking, 0);
+	statsfd_vm_stat_set(&vcpu->stats.blocking, 0);
 	statsfd_vm_window_end(vcpu, vcpu->windows);
 	return ret;
 }
@@ -134,7 +134,7 @@ static int statsfd_vm_block(struct statsfd_vm_vcpu *vcpu, u64 timeout_ns,
 static void statsfd_vm_halt_poll_stats(struct statsfd_vm_vcpu *vcpu,
 				       u64 poll_ns, bool success, bool kicked)
 {
-	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
+	struct statsfd_vm_vcpu_stats *stats = &vcpu->stats;
 
 	statsfd_vm_stat_add(&stats->halt_attempted_poll, 1);
 	if (success) {
@@ -159,7 +159,7 @@ static void statsfd_vm_halt_poll_stats(struct statsfd_vm_vcpu *vcpu,
 static int statsfd_vm_halt(struct statsfd_vm_vcpu *vcpu, u64 poll_ns,
 			   u64 timeout_ns)
 {
-	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
+	struct statsfd_vm_vcpu_stats *stats = &vcpu->stats;
 	bool waited = false, kicked = false;
 	ktime_t start, cur, poll_end;
 	u64 wait_ns;
@@ -216,7 +216,7 @@ static void statsfd_vm_handle_exit(struct statsfd_vm_vcpu *vcpu,
 				   enum statsfd_vm_exit_reason reason,
 				   const struct statsfd_vm_run *run)
 {
-	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
+	struct statsfd_vm_vcpu_stats *stats = &vcpu->stats;
 	u64 state = vcpu->guest_state;
 
 	/* Inside the caller's window: exits and exits by reason together. */
@@ -285,7 +285,7 @@ int statsfd_vm_vcpu_run(struct statsfd_vm_vcpu *vcpu,
 		{ STATSFD_VM_EXIT_HYPERCALL, run->hypercall_exits },
 		{ STATSFD_VM_EXIT_HALT, run->halt_exits },
 	};
-	struct statsfd_vm_vcpu_stats *stats = vcpu->stats;
+	struct statsfd_vm_vcpu_stats *stats = &vcpu->stats;
 	u64 done = 0, i;
 	bool windows, open = false;
 	size_t phase;

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * statsfd_vm stats: the three schemas of the provider (system, VM, vCPU)
- * and the atomic helpers for the stats several threads update.
+ * and the helpers for the stats several threads update (atomic ones for
+ * the device's, one window under a lock for a VM's).
  */
 #include <linux/atomic.h>
 #include <linux/build_bug.h>
 #include <linux/kernel.h>
+#include <linux/spinlock.h>
 #include <linux/statsfd.h>
 
 #include "internal.h"
@@ -224,4 +226,40 @@ void statsfd_vm_counter_peak(u64 *peak, u64 value)
 
 	while (value > old && !try_cmpxchg64(peak, &old, value))
 		;
+}
+
+/**
+ * statsfd_vm_vm_stat_add() - add to one of a VM's own stats
+ * @vm: the VM
+ * @stat: a u64 of @vm->stats
+ * @delta: what to add (negative to subtract)
+ *
+ * Any thread may update a VM's stats, so each update is one window under
+ * @vm->stats_lock: the lock makes its holder the source's single writer
+ * for the window's duration.  Not on the vCPU hot path.
+ *
+ * Context: any context that may take a spinlock.
+ */
+void statsfd_vm_vm_stat_add(struct statsfd_vm_vm *vm, u64 *stat, s64 delta)
+{
+	spin_lock(&vm->stats_lock);
+	statsfd_update_begin(&vm->src);
+	statsfd_stat_add(stat, delta);
+	statsfd_update_end(&vm->src);
+	spin_unlock(&vm->stats_lock);
+}
+
+/**
+ * statsfd_vm_get_stats_fd() - STATSFD_VM_GET_STATS_FD, on any of the fds
+ * @src: the source of the device, VM or vCPU whose fd got the ioctl
+ * @arg: the ioctl's argument, which must be 0
+ *
+ * Return: the new stats fd; -EINVAL for a non-zero @arg; or the error of
+ * statsfd_source_get_fd().
+ */
+long statsfd_vm_get_stats_fd(struct statsfd_source *src, unsigned long arg)
+{
+	if (arg)
+		return -EINVAL;
+	return statsfd_source_get_fd(src);
 }

@@ -473,9 +473,9 @@ static void statsfd_computed_source_init_rejects_bad_combinations(struct kunit *
 	struct statsfd_source src;
 
 	/*
-	 * A computed source's values are nowhere: the one entry point that
-	 * takes a stats pointer refuses a fill callback, and so does the
-	 * snapshot one; the computed one requires it.
+	 * A computed source's values are nowhere: the two entry points that
+	 * take a stats pointer (plain, snapshot) refuse a fill callback; the
+	 * computed one requires it.
 	 */
 	KUNIT_EXPECT_EQ(test, statsfd_source_init(&src, ctx->child_schema,
 						  &stats, &cmp_ops, "x"),
@@ -492,7 +492,8 @@ static void statsfd_computed_source_init_rejects_bad_combinations(struct kunit *
 							   &cmp_ops, "x"),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, statsfd_source_init_snapshot(&src, mmap_schema,
-							   &cmp_ops, "x"),
+							   &stats, &cmp_ops,
+							   "x"),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, statsfd_source_init(&src, ctx->child_schema,
 						  &stats, &get_and_tryget, "x"),

@@ -197,6 +197,34 @@ static void statsfd_debugfs_show_of_a_snapshot_source_is_its_last_window(struct 
 	KUNIT_EXPECT_STREQ(test, show(test, dir, "lin"), "0 3 0 0\n");
 }
 
+/*
+ * The buffer a snapshot source's view copies the published values into
+ * comes with the view: a source without one pays nothing for it, and a
+ * plain source's view, which reads the values in place, has none.
+ */
+static void statsfd_source_debugfs_create_gives_only_a_copying_view_a_buffer(struct kunit *test)
+{
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_schema *cs =
+		statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
+	struct statsfd_kunit_src *s =
+		statsfd_kunit_source(test, cs, NULL, "vcpu");
+	struct statsfd_source *plain = &ctx->child[0]->src;
+
+	KUNIT_EXPECT_NULL(test, s->src.priv->debugfs);
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(&s->src, "snap",
+							    ctx->dir), 0);
+	KUNIT_ASSERT_NOT_NULL(test, s->src.priv->debugfs);
+	KUNIT_EXPECT_NOT_NULL(test, s->src.priv->debugfs->buf);
+	statsfd_source_debugfs_remove(&s->src);
+	KUNIT_EXPECT_NULL(test, s->src.priv->debugfs);
+
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(plain, "plain",
+							    ctx->dir), 0);
+	KUNIT_ASSERT_NOT_NULL(test, plain->priv->debugfs);
+	KUNIT_EXPECT_NULL(test, plain->priv->debugfs->buf);
+}
+
 static void statsfd_source_debugfs_create_twice_is_ebusy(struct kunit *test)
 {
 	struct dfs_ctx *ctx = test->priv;
@@ -332,6 +360,7 @@ static struct kunit_case statsfd_debugfs_cases[] = {
 	KUNIT_CASE(statsfd_debugfs_show_prints_histogram_on_one_line),
 	KUNIT_CASE(statsfd_debugfs_show_computes_aggregates),
 	KUNIT_CASE(statsfd_debugfs_show_of_a_snapshot_source_is_its_last_window),
+	KUNIT_CASE(statsfd_source_debugfs_create_gives_only_a_copying_view_a_buffer),
 	KUNIT_CASE(statsfd_source_debugfs_create_twice_is_ebusy),
 	KUNIT_CASE(statsfd_source_debugfs_create_existing_name_fails_cleanly),
 	KUNIT_CASE(statsfd_source_debugfs_create_replaces_slash),

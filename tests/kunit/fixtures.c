@@ -80,7 +80,7 @@ const struct statsfd_schema_def statsfd_kunit_snap_parent_tmpl = {
 };
 
 /* flags, exponent, size, offset (from data_offset), bucket_size, name */
-const struct statsfd_kunit_desc statsfd_kunit_child_expect[] = {
+const struct statsfd_desc_def statsfd_kunit_child_expect[] = {
 	{ 0x000,  0, 1,   0,  0, "exits" },
 	{ 0x041,  0, 1,   8,  0, "blocking" },
 	{ 0x002,  0, 1,  16,  0, "max_run" },
@@ -91,7 +91,7 @@ const struct statsfd_kunit_desc statsfd_kunit_child_expect[] = {
 	{ 0x030,  0, 1, 120,  0, "cycles" },
 };
 
-const struct statsfd_kunit_desc statsfd_kunit_parent_expect[] = {
+const struct statsfd_desc_def statsfd_kunit_parent_expect[] = {
 	{ 0x0000,  0, 1,   0,  0, "created" },
 	{ 0x0001,  0, 1,   8,  0, "alive" },
 	{ 0x1000,  0, 1,  16,  0, "exits_sum" },
@@ -107,7 +107,7 @@ const struct statsfd_kunit_desc statsfd_kunit_parent_expect[] = {
 };
 
 /* sample_ns: instant, seconds, 10^-9; generation: cumulative, none. */
-const struct statsfd_kunit_desc statsfd_kunit_snap_child_expect[] = {
+const struct statsfd_desc_def statsfd_kunit_snap_child_expect[] = {
 	{ 0x000,  0, 1,   0,  0, "exits" },
 	{ 0x041,  0, 1,   8,  0, "blocking" },
 	{ 0x002,  0, 1,  16,  0, "max_run" },
@@ -120,7 +120,7 @@ const struct statsfd_kunit_desc statsfd_kunit_snap_child_expect[] = {
 	{ 0x000,  0, 1, 136,  0, "generation" },
 };
 
-const struct statsfd_kunit_desc statsfd_kunit_snap_parent_expect[] = {
+const struct statsfd_desc_def statsfd_kunit_snap_parent_expect[] = {
 	{ 0x0000,  0, 1,   0,  0, "created" },
 	{ 0x0001,  0, 1,   8,  0, "alive" },
 	{ 0x1000,  0, 1,  16,  0, "exits_sum" },
@@ -203,8 +203,9 @@ struct statsfd_schema *statsfd_kunit_schema(struct kunit *test,
  * statsfd_kunit_source() - a test-owned source with counting ops
  * @test: the test; the source is destroyed when it ends (before its schema)
  * @schema: initialized schema
- * @stats: live values, owned by the test; NULL for a schema with
- *	STATSFD_SCHEMA_SNAPSHOT, whose source is a snapshot source
+ * @stats: live values, owned by the test; for a schema with
+ *	STATSFD_SCHEMA_SNAPSHOT, whose source is a snapshot source, NULL
+ *	asks for zeroed ones the test owns (statsfd_source_stats())
  * @id: the id string
  *
  * Return: the source (the test is aborted on failure).
@@ -219,8 +220,11 @@ statsfd_kunit_source(struct kunit *test, const struct statsfd_schema *schema,
 	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, s);
 	if (schema->def->flags & STATSFD_SCHEMA_SNAPSHOT) {
-		KUNIT_ASSERT_NULL(test, stats);
-		ret = statsfd_source_init_snapshot(&s->src, schema,
+		if (!stats)
+			stats = kunit_kzalloc(test, schema->def->stats_size ?: 1,
+					      GFP_KERNEL);
+		KUNIT_ASSERT_NOT_NULL(test, stats);
+		ret = statsfd_source_init_snapshot(&s->src, schema, stats,
 						   &statsfd_kunit_ops, "%s", id);
 	} else {
 		ret = statsfd_source_init(&s->src, schema, stats,
@@ -325,7 +329,7 @@ static void statsfd_kunit_put32(u8 *img, u32 off, u32 v)
  * SFK_STRIDE bytes.
  */
 void *statsfd_kunit_image(struct kunit *test,
-			  const struct statsfd_kunit_desc *expect, u32 num_desc,
+			  const struct statsfd_desc_def *expect, u32 num_desc,
 			  u32 data_size, const char *id, const void *data)
 {
 	u32 desc_offset = SFK_DATA_OFFSET + data_size;
@@ -345,7 +349,7 @@ void *statsfd_kunit_image(struct kunit *test,
 	memcpy(img + SFK_DATA_OFFSET, data, data_size);
 	for (i = 0; i < num_desc; i++) {
 		u8 *d = img + desc_offset + i * SFK_STRIDE;
-		const struct statsfd_kunit_desc *e = &expect[i];
+		const struct statsfd_desc_def *e = &expect[i];
 
 		statsfd_kunit_put32(d, 0, e->flags);
 		memcpy(d + 4, &e->exponent, sizeof(e->exponent));

@@ -14,7 +14,7 @@
 
 /* Compare the core's descriptor block with a hand-written table. */
 static void expect_descs(struct kunit *test, const struct statsfd_schema *s,
-			 const struct statsfd_kunit_desc *expect, u32 num)
+			 const struct statsfd_desc_def *expect, u32 num)
 {
 	u32 stride = sizeof(struct statsfd_desc) + s->header.name_size;
 	char *zero = kunit_kzalloc(test, s->header.name_size, GFP_KERNEL);
@@ -87,7 +87,7 @@ static void statsfd_schema_init_accepts_aggregates_only(struct kunit *test)
 		STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, lin),
 		STATSFD_AGG_COUNT_NONZERO_OF(struct statsfd_kunit_child, blocking),
 	};
-	static const struct statsfd_kunit_desc expect[] = {
+	static const struct statsfd_desc_def expect[] = {
 		{ 0x1003, 0, 4,  0, 10, "lin_sum" },
 		{ 0x5001, 0, 1, 32,  0, "blocking_count_nonzero" },
 	};
@@ -120,7 +120,7 @@ static void statsfd_schema_init_accepts_name_of_name_size_minus_one(struct kunit
 		.name = "kunit.tiny", .descs = tiny_descs, .num_descs = 1,
 		.stats_size = 8, .name_size = 8,
 	};
-	static const struct statsfd_kunit_desc expect[] = {
+	static const struct statsfd_desc_def expect[] = {
 		{ 0, 0, 1, 0, 0, "abcdefg" },
 	};
 	struct statsfd_schema *s = statsfd_kunit_schema(test, &tmpl, NULL);
@@ -139,7 +139,7 @@ static void statsfd_schema_init_handles_name_size_16(struct kunit *test)
 		{ .flags = STATSFD_TYPE_LOG_HIST, .size = 3, .offset = 8,
 		  .name = "fifteen_chars_x" },
 	};
-	static const struct statsfd_kunit_desc expect[] = {
+	static const struct statsfd_desc_def expect[] = {
 		{ 0x111, 10, 1, 0, 0, "kib" },
 		{ 0x004, 0, 3, 8, 0, "fifteen_chars_x" },
 	};
@@ -606,7 +606,7 @@ static void statsfd_desc_macros_encode_kvm_flags(struct kunit *test)
 
 #undef STATSFD_STATS_TYPE
 	/* flags, exponent, size, offset, bucket_size, name */
-	static const struct statsfd_kunit_desc e[] = {
+	static const struct statsfd_desc_def e[] = {
 		{ 0x000,  0, 1,   0,    0, "c" },
 		{ 0x001,  0, 1,   8,    0, "ic" },
 		{ 0x002,  0, 1,  16,    0, "pc" },

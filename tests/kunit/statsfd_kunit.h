@@ -69,22 +69,18 @@ struct statsfd_kunit_parent {
 #define SFK_SNAP_PARENT_DESC_OFFSET	248
 #define SFK_SNAP_PARENT_FILE_SIZE	1144
 
-/* Expected serialized descriptor. */
-struct statsfd_kunit_desc {
-	u32 flags;
-	s16 exponent;
-	u16 size;
-	u32 offset;
-	u32 bucket_size;
-	const char *name;
-};
+/*
+ * An expected serialized descriptor is written as a struct
+ * statsfd_desc_def: the same fields, with the offset and flags the file
+ * must show.
+ */
 
-extern const struct statsfd_kunit_desc statsfd_kunit_child_expect[];
-extern const struct statsfd_kunit_desc statsfd_kunit_parent_expect[];
+extern const struct statsfd_desc_def statsfd_kunit_child_expect[];
+extern const struct statsfd_desc_def statsfd_kunit_parent_expect[];
 extern const struct statsfd_schema_def statsfd_kunit_child_tmpl;
 extern const struct statsfd_schema_def statsfd_kunit_parent_tmpl;
-extern const struct statsfd_kunit_desc statsfd_kunit_snap_child_expect[];
-extern const struct statsfd_kunit_desc statsfd_kunit_snap_parent_expect[];
+extern const struct statsfd_desc_def statsfd_kunit_snap_child_expect[];
+extern const struct statsfd_desc_def statsfd_kunit_snap_parent_expect[];
 extern const struct statsfd_schema_def statsfd_kunit_snap_child_tmpl;
 extern const struct statsfd_schema_def statsfd_kunit_snap_parent_tmpl;
 
@@ -111,7 +107,7 @@ ssize_t statsfd_kunit_read(struct kunit *test, struct file *file,
 			   char __user *ubuf, void *kbuf, size_t len,
 			   loff_t pos);
 void *statsfd_kunit_image(struct kunit *test,
-			  const struct statsfd_kunit_desc *expect, u32 num_desc,
+			  const struct statsfd_desc_def *expect, u32 num_desc,
 			  u32 data_size, const char *id, const void *data);
 void statsfd_kunit_parent_data(const struct statsfd_kunit_parent *p,
 			       const struct statsfd_kunit_child *const *c,

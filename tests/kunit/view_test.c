@@ -726,7 +726,7 @@ view_snap_schema(struct kunit *test, const char *name,
 /* child 0's view of log, exits, cycles, lin: by hand, offsets compact. */
 static const char *const view_a_names[] = { "log", "exits", "cycles", "lin" };
 static const u32 view_a_index[] = { 5, 0, 7, 4 };
-static const struct statsfd_kunit_desc view_a_expect[] = {
+static const struct statsfd_desc_def view_a_expect[] = {
 	{ 0x004, 0, 6,  0,  0, "log" },
 	{ 0x000, 0, 1, 48,  0, "exits" },
 	{ 0x030, 0, 1, 56,  0, "cycles" },
@@ -771,7 +771,7 @@ static void statsfd_view_by_index_matches_image(struct kunit *test)
 	struct view_ctx *ctx = test->priv;
 	struct file *view = view_by_index(test, ctx->cfile, view_a_index, 4);
 	static const u32 one[] = { 3 };
-	static const struct statsfd_kunit_desc wait_ns[] = {
+	static const struct statsfd_desc_def wait_ns[] = {
 		{ 0x020, -9, 1, 0, 0, "wait_ns" },
 	};
 
@@ -790,7 +790,7 @@ static void statsfd_view_of_every_stat_reversed(struct kunit *test)
 	struct view_ctx *ctx = test->priv;
 	struct statsfd_kunit_child *c = &ctx->cstats[0];
 	static const u32 idx[] = { 7, 6, 5, 4, 3, 2, 1, 0 };
-	static const struct statsfd_kunit_desc expect[] = {
+	static const struct statsfd_desc_def expect[] = {
 		{ 0x030,  0, 1,   0,  0, "cycles" },
 		{ 0x110,  0, 1,   8,  0, "io_bytes" },
 		{ 0x004,  0, 6,  16,  0, "log" },
@@ -824,16 +824,16 @@ static void statsfd_view_of_view_matches_image(struct kunit *test)
 	struct statsfd_kunit_child *c = &ctx->cstats[0];
 	struct file *a = view_by_name(test, ctx->cfile, view_a_names, 4);
 	static const u32 lin_exits[] = { 3, 1 };
-	static const struct statsfd_kunit_desc b_expect[] = {
+	static const struct statsfd_desc_def b_expect[] = {
 		{ 0x003, 0, 4,  0, 10, "lin" },
 		{ 0x000, 0, 1, 32,  0, "exits" },
 	};
 	static const char *const cycles[] = { "cycles" };
-	static const struct statsfd_kunit_desc cycles_expect[] = {
+	static const struct statsfd_desc_def cycles_expect[] = {
 		{ 0x030, 0, 1, 0, 0, "cycles" },
 	};
 	static const u32 second[] = { 1 };
-	static const struct statsfd_kunit_desc exits_expect[] = {
+	static const struct statsfd_desc_def exits_expect[] = {
 		{ 0x000, 0, 1, 0, 0, "exits" },
 	};
 	struct file *b, *b1;
@@ -871,7 +871,7 @@ static void statsfd_view_with_aggregates_matches_image(struct kunit *test)
 	static const char *const names[] = {
 		"exits_avg", "alive", "log_sum", "created", "wait_ns_max",
 	};
-	static const struct statsfd_kunit_desc expect[] = {
+	static const struct statsfd_desc_def expect[] = {
 		{ 0x4001,  0, 1,  0, 0, "exits_avg" },
 		{ 0x0001,  0, 1,  8, 0, "alive" },
 		{ 0x1004,  0, 6, 16, 0, "log_sum" },
@@ -907,7 +907,7 @@ static void statsfd_view_with_sample_ns_and_generation(struct kunit *test)
 	static const char *const names[] = {
 		"generation", "exits_max", "alive", "lin_sum", "sample_ns",
 	};
-	static const struct statsfd_kunit_desc expect[] = {
+	static const struct statsfd_desc_def expect[] = {
 		{ 0x0000,  0, 1,  0,  0, "generation" },
 		{ 0x3001,  0, 1,  8,  0, "exits_max" },
 		{ 0x0001,  0, 1, 16,  0, "alive" },
@@ -915,11 +915,11 @@ static void statsfd_view_with_sample_ns_and_generation(struct kunit *test)
 		{ 0x0021, -9, 1, 56,  0, "sample_ns" },
 	};
 	static const char *const gen_only[] = { "generation" };
-	static const struct statsfd_kunit_desc gen_expect[] = {
+	static const struct statsfd_desc_def gen_expect[] = {
 		{ 0x0000, 0, 1, 0, 0, "generation" },
 	};
 	static const char *const child_names[] = { "sample_ns", "lin" };
-	static const struct statsfd_kunit_desc child_expect[] = {
+	static const struct statsfd_desc_def child_expect[] = {
 		{ 0x0021, -9, 1, 0,  0, "sample_ns" },
 		{ 0x0003,  0, 4, 8, 10, "lin" },
 	};

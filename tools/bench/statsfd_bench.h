@@ -26,9 +26,9 @@
 
 /*
  * Flags of STATSFD_BENCH_CREATE_SET.  STATSFD_BENCH_SNAPSHOT creates the
- * schema with STATSFD_SCHEMA_SNAPSHOT: the core owns the values (the
- * sources are initialized with NULL stats and filled through
- * statsfd_source_stats()) and the data block ends with the "sample_ns" and
+ * schema with STATSFD_SCHEMA_SNAPSHOT: the sources are snapshot sources
+ * of the values in their own objects, which the core publishes to a
+ * values area of its own, and the data block ends with the "sample_ns" and
  * "generation" stats, after the num_values values.  STATSFD_BENCH_MMAP
  * adds STATSFD_SCHEMA_MMAP (values in whole pages, mmap() of a stats fd
  * allowed) and requires STATSFD_BENCH_SNAPSHOT.  The module publishes the

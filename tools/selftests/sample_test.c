@@ -176,7 +176,7 @@ TEST_F(sample, stats_files_describe_device_and_queues)
 {
 	static const char *const dev_names[] = {
 		"opens", "packets_sum", "packets_max", "bytes_sum",
-		"size_hist_sum",
+		"size_hist_sum", "sample_ns", "generation",
 	};
 	static const char *const q_names[] = { "packets", "bytes", "size_hist" };
 	static struct sfile f;
@@ -185,7 +185,7 @@ TEST_F(sample, stats_files_describe_device_and_queues)
 	ASSERT_EQ(0, sfile_read(self->dfd, &f));
 	EXPECT_EQ(0u, f.h.flags);
 	EXPECT_STREQ("statsfd_sample", f.buf + f.h.id_offset);
-	ASSERT_EQ(5u, f.h.num_desc);
+	ASSERT_EQ(7u, f.h.num_desc);
 	for (i = 0; i < f.h.num_desc; i++)
 		EXPECT_STREQ(dev_names[i], sfile_desc(&f, i)->name);
 	EXPECT_EQ(LOGHIST_BUCKETS, sfile_desc(&f, 4)->size);
@@ -278,6 +278,28 @@ TEST_F(sample, opens_are_counted)
 		close(fd);
 	}
 	EXPECT_EQ(before + 3, stat1(self->dfd, "opens"));
+}
+
+/*
+ * The device is a snapshot source of the sample's own stats struct: each
+ * open is one window, which publishes the struct's new count, so the
+ * windows counted (generation) and the opens move together.
+ */
+TEST_F(sample, each_open_is_one_window)
+{
+	uint64_t opens = stat1(self->dfd, "opens");
+	uint64_t gen = stat1(self->dfd, "generation");
+	int i, fd;
+
+	ASSERT_NE(UINT64_MAX, opens);
+	ASSERT_NE(UINT64_MAX, gen);
+	for (i = 0; i < 4; i++) {
+		fd = open(SAMPLE_DEV, O_RDONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		close(fd);
+	}
+	EXPECT_EQ(opens + 4, stat1(self->dfd, "opens"));
+	EXPECT_EQ(gen + 4, stat1(self->dfd, "generation"));
 }
 
 /* Every bad argument, its errno, and no fd left behind by any of them. */

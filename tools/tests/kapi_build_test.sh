@@ -24,8 +24,9 @@ tmp=$(mktemp -d /tmp/statsfd-kapi-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 echo "ccflags-y += -I$root/include" >"$tmp/Kbuild"
 
-# provider NAME STATS_ARG TABLE: a provider whose source is initialized with
-# STATS_ARG and whose descriptor table is TABLE, in $tmp/NAME.c.
+# provider NAME STATS_ARG TABLE [INIT]: a provider whose source is
+# initialized with STATS_ARG by INIT (statsfd_source_init_stats() unless
+# given) and whose descriptor table is TABLE, in $tmp/NAME.c.
 provider() {
 	cat >"$tmp/$1.c" <<-EOT
 	// SPDX-License-Identifier: GPL-2.0
@@ -52,7 +53,7 @@ provider() {
 	{
 		int ret = statsfd_schema_init(&schema.schema, &def);
 
-		return ret ?: statsfd_source_init_stats(&src, &schema, $2, &ops, "t");
+		return ret ?: ${4:-statsfd_source_init_stats}(&src, &schema, $2, &ops, "t");
 	}
 	MODULE_LICENSE("GPL");
 	EOT
@@ -91,6 +92,15 @@ fails wrong_stats "statsfd_source_init_stats() given another stats struct" \
 provider void_stats '(void *)&stats' "$good_table"
 fails void_stats "statsfd_source_init_stats() given a void pointer" \
 	"negative width in bit-field"
+# The snapshot entry point takes the owner's stats too, type-checked alike.
+provider good_snap '&stats' "$good_table" statsfd_source_init_snapshot_stats
+check "statsfd_source_init_snapshot_stats() with the right stats struct builds" \
+	build good_snap
+[ -f "$tmp/good_snap.o" ] || sed 's/^/#   /' "$tmp/good_snap.log" | tail -n 20
+provider wrong_snap '(struct b_stats *)&stats' "$good_table" \
+	statsfd_source_init_snapshot_stats
+fails wrong_snap "statsfd_source_init_snapshot_stats() given another stats struct" \
+	"negative width in bit-field"
 provider no_member '&stats' '#define STATSFD_STATS_TYPE struct a_stats
 	static const struct statsfd_desc_def descs[] = {
 		STATSFD_COUNTER(y),
@@ -119,16 +129,16 @@ fails no_type "a table without STATSFD_STATS_TYPE" "STATSFD_STATS_TYPE"
 
 # STATSFD_API_VERSION: a provider states the version it was written for
 # and stops the build under any other (statsfd-kernel-api.rst, "API
-# version"); the sample says 2.
-provider api_current '&stats' "#if STATSFD_API_VERSION != 2
+# version"); the sample says 3.
+provider api_current '&stats' "#if STATSFD_API_VERSION != 3
+	#error \"written for statsfd kernel API version 3\"
+	#endif
+	$good_table"
+check "a provider written for API version 3 builds" build api_current
+provider api_old '&stats' "#if STATSFD_API_VERSION != 2
 	#error \"written for statsfd kernel API version 2\"
 	#endif
 	$good_table"
-check "a provider written for API version 2 builds" build api_current
-provider api_old '&stats' "#if STATSFD_API_VERSION != 1
-	#error \"written for statsfd kernel API version 1\"
-	#endif
-	$good_table"
-fails api_old "a provider written for API version 1" \
-	"written for statsfd kernel API version 1"
+fails api_old "a provider written for API version 2" \
+	"written for statsfd kernel API version 2"
 echo "1..$n"

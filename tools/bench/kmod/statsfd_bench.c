@@ -40,11 +40,10 @@
 
 /**
  * struct statsfd_bench_source - one instance of a set's schema
- * @src: the core's source; its stats point at @values, or with
- *	STATSFD_BENCH_SNAPSHOT at the values area the core allocated
+ * @src: the core's source; its stats point at @values, whatever the kind
  * @set: the owning set, pinned by every stats fd through @src's ops
- * @values: the live data block, num_values u64s; empty (not allocated) with
- *	STATSFD_BENCH_SNAPSHOT, whose values the core owns
+ * @values: the live data block, num_values u64s; with
+ *	STATSFD_BENCH_SNAPSHOT the live values that windows publish
  *
  * Allocated from the set's own cache, so an instance costs exactly its size
  * and not the next kmalloc power of two: B5 measures what a subsystem that
@@ -239,24 +238,20 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 
 	snprintf(set->cache_name, sizeof(set->cache_name),
 		 "statsfd_bench_%u", set->id);
-	if (snapshot) {
-		/* The values live in the core's area: no usercopy region. */
-		obj_size = sizeof(struct statsfd_bench_source);
-		set->cache = kmem_cache_create(set->cache_name, obj_size,
-					       sizeof(u64), SLAB_ACCOUNT, NULL);
-	} else {
-		obj_size = sizeof(struct statsfd_bench_source) +
-			   (size_t)a->num_values * sizeof(u64);
-		set->cache = kmem_cache_create_usercopy(set->cache_name,
-							obj_size, sizeof(u64),
-							SLAB_ACCOUNT,
-							offsetof(struct statsfd_bench_source,
-								 values),
-							obj_size -
-							offsetof(struct statsfd_bench_source,
-								 values),
-							NULL);
-	}
+	/*
+	 * Every kind keeps its values in the source's object; a plain
+	 * source's reads copy them to user space from there.
+	 */
+	obj_size = sizeof(struct statsfd_bench_source) +
+		   (size_t)a->num_values * sizeof(u64);
+	set->cache = kmem_cache_create_usercopy(set->cache_name, obj_size,
+						sizeof(u64), SLAB_ACCOUNT,
+						offsetof(struct statsfd_bench_source,
+							 values),
+						obj_size -
+						offsetof(struct statsfd_bench_source,
+							 values),
+						NULL);
 	set->sources = kvcalloc(a->num_sources, sizeof(*set->sources),
 				GFP_KERNEL_ACCOUNT);
 	if (!set->cache || !set->sources) {
@@ -276,12 +271,12 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 		}
 		s->set = set;
 		/*
-		 * A snapshot schema's values are the core's, filled through
-		 * statsfd_source_stats() and published by one window; the
-		 * values never change after this.
+		 * A snapshot source's values are published by one window;
+		 * the values never change after this.
 		 */
 		ret = snapshot ?
 		      statsfd_source_init_snapshot(&s->src, &set->schema,
+						   s->values,
 						   &statsfd_bench_source_ops,
 						   "bench-%u/src-%u", set->id, i) :
 		      statsfd_source_init(&s->src, &set->schema, s->values,
@@ -291,7 +286,7 @@ statsfd_bench_set_create(const struct statsfd_bench_set_args *a)
 			kmem_cache_free(set->cache, s);
 			goto out_free;
 		}
-		values = statsfd_source_stats(&s->src);
+		values = s->values;
 		if (snapshot)
 			statsfd_update_begin(&s->src);
 		for (j = 0; j < a->num_values; j++)
