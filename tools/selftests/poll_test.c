@@ -848,7 +848,6 @@ TEST_F(ev, plain_stats_never_wake)
 	struct vm_env e;
 	atomic_int stop = 0;
 	int fds[4], ep, i, n, extra, woken = 0, waits = 0;
-	__u64 t_end;
 
 	ASSERT_VM_ENV(&e, -1, 2, &warm, VM_ENV_STATS);
 	fds[0] = stats_fd(e.dev);
@@ -886,11 +885,13 @@ TEST_F(ev, plain_stats_never_wake)
 	ASSERT_EQ(0, pthread_create(&reads.thread, NULL, churn_reads_fn,
 				    &reads));
 
-	t_end = now_ns() + 1500000000ULL;
-	while (now_ns() < t_end) {
+	/*
+	 * Fifteen waits of 100 ms each while the workload runs: counted, not
+	 * timed, so a loaded host makes the test slower, never wrong.
+	 */
+	for (waits = 0; waits < 15; waits++) {
 		n = epoll_wait(ep, evs, 8, 100);
 		ASSERT_LE(0, n);
-		waits++;
 		for (i = 0; i < n; i++) {
 			woken++;
 			TH_LOG("fd %u woken: events %#x", evs[i].data.u32,
@@ -904,7 +905,6 @@ TEST_F(ev, plain_stats_never_wake)
 	pthread_join(reads.thread, NULL);
 
 	EXPECT_EQ(0, woken);
-	EXPECT_LE(10, waits);
 	/* The workload ran. */
 	for (i = 0; i < 2; i++) {
 		EXPECT_EQ(0, r[i].errors);
