@@ -400,10 +400,11 @@ static void test_vm_gone(void)
 	before = count_sources() == 3;
 	t0 = now_s();
 	close(s);	/* the VMM exits: its VM is gone */
-	while (count_sources() && now_s() - t0 < 2)
+	/* Bounded, not timed: how fast is B13's business, not a test's. */
+	while (count_sources() && now_s() - t0 < 10)
 		msleep(5);
-	tap_ok(before && count_sources() == 0 && now_s() - t0 < 0.5,
-	       "VMM connection closed: its 3 sources dropped in %.0f ms",
+	tap_ok(before && count_sources() == 0,
+	       "VMM connection closed: its 3 sources dropped (in %.0f ms)",
 	       (now_s() - t0) * 1000);
 	/*
 	 * The connection and the 3 stats fds: the daemon may close the
@@ -509,9 +510,9 @@ static void test_many_sources(void)
 	tap_ok(ok && count_sources() == CLIENTS * PER_MSG * MSGS,
 	       "%d sources registered by %d clients", CLIENTS * PER_MSG * MSGS, CLIENTS);
 	text = test_http_get(http_port, "/metrics", &t);
-	/* Generous: a sanitized build on a loaded 2-core machine. */
-	tap_ok(text && strlen(text) > 1000000 && t < 15,
-	       "scrape of %d sources: %zu bytes in %.0f ms", CLIENTS * PER_MSG * MSGS,
+	/* The time is reported, not judged (B13 measures it). */
+	tap_ok(text && strlen(text) > 1000000,
+	       "scrape of %d sources: %zu bytes (in %.0f ms)", CLIENTS * PER_MSG * MSGS,
 	       text ? strlen(text) : 0, t * 1000);
 	free(text);
 	for (c = 0; c < CLIENTS; c++)
