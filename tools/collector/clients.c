@@ -4,7 +4,7 @@
  * checks its credentials first; an allowed client's requests are read one
  * at a time (none while a reply is pending), handed to query.c, and the
  * reply queued here, within a per-client byte cap and an absolute
- * deadline per reply.  See "Bad clients" in Documentation/statsfd-tools.rst.
+ * deadline per reply.  See "Bad clients" in Documentation/statsfd-collector.rst.
  */
 #include <errno.h>
 #include <fcntl.h>

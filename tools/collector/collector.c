@@ -8,7 +8,7 @@
  * timerfd for the reads, a signalfd and libmicrohttpd's own epoll fd.  All
  * client sockets are nonblocking with bounded buffers and deadlines, and
  * scrapes are served from the values of the last read, so no client, fast
- * or slow, can hold up a scrape.  See Documentation/statsfd-tools.rst.
+ * or slow, can hold up a scrape.  See Documentation/statsfd-collector.rst.
  *
  * This file: the daemon's own flags, privileges, and the loop dispatching
  * each event to its owner: the source providers (provider.h: clients.c,

@@ -277,7 +277,7 @@ static void denied(struct discover *d, pid_t pid, const char *what, int err)
 	if (d->warned_denied && !collector_verbose)
 		return;
 	d->warned_denied = true;
-	logmsg("discover: pid %d: %s: %s (the collector needs CAP_SYS_PTRACE: see Documentation/statsfd-tools.rst; reported once)",
+	logmsg("discover: pid %d: %s: %s (the collector needs CAP_SYS_PTRACE: see Documentation/statsfd-collector.rst; reported once)",
 	       pid, what, strerror(err));
 }
 

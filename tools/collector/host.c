@@ -11,7 +11,7 @@
  * once, like a VM's.
  *
  * Their stats are exported under node_exporter's names (lib/expo/node_exporter.c, the
- * table in Documentation/statsfd-tools.rst); the few without a
+ * table in Documentation/statsfd-collector.rst); the few without a
  * node_exporter equivalent keep the collector's statsfd_* naming, with the
  * labels provider="statsfd_host", target (node, cpu, net, block) and cpu
  * or device.

@@ -77,7 +77,10 @@ check "statsfd-tools: the programs, units, man pages, drop-ins, sysusers, defaul
 	/usr/share/man/man1/statsfd.1.gz /usr/share/man/man1/statsfd-vmm.1.gz \
 	/usr/share/man/man8/statsfd-collector.8.gz \
 	/usr/share/doc/statsfd-tools/discover-kvm.conf /usr/share/doc/statsfd-tools/host.conf \
-	/usr/share/doc/statsfd-tools/statsfd-tools.rst.gz /usr/lib/sysusers.d/statsfd.conf \
+	/usr/share/doc/statsfd-tools/statsfd-tools.rst.gz /usr/share/doc/statsfd-tools/statsfd-lib.rst.gz \
+	/usr/share/doc/statsfd-tools/statsfd-cli.rst.gz /usr/share/doc/statsfd-tools/statsfd-collector.rst.gz \
+	/usr/share/doc/statsfd-tools/statsfd-dashboards.rst.gz /usr/share/doc/statsfd-tools/statsfd-vmm.rst.gz \
+	/usr/lib/sysusers.d/statsfd.conf \
 	/etc/default/statsfd-collector
 check "statsfd-tools: the Grafana dashboards and their provisioning file" \
 	has statsfd-tools /usr/share/statsfd/dashboards/statsfd-fleet.json \

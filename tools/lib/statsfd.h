@@ -63,7 +63,7 @@
  *
  * Not thread-safe per handle for statsfd_read() into a shared buffer, but
  * handles are immutable after open: several threads may read one handle
- * into their own buffers.  See Documentation/statsfd-tools.rst.
+ * into their own buffers.  See Documentation/statsfd-lib.rst.
  *
  * This is libstatsfd, the reader (pkg-config statsfd).  The Prometheus
  * exposition of what it reads is libstatsfd-expo (statsfd_expo.h), the

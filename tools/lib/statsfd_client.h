@@ -35,7 +35,7 @@
  * Integers are in host byte order: both ends share a kernel.  A request is
  * one packet, so the fds attached to it are unambiguously its own (the
  * reason for SOCK_SEQPACKET); replies may span packets.  The JSON commands
- * are documented in Documentation/statsfd-tools.rst.
+ * are documented in Documentation/statsfd-vmm.rst.
  */
 
 #define STATSFD_MSG_MAGIC	0x43444653u

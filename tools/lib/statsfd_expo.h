@@ -129,7 +129,7 @@ struct statsfd_prom_series {
  * integer raw value (kernel buckets exclude their upper bound, samples are
  * integers, so this is exact) scaled to base units, then +Inf; _count is the
  * total and _sum an estimate from bucket midpoints (the kernel keeps no
- * sum; see Documentation/statsfd-tools.rst).
+ * sum; see Documentation/statsfd-lib.rst).
  * Return: 0, or -ENOMEM.
  */
 int statsfd_prom_write(struct statsfd_buf *out,

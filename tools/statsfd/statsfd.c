@@ -2,7 +2,7 @@
 /*
  * statsfd: show, watch, dump and query binary stats fds (statsfd's own and
  * real KVM's), from a device, a running VMM, an fd, a socket or a file.
- * See Documentation/statsfd-tools.rst.
+ * See Documentation/statsfd-cli.rst.
  *
  * This file parses the command line and dispatches; the commands are
  * show.c (show, list, dump), watch.c and query.c, the sources they read

@@ -4,7 +4,7 @@
  * attack, each refusal checked for its exact error, while an honest VMM's
  * VM keeps being exported and the daemon's RSS (VmRSS), CPU time
  * (utime + stime) and scrape latency stay within the bounds stated in
- * Documentation/statsfd-tools.rst ("Hostile clients").  Also the daemon's
+ * Documentation/statsfd-collector.rst ("Hostile clients").  Also the daemon's
  * start-up safety: a live instance, symlinks at the socket and port file
  * paths, the socket's mode, --user ''.
  *
@@ -427,7 +427,7 @@ static void test_huge_claims(void)
 	/*
 	 * The exposition is rendered once per read tick and a refusal is no
 	 * change of sources, so the count shows from the next rendering on
-	 * (Documentation/statsfd-tools.rst): scrape again for a few ticks.
+	 * (Documentation/statsfd-collector.rst): scrape again for a few ticks.
 	 */
 	for (i = 0; i < 50 && !(m && strstr(m, "statsfd_collector_fds_rejected_total 4\n")); i++) {
 		free(m);

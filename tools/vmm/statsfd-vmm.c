@@ -10,7 +10,7 @@
  * Registration is best effort, through libstatsfd's statsfd_client: the
  * VMs run whether or not the collector is there, and are registered when
  * it comes (back), or when it stops refusing them.  See
- * Documentation/statsfd-tools.rst.
+ * Documentation/statsfd-vmm.rst.
  */
 #include <errno.h>
 #include <fcntl.h>
