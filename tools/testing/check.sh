@@ -17,7 +17,7 @@
 #   STRESS         1: full stress counts in the selftests (CI); default 0
 #   TEST_TIMEOUT   seconds each selftest program may run in the guest (600)
 #   HARNESS        harness-proof probe (tools/testing/check-harness.sh)
-#   HARNESS_SELFTESTS  harness selftests (tests/harness) the probe runs
+#   HARNESS_SELFTESTS  harness selftests (tools/testing/probe) the probe runs
 #   LOAD_MODULES   0 to skip loading the shipped modules (modules.mk)
 #                  (check-harness)
 #   LOGDIR         where logs and results go (default: BUILD/logs)
@@ -310,7 +310,7 @@ for leg in $LEGS; do
 	if [ "$leg_kunit" = 1 ]; then
 		case "$HARNESS" in
 		"") margs+=(--kunit-src "$root/tests/kunit" --kunit-glob "$KUNIT") ;;
-		kunit | kunit-missing) margs+=(--kunit-src "$root/tests/harness" --kunit-glob "$KUNIT") ;;
+		kunit | kunit-missing) margs+=(--kunit-src "$root/tools/testing/probe" --kunit-glob "$KUNIT") ;;
 		esac
 	fi
 	if [ "$run_selftests" = 1 ]; then
