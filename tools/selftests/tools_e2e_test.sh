@@ -15,47 +15,15 @@
 # often-waking vCPU threads only slow the guest down.  The guest loads
 # statsfd_vm.ko and installs the tools, so a missing device or tool is a
 # failure here, never a skip.
-n=0
-failed=0
 tmp=/tmp/tools-e2e
 cpid= vpid= v2pid= c2pid= v3pid= wpid=
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-# Ends the run with the plan; exit status 1 if anything failed.
-finish() {
-	echo "1..$n"
-	[ "$failed" -eq 0 ] && exit 0
-	exit 1
-}
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
+. "$(dirname "$0")/lib/tap.sh"
 cleanup() {
-	for p in $wpid $v3pid $c2pid $v2pid $vpid $cpid; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	stop_pids $wpid $v3pid $c2pid $v2pid $vpid $cpid
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-# Polls "$@" every 0.1 s for at most $1 tenths of a second.
-waitfor() {
-	t=$1
-	shift
-	while [ "$t" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
+on_exit cleanup
 metric() { # name{labels} -> value (0 when absent)
 	metric_at "$port" "$1"
 }

@@ -194,6 +194,9 @@ run_leg() {
 		for t in "$BUILD"/tools/guest-tests/*; do
 			extra+=(--bin "$t:/usr/libexec/statsfd-kvm/$(basename "$t")")
 		done
+		# The shell tests' library, in lib/: the guest runs every file
+		# of that directory as a test, no directory.
+		extra+=(--file "$T/lib/tap.sh:/usr/libexec/statsfd-kvm/lib/tap.sh")
 	fi
 	# The host tests: host_node_exporter_test.sh compares the collector's
 	# --host exposition with Debian's node_exporter (the unpacked copy, in

@@ -9,12 +9,11 @@
 # into a scratch root links to it and reads a stats image through it.
 # Usage: libso_test.sh BUILD_DIR   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 out=${1:?usage: libso_test.sh BUILD_DIR}
 tools=$(cd "$(dirname "$0")/.." && pwd)
 root=$(cd "$tools/.." && pwd)
 so=$out/lib/libstatsfd.so.1
-n=0
-check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -75,4 +74,4 @@ check "it needs libstatsfd.so.1" bash -c "objdump -p '$tmp/app' | grep -q 'NEEDE
 got=$(LD_LIBRARY_PATH=$dest/usr/lib "$tmp/app" "$tmp/v0.img" 2>&1)
 check "and reads a stats image through the shared library ('$got')" \
 	bash -c "[[ '$got' =~ ^vm-1-0/vcpu-0\ [1-9][0-9]*$ ]]"
-echo "1..$n"
+finish
