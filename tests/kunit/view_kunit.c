@@ -73,8 +73,6 @@ struct view_ctx {
 };
 
 KUNIT_DEFINE_ACTION_WRAPPER(view_fput, __fput_sync, struct file *);
-KUNIT_DEFINE_ACTION_WRAPPER(view_schema_destroy, statsfd_schema_destroy,
-			    struct statsfd_schema *);
 
 static void fill_child(struct statsfd_kunit_child *c, u64 seed)
 {
@@ -659,67 +657,6 @@ static void statsfd_poll_wakes_on_children_and_hangup_only(struct kunit *test)
 }
 
 /* ---------------------------------------------------------------------
- * Snapshot schemas (update windows, sample_ns and generation), defined
- * here on the fixtures' stats structs.
- */
-
-#define STATSFD_STATS_TYPE struct statsfd_kunit_child
-static const struct statsfd_desc_def view_snap_child_descs[] = {
-	STATSFD_COUNTER(exits),
-	STATSFD_IBOOLEAN(blocking),
-	STATSFD_PCOUNTER(max_run),
-	STATSFD_TIME_NSEC(wait_ns),
-	STATSFD_LINHIST(lin, 10),
-	STATSFD_LOGHIST(log),
-	STATSFD_BYTES(io_bytes),
-	STATSFD_CYCLES(cycles),
-};
-
-#undef STATSFD_STATS_TYPE
-
-#define STATSFD_STATS_TYPE struct statsfd_kunit_parent
-static const struct statsfd_desc_def view_snap_parent_descs[] = {
-	STATSFD_COUNTER(created),
-	STATSFD_ICOUNTER(alive),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_MIN_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_MAX_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_AVG_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_COUNT_NONZERO_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, blocking),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, max_run),
-	STATSFD_AGG_MAX_OF(struct statsfd_kunit_child, wait_ns),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, lin),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, log),
-};
-
-#undef STATSFD_STATS_TYPE
-
-static struct statsfd_schema *
-view_snap_schema(struct kunit *test, const char *name,
-		 const struct statsfd_desc_def *descs, u32 num, size_t size,
-		 u32 flags, const struct statsfd_schema *child)
-{
-	struct statsfd_schema *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	struct statsfd_schema_def *def = kunit_kzalloc(test, sizeof(*def),
-						       GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_NOT_NULL(test, def);
-	def->name = name;
-	def->descs = descs;
-	def->num_descs = num;
-	def->stats_size = size;
-	def->flags = flags;
-	def->child_schema = child;
-	KUNIT_ASSERT_EQ(test, statsfd_schema_init(s, def), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							view_schema_destroy, s),
-			0);
-	return s;
-}
-
-/* ---------------------------------------------------------------------
  * View layout
  */
 
@@ -931,17 +868,8 @@ static void statsfd_view_with_sample_ns_and_generation(struct kunit *test)
 	u64 data[8], t0, t1, got;
 	unsigned int i, j;
 
-	cs = view_snap_schema(test, "kunit.view_snap_child",
-			      view_snap_child_descs,
-			      ARRAY_SIZE(view_snap_child_descs),
-			      sizeof(struct statsfd_kunit_child),
-			      STATSFD_SCHEMA_SNAPSHOT | STATSFD_SCHEMA_MMAP,
-			      NULL);
-	ps = view_snap_schema(test, "kunit.view_snap_parent",
-			      view_snap_parent_descs,
-			      ARRAY_SIZE(view_snap_parent_descs),
-			      sizeof(struct statsfd_kunit_parent),
-			      STATSFD_SCHEMA_SNAPSHOT, cs);
+	cs = statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
+	ps = statsfd_kunit_schema(test, &statsfd_kunit_snap_parent_tmpl, cs);
 	/* The data block ends with sample_ns and generation, after aggs. */
 	KUNIT_ASSERT_EQ(test, ps->meta_offset, SFK_PARENT_DATA_SIZE);
 	KUNIT_ASSERT_EQ(test, cs->meta_offset, SFK_CHILD_DATA_SIZE);
