@@ -48,20 +48,10 @@ cleanup() {
 }
 on_exit cleanup
 
-missing=
-[ -c /dev/statsfd_vm ] || missing="/dev/statsfd_vm (statsfd_vm.ko not loaded)"
-[ -c /dev/statsfd_host ] || missing="$missing /dev/statsfd_host (statsfd_host.ko not loaded)"
-for b in statsfd-collector statsfd-vmm prometheus jq; do
-	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
-done
-ls "$dash"/*.json >/dev/null 2>&1 || missing="$missing $dash/*.json"
-if [ -n "$missing" ]; then
-	nok "dashboards: missing $missing"
-	finish
-fi
-rm -rf "$tmp"
-mkdir -p "$tmp"
-chmod 755 "$tmp"
+require dashboards /dev/statsfd_vm /dev/statsfd_host statsfd-collector \
+	statsfd-vmm prometheus jq
+ls "$dash"/*.json >/dev/null 2>&1 || bail "dashboards: missing $dash/*.json"
+scratch_dir "$tmp"
 
 # ---- 1. The JSON model --------------------------------------------------
 # model.jq: problems, those of a dashboard, one string each.
@@ -194,11 +184,7 @@ statsfd-collector --host --socket "$tmp/c.sock" --socket-mode 0600 \
 	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
 	--interval 1000 2>"$tmp/collector.log" &
 cpid=$!
-if ! waitfor_secs 60 test -s "$tmp/port"; then
-	nok "statsfd-collector --host starts"
-	sed 's/^/# /' "$tmp/collector.log"
-	finish
-fi
+wait_started 600 "$tmp/port" "$tmp/collector.log" "statsfd-collector --host starts"
 port=$(cat "$tmp/port")
 # vm0 halts, polls and wakes up all the time; vm1 idles in long halts:
 # every family moves, and the guest's CPUs are left to Prometheus (one
@@ -206,11 +192,7 @@ port=$(cat "$tmp/port")
 statsfd-vmm --vms 2 --vcpus 1 --workload halt,idle --names vm0,vm1 \
 	--collector "$tmp/c.sock" --ready-file "$tmp/ready" >"$tmp/vmm.log" 2>&1 &
 vpid=$!
-if ! waitfor_secs 100 test -s "$tmp/ready"; then
-	nok "statsfd-vmm starts and registers"
-	sed 's/^/# /' "$tmp/vmm.log"
-	finish
-fi
+wait_started 1000 "$tmp/ready" "$tmp/vmm.log" "statsfd-vmm starts and registers"
 ok "collector --host on 127.0.0.1:$port, statsfd-vmm's 2 VMs registered"
 
 cat >"$tmp/prometheus.yml" <<EOC

@@ -24,17 +24,8 @@ cleanup() {
 }
 on_exit cleanup
 
-missing=
-[ -c /dev/statsfd_host ] || missing="/dev/statsfd_host (statsfd_host.ko not loaded)"
-command -v statsfd-collector >/dev/null || missing="$missing statsfd-collector (not in PATH)"
-[ -x "$ne" ] || missing="$missing $ne (not copied in)"
-if [ -n "$missing" ]; then
-	nok "node_exporter comparison: missing $missing"
-	finish
-fi
-rm -rf "$tmp"
-mkdir -p "$tmp"
-chmod 755 "$tmp"
+require "node_exporter comparison" /dev/statsfd_host statsfd-collector "$ne"
+scratch_dir "$tmp"
 
 # The collectors whose families --host maps, with their default flags but
 # for the device excludes, Debian's ^lo$ for interfaces and ram*, loop*,

@@ -76,18 +76,8 @@ promtool_on_host() {
 	echo "# statsfd-promtool-end"
 }
 
-missing=
-[ -c /dev/statsfd_host ] || missing="/dev/statsfd_host (statsfd_host.ko not loaded)"
-for b in statsfd statsfd-collector; do
-	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
-done
-if [ -n "$missing" ]; then
-	nok "host tools: missing $missing"
-	finish
-fi
-rm -rf "$tmp"
-mkdir -p "$tmp"
-chmod 755 "$tmp"
+require "host tools" /dev/statsfd_host statsfd statsfd-collector
+scratch_dir "$tmp"
 
 # What the kernel's text says there is.
 ncpus=$(awk '/^cpu[0-9]/ { n++ } END { print n + 0 }' /proc/stat)
@@ -124,11 +114,7 @@ statsfd-collector --host --socket "$tmp/c.sock" --socket-mode 0600 \
 	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
 	--interval 200 --discover-interval 500 2>"$tmp/collector.log" &
 cpid=$!
-if ! waitfor 100 test -s "$tmp/port"; then
-	nok "collector --host starts"
-	sed 's/^/# /' "$tmp/collector.log"
-	finish
-fi
+wait_started 100 "$tmp/port" "$tmp/collector.log" "collector --host starts"
 port=$(cat "$tmp/port")
 ok "collector --host listening on 127.0.0.1:$port"
 check "collector runs as uid nobody (65534)" \

@@ -35,18 +35,8 @@ start_collector() {
 	cpid=$!
 }
 
-missing=
-[ -c /dev/statsfd_vm ] || missing="/dev/statsfd_vm (statsfd_vm.ko not loaded)"
-for b in statsfd statsfd-collector statsfd-vmm; do
-	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
-done
-if [ -n "$missing" ]; then
-	nok "VMM client: missing $missing"
-	finish
-fi
-rm -rf "$tmp"
-mkdir -p "$tmp"
-chmod 755 "$tmp"
+require "VMM client" /dev/statsfd_vm statsfd statsfd-collector statsfd-vmm
+scratch_dir "$tmp"
 
 # The VMM first: no collector.
 statsfd-vmm --vms 2 --vcpus 2 --workload idle --names web,db \

@@ -58,11 +58,7 @@ nifs=$(ls /sys/class/net | wc -l)
 	--listen 127.0.0.1:0 --port-file "$tmp/port" --user root --interval 100 \
 	--discover-interval 200 2>"$tmp/collector.log" &
 daemon=$!
-if ! waitfor 100 test -s "$tmp/port"; then
-	nok "collector --test-host starts"
-	sed 's/^/#   /' "$tmp/collector.log"
-	finish
-fi
+wait_started 100 "$tmp/port" "$tmp/collector.log" "collector --test-host starts"
 port=$(cat "$tmp/port")
 ok "collector --test-host listening on 127.0.0.1:$port"
 scrape >"$tmp/m1"

@@ -22,6 +22,17 @@
 #                              times, 0.1 s apart; status 1 when it never did
 #   waitfor_secs SECONDS CMD...  the same by the clock, 0.5 s apart (for
 #                              slow commands, whose own time counts)
+#   wait_started TENTHS FILE LOG DESC   a daemon's start: waits for FILE
+#                              (its port or ready file) to be written; if
+#                              it never is, bails out with DESC and LOG
+#
+# Set-up:
+#   require DESC NEED...       bails out with "DESC: missing ..." unless
+#                              every NEED is there: /dev/NAME a character
+#                              device (NAME.ko loaded), anything else a
+#                              program in PATH
+#   scratch_dir DIR            DIR empty, made anew, readable by all (the
+#                              daemons drop to nobody)
 #
 # Clean-up:
 #   on_exit FUNC               FUNC runs when the script exits, also when it
@@ -96,6 +107,37 @@ waitfor_secs() {
 		[ "$(date +%s)" -lt "$tap_end" ] || return 1
 		sleep 0.5
 	done
+}
+
+wait_started() {
+	waitfor "$1" test -s "$2" && return 0
+	nok "$4"
+	sed 's/^/# /' "$3"
+	finish
+}
+
+require() {
+	local tap_what="$1" tap_missing="" tap_need
+	shift
+	for tap_need in "$@"; do
+		case "$tap_need" in
+		/dev/*)
+			[ -c "$tap_need" ] ||
+				tap_missing="$tap_missing $tap_need (${tap_need#/dev/}.ko not loaded)"
+			;;
+		*)
+			command -v "$tap_need" >/dev/null ||
+				tap_missing="$tap_missing $tap_need (not in PATH)"
+			;;
+		esac
+	done
+	[ -z "$tap_missing" ] || bail "$tap_what: missing$tap_missing"
+}
+
+scratch_dir() {
+	rm -rf "$1"
+	mkdir -p "$1"
+	chmod 755 "$1"
 }
 
 on_exit() {
