@@ -63,87 +63,18 @@ static uint64_t sfile_stat(const struct stats_image *f, const char *name)
 
 /* ----- rtnetlink ----- */
 
-struct nlreq {
-	struct nlmsghdr n;
-	struct ifinfomsg i;
-	char attrs[1024];
-};
-
-static struct rtattr *nl_add(struct nlmsghdr *n, int type, const void *data,
-			     int len)
-{
-	struct rtattr *rta = (void *)((char *)n + NLMSG_ALIGN(n->nlmsg_len));
-
-	rta->rta_type = type;
-	rta->rta_len = RTA_LENGTH(len);
-	if (len)
-		memcpy(RTA_DATA(rta), data, len);
-	n->nlmsg_len = NLMSG_ALIGN(n->nlmsg_len) + RTA_ALIGN(rta->rta_len);
-	return rta;
-}
-
-static void nl_end(struct nlmsghdr *n, struct rtattr *nest)
-{
-	nest->rta_len = (char *)n + n->nlmsg_len - (char *)nest;
-}
-
-/*
- * Sends @n and waits for its answer: 0 on an ack, -errno on an error;
- * with @reply, the first non-ack answer is copied there.
- */
-static int nl_talk(struct nlmsghdr *n, void *reply, size_t reply_size)
-{
-	static char buf[16384];
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	int s, ret = -EIO;
-	ssize_t len;
-
-	s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (s < 0)
-		return -errno;
-	n->nlmsg_flags |= NLM_F_REQUEST | (reply ? 0 : NLM_F_ACK);
-	n->nlmsg_seq = 1;
-	if (sendto(s, n, n->nlmsg_len, 0, (void *)&sa, sizeof(sa)) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	len = recv(s, buf, sizeof(buf), 0);
-	if (len < (ssize_t)sizeof(struct nlmsghdr))
-		goto out;
-	n = (struct nlmsghdr *)buf;
-	if (n->nlmsg_type == NLMSG_ERROR) {
-		ret = ((struct nlmsgerr *)NLMSG_DATA(n))->error;
-	} else if (reply) {
-		memcpy(reply, buf, len < (ssize_t)reply_size ? len : reply_size);
-		ret = 0;
-	}
-out:
-	close(s);
-	return ret;
-}
-
-static void nl_init(struct nlreq *r, int type, int flags, int ifindex)
-{
-	memset(r, 0, sizeof(*r));
-	r->n.nlmsg_len = NLMSG_LENGTH(sizeof(r->i));
-	r->n.nlmsg_type = type;
-	r->n.nlmsg_flags = flags;
-	r->i.ifi_family = AF_UNSPEC;
-	r->i.ifi_index = ifindex;
-}
-
 /* A dummy interface @name, at @ifindex (0: the kernel picks). */
 static int link_add_dummy(const char *name, int ifindex)
 {
-	struct nlreq r;
+	struct host_nlreq r;
 	struct rtattr *li;
 
-	nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, ifindex);
-	nl_add(&r.n, IFLA_IFNAME, name, strlen(name) + 1);
-	li = nl_add(&r.n, IFLA_LINKINFO, NULL, 0);
-	nl_add(&r.n, IFLA_INFO_KIND, "dummy", 6);
-	nl_end(&r.n, li);
-	return nl_talk(&r.n, NULL, 0);
+	host_nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, ifindex);
+	host_nl_add(&r, IFLA_IFNAME, name, strlen(name) + 1);
+	li = host_nl_add(&r, IFLA_LINKINFO, NULL, 0);
+	host_nl_add(&r, IFLA_INFO_KIND, "dummy", 6);
+	host_nl_end(&r, li);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 /* A veth pair @name - @peer. */
@@ -151,37 +82,37 @@ static int link_add_veth(const char *name, const char *peer)
 {
 	struct ifinfomsg pi = { .ifi_family = AF_UNSPEC };
 	struct rtattr *li, *data, *p;
-	struct nlreq r;
+	struct host_nlreq r;
 
-	nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0);
-	nl_add(&r.n, IFLA_IFNAME, name, strlen(name) + 1);
-	li = nl_add(&r.n, IFLA_LINKINFO, NULL, 0);
-	nl_add(&r.n, IFLA_INFO_KIND, "veth", 5);
-	data = nl_add(&r.n, IFLA_INFO_DATA, NULL, 0);
-	p = nl_add(&r.n, VETH_INFO_PEER, &pi, sizeof(pi));
-	nl_add(&r.n, IFLA_IFNAME, peer, strlen(peer) + 1);
-	nl_end(&r.n, p);
-	nl_end(&r.n, data);
-	nl_end(&r.n, li);
-	return nl_talk(&r.n, NULL, 0);
+	host_nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0);
+	host_nl_add(&r, IFLA_IFNAME, name, strlen(name) + 1);
+	li = host_nl_add(&r, IFLA_LINKINFO, NULL, 0);
+	host_nl_add(&r, IFLA_INFO_KIND, "veth", 5);
+	data = host_nl_add(&r, IFLA_INFO_DATA, NULL, 0);
+	p = host_nl_add(&r, VETH_INFO_PEER, &pi, sizeof(pi));
+	host_nl_add(&r, IFLA_IFNAME, peer, strlen(peer) + 1);
+	host_nl_end(&r, p);
+	host_nl_end(&r, data);
+	host_nl_end(&r, li);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 static int link_up(int ifindex)
 {
-	struct nlreq r;
+	struct host_nlreq r;
 
-	nl_init(&r, RTM_NEWLINK, 0, ifindex);
+	host_nl_init(&r, RTM_NEWLINK, 0, ifindex);
 	r.i.ifi_flags = IFF_UP;
 	r.i.ifi_change = IFF_UP;
-	return nl_talk(&r.n, NULL, 0);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 static int link_del(int ifindex)
 {
-	struct nlreq r;
+	struct host_nlreq r;
 
-	nl_init(&r, RTM_DELLINK, 0, ifindex);
-	return nl_talk(&r.n, NULL, 0);
+	host_nl_init(&r, RTM_DELLINK, 0, ifindex);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 /* The interface's IFLA_STATS64, as "ip -s link" prints it. */
@@ -190,11 +121,11 @@ static int link_stats64(int ifindex, struct rtnl_link_stats64 *st)
 	static char reply[16384];
 	struct nlmsghdr *n = (void *)reply;
 	struct rtattr *rta;
-	struct nlreq r;
+	struct host_nlreq r;
 	int len, ret;
 
-	nl_init(&r, RTM_GETLINK, 0, ifindex);
-	ret = nl_talk(&r.n, reply, sizeof(reply));
+	host_nl_init(&r, RTM_GETLINK, 0, ifindex);
+	ret = host_nl_talk(&r.n, reply, sizeof(reply));
 	if (ret)
 		return ret;
 	if (n->nlmsg_type != RTM_NEWLINK)
@@ -240,9 +171,9 @@ static int addr_add(int ifindex, const char *local)
 	r.a.ifa_family = AF_INET;
 	r.a.ifa_prefixlen = 24;
 	r.a.ifa_index = ifindex;
-	nl_add(&r.n, IFA_LOCAL, &in, sizeof(in));
-	nl_add(&r.n, IFA_ADDRESS, &in, sizeof(in));
-	return nl_talk(&r.n, NULL, 0);
+	host_nl_add(&r, IFA_LOCAL, &in, sizeof(in));
+	host_nl_add(&r, IFA_ADDRESS, &in, sizeof(in));
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 /* @n datagrams of 100 bytes to @dst, port 9 (discard). */
@@ -269,13 +200,13 @@ static int udp_send(const char *dst, int n)
 static int traffic_out(int ifindex, const char *net, int n)
 {
 	char local[32], dst[32];
-	struct nlreq r;
+	struct host_nlreq r;
 	int ret;
 
-	nl_init(&r, RTM_NEWLINK, 0, ifindex);
+	host_nl_init(&r, RTM_NEWLINK, 0, ifindex);
 	r.i.ifi_flags = IFF_UP | IFF_NOARP;
 	r.i.ifi_change = IFF_UP | IFF_NOARP;
-	ret = nl_talk(&r.n, NULL, 0);
+	ret = host_nl_talk(&r.n, NULL, 0);
 	if (ret)
 		return ret;
 	snprintf(local, sizeof(local), "%s.1", net);

@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -509,6 +510,40 @@ static inline ssize_t read_file(const char *path, char *buf, size_t size)
 	if (len >= 0)
 		buf[len] = 0;
 	return len;
+}
+
+/*
+ * Writes @val to the fault-injection knob @dir/@knob: 0, or -1 with errno
+ * set (and the knob named on stderr).
+ */
+static inline int fault_knob_set(const char *dir, const char *knob,
+				 const char *val)
+{
+	char path[128];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, knob);
+	ret = write_file(path, val);
+	if (ret)
+		fprintf(stderr, "# %s <- %s: %s\n", path, val, strerror(errno));
+	return ret;
+}
+
+/* The reference count of module @module, or -1 (not loaded). */
+static inline long long module_refs(const char *module)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", module);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
+/* delete_module(2) without waiting: 0, or -1 with errno. */
+static inline int delete_module(const char *name)
+{
+	return syscall(__NR_delete_module, name, O_NONBLOCK);
 }
 
 /* The debugfs parameter: does a new VM get a debugfs view? */
