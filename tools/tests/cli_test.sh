@@ -15,8 +15,7 @@ feeder=$out/san/tests/collector_test
 tmp=$(mktemp -d /tmp/statsfd-cli-test.XXXXXX)
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	stop_pids "${pids[@]}"
 	rm -rf "$tmp"
 }
 on_exit cleanup

@@ -19,8 +19,7 @@ tmp=$(mktemp -d /tmp/statsfd-prom-test.XXXXXX)
 chmod 755 "$tmp"
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	stop_pids "${pids[@]}"
 	rm -rf "$tmp"
 }
 on_exit cleanup
