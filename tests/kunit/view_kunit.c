@@ -305,17 +305,25 @@ static void statsfd_poll_child_added_or_removed_is_an_event(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, events(ctx->cfile), EV_IDLE);
 }
 
-static void statsfd_poll_header_read_clears(struct kunit *test)
+/* A read of @len bytes at @pos. */
+struct view_read {
+	loff_t pos;
+	size_t len;
+};
+
+/*
+ * Each of the @n @reads of the parent's file, after a change of its
+ * children (the spare child added, then removed, in turn), clears the
+ * event the change raised.
+ */
+static void expect_reads_clear(struct kunit *test,
+			       const struct view_read *reads, unsigned int n)
 {
 	struct view_ctx *ctx = test->priv;
 	struct statsfd_source *spare = &ctx->child[NR_CHILDREN]->src;
-	/* Any byte of [0, 24): the first, the last, a read across id. */
-	static const struct { loff_t pos; size_t len; } reads[] = {
-		{ 0, 1 }, { 23, 1 }, { 12, 4 }, { 20, 40 }, { 0, 24 },
-	};
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(reads); i++) {
+	for (i = 0; i < n; i++) {
 		if (i % 2)
 			statsfd_source_del_child(spare);
 		else
@@ -329,16 +337,24 @@ static void statsfd_poll_header_read_clears(struct kunit *test)
 	}
 }
 
+static void statsfd_poll_header_read_clears(struct kunit *test)
+{
+	/* Any byte of [0, 24): the first, the last, a read across id. */
+	static const struct view_read reads[] = {
+		{ 0, 1 }, { 23, 1 }, { 12, 4 }, { 20, 40 }, { 0, 24 },
+	};
+
+	expect_reads_clear(test, reads, ARRAY_SIZE(reads));
+}
+
 static void statsfd_poll_data_read_clears(struct kunit *test)
 {
-	struct view_ctx *ctx = test->priv;
-	struct statsfd_source *spare = &ctx->child[NR_CHILDREN]->src;
 	/*
 	 * Any byte of the data block [72, 232): its first and last byte,
 	 * a plain stat, an aggregate, a read from the id into the data and
 	 * one from the data into the descriptors.
 	 */
-	static const struct { loff_t pos; size_t len; } reads[] = {
+	static const struct view_read reads[] = {
 		{ SFK_DATA_OFFSET, 1 },
 		{ SFK_PARENT_DESC_OFFSET - 1, 1 },
 		{ SFK_DATA_OFFSET + 8, 8 },
@@ -346,27 +362,15 @@ static void statsfd_poll_data_read_clears(struct kunit *test)
 		{ SFK_DATA_OFFSET - 1, 2 },
 		{ SFK_PARENT_DESC_OFFSET - 1, 17 },
 	};
-	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(reads); i++) {
-		if (i % 2)
-			statsfd_source_del_child(spare);
-		else
-			statsfd_source_add_child(&ctx->parent->src, spare);
-		KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
-		KUNIT_ASSERT_EQ(test, rd(test, ctx->pfile, reads[i].pos,
-					 reads[i].len),
-				(ssize_t)reads[i].len);
-		KUNIT_EXPECT_EQ_MSG(test, events(ctx->pfile), EV_IDLE,
-				    "read %lld+%zu", reads[i].pos, reads[i].len);
-	}
+	expect_reads_clear(test, reads, ARRAY_SIZE(reads));
 }
 
 static void statsfd_poll_id_or_descriptor_read_keeps_event(struct kunit *test)
 {
 	struct view_ctx *ctx = test->priv;
 	/* Only the id, only descriptors, at and past EOF, nothing at all. */
-	static const struct { loff_t pos; size_t len; } reads[] = {
+	static const struct view_read reads[] = {
 		{ 24, 1 }, { 24, SFK_NAME_SIZE }, { SFK_DATA_OFFSET - 1, 1 },
 		{ SFK_PARENT_DESC_OFFSET, 1 },
 		{ SFK_PARENT_DESC_OFFSET, SFK_PARENT_FILE_SIZE -
