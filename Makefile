@@ -100,7 +100,7 @@ modules-6.1:
 selftests: ksrc
 	@$(MAKE) -s -C $(ROOT)/tools/selftests O=$(BUILD)/selftests KSFT_DIR=$(KSFT_DIR)
 	@$(MAKE) -s -C $(ROOT)/tools/selftests O=$(BUILD)/selftests-harness \
-		KSFT_DIR=$(KSFT_DIR) SRCDIR=$(ROOT)/tests/harness
+		KSFT_DIR=$(KSFT_DIR) SRCDIR=$(ROOT)/tools/testing/probe
 
 # Userspace (tools/Makefile, when it exists) into build/tools/.
 tools:
@@ -137,7 +137,7 @@ check-harness:
 check-kcsan:
 	@LEGS=kcsan HOST_TESTS=0 $(T)/check.sh
 
-LINT_DIRS := src tests tools/selftests include samples
+LINT_DIRS := src tests tools/selftests tools/testing/probe include samples
 lint: ksrc
 	@$(T)/lint.sh $(BUILD) $(LINT_DIRS)
 

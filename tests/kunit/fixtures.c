@@ -79,34 +79,12 @@ const struct statsfd_schema_def statsfd_kunit_snap_parent_tmpl = {
 	.flags = STATSFD_SCHEMA_SNAPSHOT,
 };
 
-/* flags, exponent, size, offset (from data_offset), bucket_size, name */
-const struct statsfd_desc_def statsfd_kunit_child_expect[] = {
-	{ 0x000,  0, 1,   0,  0, "exits" },
-	{ 0x041,  0, 1,   8,  0, "blocking" },
-	{ 0x002,  0, 1,  16,  0, "max_run" },
-	{ 0x020, -9, 1,  24,  0, "wait_ns" },
-	{ 0x003,  0, 4,  32, 10, "lin" },
-	{ 0x004,  0, 6,  64,  0, "log" },
-	{ 0x110,  0, 1, 112,  0, "io_bytes" },
-	{ 0x030,  0, 1, 120,  0, "cycles" },
-};
-
-const struct statsfd_desc_def statsfd_kunit_parent_expect[] = {
-	{ 0x0000,  0, 1,   0,  0, "created" },
-	{ 0x0001,  0, 1,   8,  0, "alive" },
-	{ 0x1000,  0, 1,  16,  0, "exits_sum" },
-	{ 0x2001,  0, 1,  24,  0, "exits_min" },
-	{ 0x3001,  0, 1,  32,  0, "exits_max" },
-	{ 0x4001,  0, 1,  40,  0, "exits_avg" },
-	{ 0x5001,  0, 1,  48,  0, "exits_count_nonzero" },
-	{ 0x1001,  0, 1,  56,  0, "blocking_sum" },	/* boolean -> none */
-	{ 0x1001,  0, 1,  64,  0, "max_run_sum" },	/* peak -> instant */
-	{ 0x3021, -9, 1,  72,  0, "wait_ns_max" },
-	{ 0x1003,  0, 4,  80, 10, "lin_sum" },
-	{ 0x1004,  0, 6, 112,  0, "log_sum" },
-};
-
-/* sample_ns: instant, seconds, 10^-9; generation: cumulative, none. */
+/*
+ * flags, exponent, size, offset (from data_offset), bucket_size, name.  The
+ * snapshot schemas' descriptors are the plain ones' and then sample_ns
+ * (instant, seconds, 10^-9) and generation (cumulative, none), so one
+ * table serves both: the plain schema's is its first rows.
+ */
 const struct statsfd_desc_def statsfd_kunit_snap_child_expect[] = {
 	{ 0x000,  0, 1,   0,  0, "exits" },
 	{ 0x041,  0, 1,   8,  0, "blocking" },
@@ -128,8 +106,8 @@ const struct statsfd_desc_def statsfd_kunit_snap_parent_expect[] = {
 	{ 0x3001,  0, 1,  32,  0, "exits_max" },
 	{ 0x4001,  0, 1,  40,  0, "exits_avg" },
 	{ 0x5001,  0, 1,  48,  0, "exits_count_nonzero" },
-	{ 0x1001,  0, 1,  56,  0, "blocking_sum" },
-	{ 0x1001,  0, 1,  64,  0, "max_run_sum" },
+	{ 0x1001,  0, 1,  56,  0, "blocking_sum" },	/* boolean -> none */
+	{ 0x1001,  0, 1,  64,  0, "max_run_sum" },	/* peak -> instant */
 	{ 0x3021, -9, 1,  72,  0, "wait_ns_max" },
 	{ 0x1003,  0, 4,  80, 10, "lin_sum" },
 	{ 0x1004,  0, 6, 112,  0, "log_sum" },
@@ -137,8 +115,13 @@ const struct statsfd_desc_def statsfd_kunit_snap_parent_expect[] = {
 	{ 0x0000,  0, 1, 168,  0, "generation" },
 };
 
-static_assert(ARRAY_SIZE(statsfd_kunit_child_expect) == SFK_CHILD_NUM_DESCS);
-static_assert(ARRAY_SIZE(statsfd_kunit_parent_expect) == SFK_PARENT_NUM_DESCS);
+const struct statsfd_desc_def *const statsfd_kunit_child_expect =
+	statsfd_kunit_snap_child_expect;
+const struct statsfd_desc_def *const statsfd_kunit_parent_expect =
+	statsfd_kunit_snap_parent_expect;
+
+static_assert(SFK_CHILD_NUM_DESCS + 2 == SFK_SNAP_CHILD_NUM_DESCS);
+static_assert(SFK_PARENT_NUM_DESCS + 2 == SFK_SNAP_PARENT_NUM_DESCS);
 static_assert(ARRAY_SIZE(statsfd_kunit_snap_child_expect) ==
 	      SFK_SNAP_CHILD_NUM_DESCS);
 static_assert(ARRAY_SIZE(statsfd_kunit_snap_parent_expect) ==

@@ -75,8 +75,9 @@ struct statsfd_kunit_parent {
  * must show.
  */
 
-extern const struct statsfd_desc_def statsfd_kunit_child_expect[];
-extern const struct statsfd_desc_def statsfd_kunit_parent_expect[];
+/* The plain schemas' SFK_*_NUM_DESCS descriptors: the snapshot tables' first. */
+extern const struct statsfd_desc_def *const statsfd_kunit_child_expect;
+extern const struct statsfd_desc_def *const statsfd_kunit_parent_expect;
 extern const struct statsfd_schema_def statsfd_kunit_child_tmpl;
 extern const struct statsfd_schema_def statsfd_kunit_parent_tmpl;
 extern const struct statsfd_desc_def statsfd_kunit_snap_child_expect[];

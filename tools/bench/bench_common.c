@@ -33,6 +33,7 @@
 
 #include "bench.h"
 #include "statsfd_bench.h"
+#include "../testing/lib/stats_file.h"
 
 static const char *dev_vm = "/dev/statsfd_vm";
 const char *dev_bench = "/dev/statsfd_bench";
@@ -156,40 +157,23 @@ void jend(void)
 
 /* ---- stats files ---- */
 
-static uint32_t max_u32(uint32_t a, uint32_t b)
-{
-	return a > b ? a : b;
-}
-
+/* The layout comes from the selftests' parser (tools/testing/lib/stats_file.h). */
 struct statsfd_desc *sfile_desc(const struct sfile *s, uint32_t i)
 {
-	return (void *)(s->desc + i * (sizeof(struct statsfd_desc) +
-				       s->h.name_size));
+	return stats_desc(&s->h, s->desc, i);
 }
 
 void sfile_open(struct sfile *s, int fd)
 {
-	uint32_t stride, i;
+	char *desc;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
-	if (pread(fd, &s->h, sizeof(s->h), 0) != sizeof(s->h))
-		die("pread header");
-	stride = sizeof(struct statsfd_desc) + s->h.name_size;
-	s->desc = malloc((size_t)stride * s->h.num_desc);
-	if (!s->desc)
-		die("malloc");
-	if (pread(fd, s->desc, (size_t)stride * s->h.num_desc,
-		  s->h.desc_offset) != (ssize_t)stride * s->h.num_desc)
-		die("pread descriptors");
-	for (i = 0; i < s->h.num_desc; i++) {
-		struct statsfd_desc *d = sfile_desc(s, i);
-
-		s->data_size = max_u32(s->data_size, d->offset + d->size * 8);
-	}
-	s->file_size = max_u32(s->h.data_offset + s->data_size,
-			       s->h.desc_offset + stride * s->h.num_desc);
-	s->file_size = max_u32(s->file_size, s->h.id_offset + s->h.name_size);
+	if (stats_layout_read(fd, &s->h, &desc))
+		die("pread header and descriptors");
+	s->desc = (unsigned char *)desc;
+	s->data_size = stats_data_size(&s->h, s->desc);
+	s->file_size = stats_file_size(&s->h, s->data_size);
 }
 
 void sfile_close(struct sfile *s)
@@ -208,15 +192,7 @@ uint32_t sfile_num_values(const struct sfile *s)
 
 struct statsfd_desc *sfile_find(const struct sfile *s, const char *name)
 {
-	uint32_t i;
-
-	for (i = 0; i < s->h.num_desc; i++) {
-		struct statsfd_desc *d = sfile_desc(s, i);
-
-		if (!strncmp(d->name, name, s->h.name_size))
-			return d;
-	}
-	return NULL;
+	return stats_find(&s->h, s->desc, name);
 }
 
 uint32_t sfile_plain_size(const struct sfile *s)

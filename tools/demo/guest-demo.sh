@@ -18,16 +18,9 @@ fail() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	exit 1
 }
-waitfor() { # tenths-of-a-second budget, command...
-	t=$1
-	shift
-	while [ "$t" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
+# The tests' shell library (tools/testing/lib/tap.sh, run-demo.sh ships
+# it): its bounded waitfor.
+. /usr/libexec/statsfd/lib/tap.sh
 
 step "1. Loading the statsfd modules"
 # The shipped modules, in load order (modules.mk, via run-guest).

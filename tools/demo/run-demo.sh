@@ -29,6 +29,7 @@ echo "statsfd demo: booting $(basename "$kernel") under QEMU (TCG, no KVM needed
 echo "  console log: $out/console.log"
 "$root/tools/testing/qemu/run-guest" --kernel "$kernel" --modules-dir "$mods" \
 	--tools "$tools" --script "$root/tools/demo/guest-demo.sh" \
+	--file "$root/tools/testing/lib/tap.sh:/usr/libexec/statsfd/lib/tap.sh" \
 	--results "$results" --log "$out/console.log" --timeout "$timeout" \
 	--mem 1024 --smp 2 ${append:+--append "$append"} ${busybox:+--busybox "$busybox"} &
 qemu=$!

@@ -6,17 +6,18 @@
 # the document says: a vCPU's values through its mapping, one snapshot.
 # TAP on stdout.
 here=$(dirname "$0")
+. "$here/lib/tap.sh"
 out=$("$here/examples/abi_doc_example" 2>&1)
 rc=$?
-echo "1..2"
 if [ $rc -eq 0 ]; then
-	echo "ok 1 - the ABI document's example program runs"
+	ok "the ABI document's example program runs"
 else
-	echo "not ok 1 - the ABI document's example program runs (rc $rc: $out)"
+	nok "the ABI document's example program runs (rc $rc: $out)"
 fi
 want="mapped: exits 1010 io_exits 1000 mmio_exits 10 generation 5"
 if [ "$out" = "$want" ]; then
-	echo "ok 2 - it prints the mapped snapshot the document promises"
+	ok "it prints the mapped snapshot the document promises"
 else
-	echo "not ok 2 - it prints '$out', not '$want'"
+	nok "it prints '$out', not '$want'"
 fi
+finish

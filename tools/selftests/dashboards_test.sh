@@ -28,8 +28,6 @@
 # Runs under busybox sh with jq; prints TAP with its plan last, and exits
 # 1 if any test is not ok.  The guest loads the modules and make check
 # copies prometheus and jq in, so anything missing is a failure.
-n=0
-failed=0
 tmp=/tmp/dashboards-test
 dash=$(dirname "$0")/dashboards
 cpid='' vpid='' ppid=''
@@ -41,58 +39,19 @@ RATE_INTERVAL=15s
 INTERVAL=3s
 RANGE=60s
 
-t0=$(date +%s)
-ok() { n=$((n + 1)); echo "ok $n - $* ($(($(date +%s) - t0)) s)"; }
-nok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-finish() {
-	echo "1..$n"
-	[ "$failed" -eq 0 ] && exit 0
-	exit 1
-}
-check() {
-	d=$1
-	shift
-	if "$@" >/dev/null; then ok "$d"; else nok "$d"; fi
-}
+. "$(dirname "$0")/lib/tap.sh"
+# Each result says when it came (seconds since the start).
+TAP_T0=$(date +%s)
 cleanup() {
-	for p in $ppid $vpid $cpid; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	stop_pids $ppid $vpid $cpid
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-# Killed (TEST_TIMEOUT): stop the daemons all the same, or the modules stay busy.
-trap 'exit 1' INT TERM
-# Polls "$@" every 0.5 s until it succeeds or $1 seconds have passed.
-waitfor() {
-	end=$(($(date +%s) + $1))
-	shift
-	while :; do
-		"$@" && return 0
-		[ "$(date +%s)" -lt "$end" ] || return 1
-		sleep 0.5
-	done
-}
+on_exit cleanup
 
-missing=
-[ -c /dev/statsfd_vm ] || missing="/dev/statsfd_vm (statsfd_vm.ko not loaded)"
-[ -c /dev/statsfd_host ] || missing="$missing /dev/statsfd_host (statsfd_host.ko not loaded)"
-for b in statsfd-collector statsfd-vmm prometheus jq; do
-	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
-done
-ls "$dash"/*.json >/dev/null 2>&1 || missing="$missing $dash/*.json"
-if [ -n "$missing" ]; then
-	nok "dashboards: missing $missing"
-	finish
-fi
-rm -rf "$tmp"
-mkdir -p "$tmp"
-chmod 755 "$tmp"
+require dashboards /dev/statsfd_vm /dev/statsfd_host statsfd-collector \
+	statsfd-vmm prometheus jq
+ls "$dash"/*.json >/dev/null 2>&1 || bail "dashboards: missing $dash/*.json"
+scratch_dir "$tmp"
 
 # ---- 1. The JSON model --------------------------------------------------
 # model.jq: problems, those of a dashboard, one string each.
@@ -213,11 +172,11 @@ for f in "$dash"/*.json; do
 	cat "$tmp/problems"
 	info=$(grep "^$b	=	" "$tmp/model.out")
 	np=$(printf '%s\n' "$info" | cut -f 3)
-	check "$b: Grafana's JSON model, ${np:-no} panels ($(printf '%s\n' "$info" | cut -f 5))" \
+	check_quiet "$b: Grafana's JSON model, ${np:-no} panels ($(printf '%s\n' "$info" | cut -f 5))" \
 		sh -c "[ -n '$np' ] && [ ! -s '$tmp/problems' ]"
 done
 nuid=$(grep '^[^	]*	=	' "$tmp/model.out" | cut -f 4 | sort -u | wc -l)
-check "$ndash dashboards (fleet, VM, host), $nuid uids: unique" \
+check_quiet "$ndash dashboards (fleet, VM, host), $nuid uids: unique" \
 	sh -c "[ $ndash -ge 3 ] && [ $nuid -eq $ndash ]"
 
 # ---- 2. Real data: collector --host, statsfd-vmm, Prometheus ---------
@@ -225,11 +184,7 @@ statsfd-collector --host --socket "$tmp/c.sock" --socket-mode 0600 \
 	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
 	--interval 1000 2>"$tmp/collector.log" &
 cpid=$!
-if ! waitfor 60 test -s "$tmp/port"; then
-	nok "statsfd-collector --host starts"
-	sed 's/^/# /' "$tmp/collector.log"
-	finish
-fi
+wait_started 600 "$tmp/port" "$tmp/collector.log" "statsfd-collector --host starts"
 port=$(cat "$tmp/port")
 # vm0 halts, polls and wakes up all the time; vm1 idles in long halts:
 # every family moves, and the guest's CPUs are left to Prometheus (one
@@ -237,11 +192,7 @@ port=$(cat "$tmp/port")
 statsfd-vmm --vms 2 --vcpus 1 --workload halt,idle --names vm0,vm1 \
 	--collector "$tmp/c.sock" --ready-file "$tmp/ready" >"$tmp/vmm.log" 2>&1 &
 vpid=$!
-if ! waitfor 100 test -s "$tmp/ready"; then
-	nok "statsfd-vmm starts and registers"
-	sed 's/^/# /' "$tmp/vmm.log"
-	finish
-fi
+wait_started 1000 "$tmp/ready" "$tmp/vmm.log" "statsfd-vmm starts and registers"
 ok "collector --host on 127.0.0.1:$port, statsfd-vmm's 2 VMs registered"
 
 cat >"$tmp/prometheus.yml" <<EOC
@@ -278,14 +229,14 @@ query() {
 	get "$api/query?query=$(uri "$1")" "$2" &&
 		jq -e "($verdict) == \"ok\"" "$2" >/dev/null 2>&1
 }
-if waitfor 300 get "http://127.0.0.1:$pport/-/ready" "$tmp/a"; then
-	echo "# Prometheus ready after $(($(date +%s) - t0)) s"
+if waitfor_secs 300 get "http://127.0.0.1:$pport/-/ready" "$tmp/a"; then
+	echo "# Prometheus ready after $(($(date +%s) - TAP_T0)) s"
 fi
 # The first scrapes in, and rate() has two samples in its window, for a
 # vCPU's exits and for the host's CPUs (polled with grep: no jq).
 ready=$(uri "rate(statsfd_exits_total{target=\"vcpu\"}[$RATE_INTERVAL]) > 0 and on() rate(node_cpu_seconds_total[$RATE_INTERVAL]) >= 0")
 has_data() { get "$api/query?query=$ready" "$tmp/a" && grep -q '"result":\[{' "$tmp/a"; }
-if ! waitfor 300 has_data; then
+if ! waitfor_secs 300 has_data; then
 	nok "Prometheus scrapes the collector (rate() of exits and CPU time)"
 	# Why: the target's health and last scrape error, what it serves.
 	get "$api/targets" "$tmp/targets" &&
@@ -413,7 +364,7 @@ if [ -s "$tmp/bad" ]; then
 		tr '\n' ' ' | fold -w 160 | sed 's/^/# exported: /'
 	echo
 fi
-check "all $nq panel queries parse and return data" \
+check_quiet "all $nq panel queries parse and return data" \
 	sh -c "[ $nq -gt 30 ] && [ ! -s '$tmp/bad' ]"
 
 # ---- 3. The check itself can fail ---------------------------------------
@@ -426,10 +377,10 @@ if [ "$typo" = "$first" ]; then
 elif query "$typo" "$tmp/typo.json"; then
 	nok "a misspelt metric name returns data ($typo): the check cannot fail"
 else
-	check "a misspelt metric name parses but returns nothing, so it fails ($typo)" \
+	check_quiet "a misspelt metric name parses but returns nothing, so it fails ($typo)" \
 		jq -e '.status == "success" and (.data.result | length == 0)' "$tmp/typo.json"
 fi
-check "a syntax error is refused: sum(rate(x[1m])" \
+check_quiet "a syntax error is refused: sum(rate(x[1m])" \
 	sh -c "! wget -q -O /dev/null '$api/query?query=sum(rate(x%5B1m%5D)' 2>/dev/null"
 
 kill "$ppid" "$vpid" "$cpid"

@@ -36,6 +36,7 @@
 #include <linux/statsfd_host.h>
 
 #include "kselftest_harness.h"
+#include "stats_file.h"
 
 /* See sample_test.c: a false positive of kselftest_harness.h with GCC 12. */
 #pragma GCC diagnostic ignored "-Wclobbered"
@@ -116,53 +117,6 @@ static int get_fd(int dev, uint32_t kind, uint32_t cpu)
 	struct statsfd_host_stats_fd a = { .kind = kind, .cpu = cpu };
 
 	return host_ioctl(dev, &a);
-}
-
-/* ---- stats files, as sample_test.c reads them ---- */
-
-struct sfile {
-	char buf[16384];
-	ssize_t len;
-	struct statsfd_header h;
-};
-
-static int sfile_read(int fd, struct sfile *f)
-{
-	f->len = pread(fd, f->buf, sizeof(f->buf), 0);
-	if (f->len < (ssize_t)sizeof(f->h))
-		return -1;
-	memcpy(&f->h, f->buf, sizeof(f->h));
-	return 0;
-}
-
-static const struct statsfd_desc *sfile_desc(const struct sfile *f,
-					     unsigned int i)
-{
-	return (const void *)(f->buf + f->h.desc_offset +
-			      i * (sizeof(struct statsfd_desc) + f->h.name_size));
-}
-
-static const struct statsfd_desc *sfile_find(const struct sfile *f,
-					     const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; i < f->h.num_desc; i++)
-		if (strcmp(sfile_desc(f, i)->name, name) == 0)
-			return sfile_desc(f, i);
-	return NULL;
-}
-
-/* The value of scalar stat @name; UINT64_MAX when there is none. */
-static uint64_t sval(const struct sfile *f, const char *name)
-{
-	const struct statsfd_desc *d = sfile_find(f, name);
-	uint64_t v;
-
-	if (!d)
-		return UINT64_MAX;
-	memcpy(&v, f->buf + f->h.data_offset + d->offset, sizeof(v));
-	return v;
 }
 
 /* ---- the texts ---- */
@@ -430,31 +384,31 @@ static uint64_t max64(uint64_t a, uint64_t b)
 static void check_node_round(struct __test_metadata *_metadata, int fd)
 {
 	static struct texts a, b;
-	static struct sfile f;
+	static struct stats_image f;
 	char what[64];
 	unsigned int i;
 
 	ASSERT_EQ(0, read_texts(&a));
-	ASSERT_EQ(0, sfile_read(fd, &f));
+	ASSERT_EQ(0, stats_image_read(fd, &f));
 	ASSERT_EQ(0, read_texts(&b));
 
 	for (i = 0; i < NR_TIMES; i++) {
 		snprintf(what, sizeof(what), "node %s", time_names[i]);
 		EXPECT_BETWEEN(a.cpu[MAX_CPUS][i],
-			       ns_to_ticks(sval(&f, time_names[i])),
+			       ns_to_ticks(stats_image_val(&f, time_names[i])),
 			       b.cpu[MAX_CPUS][i], what);
 	}
-	EXPECT_BETWEEN(a.softirqs, sval(&f, "softirqs"), b.softirqs,
+	EXPECT_BETWEEN(a.softirqs, stats_image_val(&f, "softirqs"), b.softirqs,
 		       "softirqs");
-	EXPECT_EQ(a.btime, sval(&f, "boot_time"));
-	EXPECT_EQ(b.btime, sval(&f, "boot_time"));
+	EXPECT_EQ(a.btime, stats_image_val(&f, "boot_time"));
+	EXPECT_EQ(b.btime, stats_image_val(&f, "boot_time"));
 	/* The averages change every 5 s, at once: one reading or the other. */
 	for (i = 0; i < 3; i++)
 		EXPECT_BETWEEN(min64(a.load[i], b.load[i]),
-			       sval(&f, load_names[i]),
+			       stats_image_val(&f, load_names[i]),
 			       max64(a.load[i], b.load[i]), load_names[i]);
 	for (i = 0; i < NR_MEM; i++) {
-		uint64_t v = sval(&f, mem_keys[i][1]);
+		uint64_t v = stats_image_val(&f, mem_keys[i][1]);
 		uint64_t lo = min64(a.mem_kb[i], b.mem_kb[i]);
 		uint64_t hi = max64(a.mem_kb[i], b.mem_kb[i]);
 
@@ -468,9 +422,9 @@ static void check_node_round(struct __test_metadata *_metadata, int fd)
 			       v / 1024, hi + MEM_TOLERANCE_KB, mem_keys[i][1]);
 	}
 	for (i = 0; i < NR_VM; i++)
-		EXPECT_BETWEEN(a.vm[i], sval(&f, vm_keys[i]), b.vm[i],
+		EXPECT_BETWEEN(a.vm[i], stats_image_val(&f, vm_keys[i]), b.vm[i],
 			       vm_keys[i]);
-	EXPECT_EQ((uint64_t)cpu_count_online(), sval(&f, "online_sum"));
+	EXPECT_EQ((uint64_t)cpu_count_online(), stats_image_val(&f, "online_sum"));
 }
 
 /* One text, fd, text round on a CPU that stays online. */
@@ -478,21 +432,21 @@ static void check_cpu_round(struct __test_metadata *_metadata, int fd,
 			    int cpu)
 {
 	static struct texts a, b;
-	static struct sfile f;
+	static struct stats_image f;
 	char what[64];
 	unsigned int i;
 
 	ASSERT_EQ(0, read_texts(&a));
-	ASSERT_EQ(0, sfile_read(fd, &f));
+	ASSERT_EQ(0, stats_image_read(fd, &f));
 	ASSERT_EQ(0, read_texts(&b));
 	ASSERT_TRUE(a.has_cpu[cpu] && b.has_cpu[cpu]);
 	for (i = 0; i < NR_TIMES; i++) {
 		snprintf(what, sizeof(what), "cpu%d %s", cpu, time_names[i]);
 		EXPECT_BETWEEN(a.cpu[cpu][i],
-			       ns_to_ticks(sval(&f, time_names[i])),
+			       ns_to_ticks(stats_image_val(&f, time_names[i])),
 			       b.cpu[cpu][i], what);
 	}
-	EXPECT_EQ(1u, sval(&f, "online"));
+	EXPECT_EQ(1u, stats_image_val(&f, "online"));
 }
 
 /* ---- tests ---- */
@@ -570,7 +524,7 @@ TEST(cpus_equal_proc_stat)
 /* Header, id and every descriptor of the node, as documented. */
 TEST(node_descriptors)
 {
-	static struct sfile f;
+	static struct stats_image f;
 	static const char *const pre[] = { "softirqs", "boot_time",
 		"load1_x100", "load5_x100", "load15_x100" };
 	const struct statsfd_desc *d;
@@ -581,12 +535,12 @@ TEST(node_descriptors)
 	ASSERT_LE(0, dev);
 	fd = get_fd(dev, STATSFD_HOST_NODE, 0);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, sfile_read(fd, &f));
+	ASSERT_EQ(0, stats_image_read(fd, &f));
 	EXPECT_STREQ("host-node", f.buf + f.h.id_offset);
 	ASSERT_EQ(NR_TIMES + 5 + NR_MEM + NR_VM + 1, f.h.num_desc);
 
 	for (i = 0; i < NR_TIMES; i++, k++) {
-		d = sfile_desc(&f, k);
+		d = stats_image_desc(&f, k);
 		EXPECT_STREQ(time_names[i], d->name);
 		EXPECT_EQ(STATSFD_TYPE_CUMULATIVE | STATSFD_UNIT_SECONDS |
 			  STATSFD_BASE_POW10, d->flags);
@@ -594,42 +548,42 @@ TEST(node_descriptors)
 		EXPECT_EQ(1, d->size);
 	}
 	for (i = 0; i < 5; i++, k++) {
-		d = sfile_desc(&f, k);
+		d = stats_image_desc(&f, k);
 		EXPECT_STREQ(pre[i], d->name);
 		EXPECT_EQ(0, d->exponent);
 		EXPECT_EQ(1, d->size);
 	}
 	EXPECT_EQ(STATSFD_TYPE_CUMULATIVE | STATSFD_UNIT_NONE |
-		  STATSFD_BASE_POW10, sfile_find(&f, "softirqs")->flags);
+		  STATSFD_BASE_POW10, stats_image_find(&f, "softirqs")->flags);
 	EXPECT_EQ(STATSFD_TYPE_INSTANT | STATSFD_UNIT_SECONDS |
-		  STATSFD_BASE_POW10, sfile_find(&f, "boot_time")->flags);
+		  STATSFD_BASE_POW10, stats_image_find(&f, "boot_time")->flags);
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(STATSFD_TYPE_INSTANT | STATSFD_UNIT_NONE |
-			  STATSFD_BASE_POW10, sfile_find(&f, load_names[i])->flags);
+			  STATSFD_BASE_POW10, stats_image_find(&f, load_names[i])->flags);
 	for (i = 0; i < NR_MEM; i++, k++) {
-		d = sfile_desc(&f, k);
+		d = stats_image_desc(&f, k);
 		EXPECT_STREQ(mem_keys[i][1], d->name);
 		EXPECT_EQ(STATSFD_TYPE_INSTANT | STATSFD_UNIT_BYTES |
 			  STATSFD_BASE_POW2, d->flags);
 		EXPECT_EQ(0, d->exponent);
 	}
 	for (i = 0; i < NR_VM; i++, k++) {
-		d = sfile_desc(&f, k);
+		d = stats_image_desc(&f, k);
 		EXPECT_STREQ(vm_keys[i], d->name);
 		EXPECT_EQ(STATSFD_TYPE_CUMULATIVE | STATSFD_UNIT_NONE |
 			  STATSFD_BASE_POW10, d->flags);
 		EXPECT_EQ(0, d->exponent);
 	}
-	d = sfile_desc(&f, k);
+	d = stats_image_desc(&f, k);
 	EXPECT_STREQ("online_sum", d->name);
 	EXPECT_EQ(STATSFD_TYPE_INSTANT | STATSFD_UNIT_NONE |
 		  STATSFD_BASE_POW10 | STATSFD_AGG_SUM, d->flags);
 	/* Not in the node: see the document. */
-	EXPECT_EQ(NULL, sfile_find(&f, "intr"));
-	EXPECT_EQ(NULL, sfile_find(&f, "swaptotal"));
-	EXPECT_EQ(NULL, sfile_find(&f, "swapfree"));
-	EXPECT_EQ(NULL, sfile_find(&f, "commitlimit"));
-	EXPECT_EQ((uint64_t)cpu_count_online(), sval(&f, "online_sum"));
+	EXPECT_EQ(NULL, stats_image_find(&f, "intr"));
+	EXPECT_EQ(NULL, stats_image_find(&f, "swaptotal"));
+	EXPECT_EQ(NULL, stats_image_find(&f, "swapfree"));
+	EXPECT_EQ(NULL, stats_image_find(&f, "commitlimit"));
+	EXPECT_EQ((uint64_t)cpu_count_online(), stats_image_val(&f, "online_sum"));
 	close(fd);
 	close(dev);
 }
@@ -637,7 +591,7 @@ TEST(node_descriptors)
 /* Header, id and descriptors of each online CPU. */
 TEST(cpu_descriptors)
 {
-	static struct sfile f;
+	static struct stats_image f;
 	const struct statsfd_desc *d;
 	char id[32];
 	int dev, fd, cpu, n = 0;
@@ -651,22 +605,22 @@ TEST(cpu_descriptors)
 			continue;
 		ASSERT_LE(0, fd);
 		n++;
-		ASSERT_EQ(0, sfile_read(fd, &f));
+		ASSERT_EQ(0, stats_image_read(fd, &f));
 		snprintf(id, sizeof(id), "host-cpu%d", cpu);
 		EXPECT_STREQ(id, f.buf + f.h.id_offset);
 		ASSERT_EQ(NR_TIMES + 1, f.h.num_desc);
 		for (i = 0; i < NR_TIMES; i++) {
-			d = sfile_desc(&f, i);
+			d = stats_image_desc(&f, i);
 			EXPECT_STREQ(time_names[i], d->name);
 			EXPECT_EQ(STATSFD_TYPE_CUMULATIVE | STATSFD_UNIT_SECONDS |
 				  STATSFD_BASE_POW10, d->flags);
 			EXPECT_EQ(-9, d->exponent);
 		}
-		d = sfile_desc(&f, NR_TIMES);
+		d = stats_image_desc(&f, NR_TIMES);
 		EXPECT_STREQ("online", d->name);
 		EXPECT_EQ(STATSFD_TYPE_INSTANT | STATSFD_UNIT_BOOLEAN |
 			  STATSFD_BASE_POW10, d->flags);
-		EXPECT_EQ(1u, sval(&f, "online"));
+		EXPECT_EQ(1u, stats_image_val(&f, "online"));
 		close(fd);
 	}
 	EXPECT_EQ(cpu_count_online(), n);
@@ -708,39 +662,39 @@ static short poll_now(int fd)
 
 TEST_F(hotplug, cpu1_offline_and_back)
 {
-	static struct sfile f;
+	static struct stats_image f;
 	int online = cpu_count_online();
 	int cpu1, again;
 
 	cpu1 = get_fd(self->dev, STATSFD_HOST_CPU, 1);
 	ASSERT_LE(0, cpu1);
 	/* Read: nothing pending. */
-	ASSERT_EQ(0, sfile_read(self->node, &f));
-	EXPECT_EQ((uint64_t)online, sval(&f, "online_sum"));
+	ASSERT_EQ(0, stats_image_read(self->node, &f));
+	EXPECT_EQ((uint64_t)online, stats_image_val(&f, "online_sum"));
 	EXPECT_FALSE(poll_now(self->node) & POLLPRI);
 
 	ASSERT_EQ(0, set_cpu1_online(0));
 	EXPECT_TRUE(poll_now(self->node) & POLLPRI);
-	ASSERT_EQ(0, sfile_read(self->node, &f));
+	ASSERT_EQ(0, stats_image_read(self->node, &f));
 	EXPECT_FALSE(poll_now(self->node) & POLLPRI);
-	EXPECT_EQ((uint64_t)online - 1, sval(&f, "online_sum"));
-	EXPECT_EQ((uint64_t)cpu_count_online(), sval(&f, "online_sum"));
+	EXPECT_EQ((uint64_t)online - 1, stats_image_val(&f, "online_sum"));
+	EXPECT_EQ((uint64_t)cpu_count_online(), stats_image_val(&f, "online_sum"));
 	/* The fd opened before still reads: its CPU is offline. */
-	ASSERT_EQ(0, sfile_read(cpu1, &f));
+	ASSERT_EQ(0, stats_image_read(cpu1, &f));
 	EXPECT_STREQ("host-cpu1", f.buf + f.h.id_offset);
-	EXPECT_EQ(0u, sval(&f, "online"));
+	EXPECT_EQ(0u, stats_image_val(&f, "online"));
 	/* A new one cannot be made. */
 	EXPECT_EQ(-ENODEV, get_fd(self->dev, STATSFD_HOST_CPU, 1));
 
 	ASSERT_EQ(0, set_cpu1_online(1));
 	EXPECT_TRUE(poll_now(self->node) & POLLPRI);
-	ASSERT_EQ(0, sfile_read(self->node, &f));
-	EXPECT_EQ((uint64_t)online, sval(&f, "online_sum"));
-	ASSERT_EQ(0, sfile_read(cpu1, &f));
-	EXPECT_EQ(1u, sval(&f, "online"));
+	ASSERT_EQ(0, stats_image_read(self->node, &f));
+	EXPECT_EQ((uint64_t)online, stats_image_val(&f, "online_sum"));
+	ASSERT_EQ(0, stats_image_read(cpu1, &f));
+	EXPECT_EQ(1u, stats_image_val(&f, "online"));
 	again = get_fd(self->dev, STATSFD_HOST_CPU, 1);
 	ASSERT_LE(0, again);
-	ASSERT_EQ(0, sfile_read(again, &f));
+	ASSERT_EQ(0, stats_image_read(again, &f));
 	EXPECT_STREQ("host-cpu1", f.buf + f.h.id_offset);
 	close(again);
 	close(cpu1);
@@ -771,13 +725,13 @@ struct reader {
 
 static void *reader_main(void *arg)
 {
-	static struct sfile f;
+	static struct stats_image f;
 	struct reader *r = arg;
 	unsigned int i;
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		for (i = 0; i < 3; i++) {
-			if (sfile_read(r->fds[i], &f)) {
+			if (stats_image_read(r->fds[i], &f)) {
 				r->err = errno ? errno : EIO;
 				return NULL;
 			}
@@ -1013,7 +967,7 @@ TEST(device_world_readable)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		static struct sfile f;
+		static struct stats_image f;
 		int dev, fd;
 
 		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
@@ -1026,7 +980,7 @@ TEST(device_world_readable)
 		fd = get_fd(dev, STATSFD_HOST_NODE, 0);
 		if (fd < 0)
 			_exit(13);
-		if (sfile_read(fd, &f) ||
+		if (stats_image_read(fd, &f) ||
 		    strcmp(f.buf + f.h.id_offset, "host-node"))
 			_exit(14);
 		/* Opening it for writing is not granted. */

@@ -43,6 +43,7 @@
 
 #include "kselftest_harness.h"
 #include "host_util.h"
+#include "stats_file.h"
 
 /* See sample_test.c: a false positive of kselftest_harness.h's longjmp. */
 #pragma GCC diagnostic ignored "-Wclobbered"
@@ -50,180 +51,30 @@
 /* An ifindex no interface of the guest's first namespace has. */
 #define FAR_IFINDEX	4000
 
-static int net_fd(int ifindex)
-{
-	struct statsfd_host_stats_fd a = {
-		.kind = STATSFD_HOST_NETDEV, .ifindex = ifindex,
-	};
-
-	return host_fd_args(&a);
-}
-
-static int block_fd(unsigned int major, unsigned int minor)
-{
-	struct statsfd_host_stats_fd a = {
-		.kind = STATSFD_HOST_BLOCK, .major = major, .minor = minor,
-	};
-
-	return host_fd_args(&a);
-}
-
 /* ----- stats files ----- */
 
-struct sfile {
-	char buf[8192];
-	ssize_t len;
-	struct statsfd_header h;
-};
-
-static int sfile_read(int fd, struct sfile *f)
-{
-	f->len = pread(fd, f->buf, sizeof(f->buf), 0);
-	if (f->len < (ssize_t)sizeof(f->h) || f->len == sizeof(f->buf))
-		return -1;
-	memcpy(&f->h, f->buf, sizeof(f->h));
-	return 0;
-}
-
-static const struct statsfd_desc *sfile_desc(const struct sfile *f,
-					     unsigned int i)
-{
-	return (const void *)(f->buf + f->h.desc_offset +
-			      i * (sizeof(struct statsfd_desc) + f->h.name_size));
-}
-
-static const char *sfile_id(const struct sfile *f)
-{
-	return f->buf + f->h.id_offset;
-}
-
 /* The value of scalar stat @name, or UINT64_MAX without one. */
-static uint64_t sfile_stat(const struct sfile *f, const char *name)
+static uint64_t sfile_stat(const struct stats_image *f, const char *name)
 {
-	unsigned int i;
-	uint64_t v;
+	const struct statsfd_desc *d = stats_image_find(f, name);
 
-	for (i = 0; i < f->h.num_desc; i++) {
-		const struct statsfd_desc *d = sfile_desc(f, i);
-
-		if (strcmp(d->name, name) == 0 && d->size == 1) {
-			memcpy(&v, f->buf + f->h.data_offset + d->offset,
-			       sizeof(v));
-			return v;
-		}
-	}
-	return UINT64_MAX;
-}
-
-static int poll_events(int fd, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN | POLLPRI };
-
-	if (poll(&p, 1, timeout_ms) < 0)
-		return -1;
-	return p.revents;
-}
-
-/*
- * Waits up to @secs for POLLHUP on @fd.  A stats fd always polls POLLIN,
- * so poll() itself never waits: look every 100 ms.
- */
-static int wait_hup(int fd, int secs)
-{
-	int i, ev = 0;
-
-	for (i = 0; i < secs * 10; i++) {
-		ev = poll_events(fd, 0);
-		if (ev < 0 || (ev & POLLHUP))
-			return ev;
-		usleep(100 * 1000);
-	}
-	return ev;
+	return d && d->size == 1 ? stats_image_val(f, name) : UINT64_MAX;
 }
 
 /* ----- rtnetlink ----- */
 
-struct nlreq {
-	struct nlmsghdr n;
-	struct ifinfomsg i;
-	char attrs[1024];
-};
-
-static struct rtattr *nl_add(struct nlmsghdr *n, int type, const void *data,
-			     int len)
-{
-	struct rtattr *rta = (void *)((char *)n + NLMSG_ALIGN(n->nlmsg_len));
-
-	rta->rta_type = type;
-	rta->rta_len = RTA_LENGTH(len);
-	if (len)
-		memcpy(RTA_DATA(rta), data, len);
-	n->nlmsg_len = NLMSG_ALIGN(n->nlmsg_len) + RTA_ALIGN(rta->rta_len);
-	return rta;
-}
-
-static void nl_end(struct nlmsghdr *n, struct rtattr *nest)
-{
-	nest->rta_len = (char *)n + n->nlmsg_len - (char *)nest;
-}
-
-/*
- * Sends @n and waits for its answer: 0 on an ack, -errno on an error;
- * with @reply, the first non-ack answer is copied there.
- */
-static int nl_talk(struct nlmsghdr *n, void *reply, size_t reply_size)
-{
-	static char buf[16384];
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	int s, ret = -EIO;
-	ssize_t len;
-
-	s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (s < 0)
-		return -errno;
-	n->nlmsg_flags |= NLM_F_REQUEST | (reply ? 0 : NLM_F_ACK);
-	n->nlmsg_seq = 1;
-	if (sendto(s, n, n->nlmsg_len, 0, (void *)&sa, sizeof(sa)) < 0) {
-		ret = -errno;
-		goto out;
-	}
-	len = recv(s, buf, sizeof(buf), 0);
-	if (len < (ssize_t)sizeof(struct nlmsghdr))
-		goto out;
-	n = (struct nlmsghdr *)buf;
-	if (n->nlmsg_type == NLMSG_ERROR) {
-		ret = ((struct nlmsgerr *)NLMSG_DATA(n))->error;
-	} else if (reply) {
-		memcpy(reply, buf, len < (ssize_t)reply_size ? len : reply_size);
-		ret = 0;
-	}
-out:
-	close(s);
-	return ret;
-}
-
-static void nl_init(struct nlreq *r, int type, int flags, int ifindex)
-{
-	memset(r, 0, sizeof(*r));
-	r->n.nlmsg_len = NLMSG_LENGTH(sizeof(r->i));
-	r->n.nlmsg_type = type;
-	r->n.nlmsg_flags = flags;
-	r->i.ifi_family = AF_UNSPEC;
-	r->i.ifi_index = ifindex;
-}
-
 /* A dummy interface @name, at @ifindex (0: the kernel picks). */
 static int link_add_dummy(const char *name, int ifindex)
 {
-	struct nlreq r;
+	struct host_nlreq r;
 	struct rtattr *li;
 
-	nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, ifindex);
-	nl_add(&r.n, IFLA_IFNAME, name, strlen(name) + 1);
-	li = nl_add(&r.n, IFLA_LINKINFO, NULL, 0);
-	nl_add(&r.n, IFLA_INFO_KIND, "dummy", 6);
-	nl_end(&r.n, li);
-	return nl_talk(&r.n, NULL, 0);
+	host_nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, ifindex);
+	host_nl_add(&r, IFLA_IFNAME, name, strlen(name) + 1);
+	li = host_nl_add(&r, IFLA_LINKINFO, NULL, 0);
+	host_nl_add(&r, IFLA_INFO_KIND, "dummy", 6);
+	host_nl_end(&r, li);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 /* A veth pair @name - @peer. */
@@ -231,37 +82,37 @@ static int link_add_veth(const char *name, const char *peer)
 {
 	struct ifinfomsg pi = { .ifi_family = AF_UNSPEC };
 	struct rtattr *li, *data, *p;
-	struct nlreq r;
+	struct host_nlreq r;
 
-	nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0);
-	nl_add(&r.n, IFLA_IFNAME, name, strlen(name) + 1);
-	li = nl_add(&r.n, IFLA_LINKINFO, NULL, 0);
-	nl_add(&r.n, IFLA_INFO_KIND, "veth", 5);
-	data = nl_add(&r.n, IFLA_INFO_DATA, NULL, 0);
-	p = nl_add(&r.n, VETH_INFO_PEER, &pi, sizeof(pi));
-	nl_add(&r.n, IFLA_IFNAME, peer, strlen(peer) + 1);
-	nl_end(&r.n, p);
-	nl_end(&r.n, data);
-	nl_end(&r.n, li);
-	return nl_talk(&r.n, NULL, 0);
+	host_nl_init(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, 0);
+	host_nl_add(&r, IFLA_IFNAME, name, strlen(name) + 1);
+	li = host_nl_add(&r, IFLA_LINKINFO, NULL, 0);
+	host_nl_add(&r, IFLA_INFO_KIND, "veth", 5);
+	data = host_nl_add(&r, IFLA_INFO_DATA, NULL, 0);
+	p = host_nl_add(&r, VETH_INFO_PEER, &pi, sizeof(pi));
+	host_nl_add(&r, IFLA_IFNAME, peer, strlen(peer) + 1);
+	host_nl_end(&r, p);
+	host_nl_end(&r, data);
+	host_nl_end(&r, li);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 static int link_up(int ifindex)
 {
-	struct nlreq r;
+	struct host_nlreq r;
 
-	nl_init(&r, RTM_NEWLINK, 0, ifindex);
+	host_nl_init(&r, RTM_NEWLINK, 0, ifindex);
 	r.i.ifi_flags = IFF_UP;
 	r.i.ifi_change = IFF_UP;
-	return nl_talk(&r.n, NULL, 0);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 static int link_del(int ifindex)
 {
-	struct nlreq r;
+	struct host_nlreq r;
 
-	nl_init(&r, RTM_DELLINK, 0, ifindex);
-	return nl_talk(&r.n, NULL, 0);
+	host_nl_init(&r, RTM_DELLINK, 0, ifindex);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 /* The interface's IFLA_STATS64, as "ip -s link" prints it. */
@@ -270,11 +121,11 @@ static int link_stats64(int ifindex, struct rtnl_link_stats64 *st)
 	static char reply[16384];
 	struct nlmsghdr *n = (void *)reply;
 	struct rtattr *rta;
-	struct nlreq r;
+	struct host_nlreq r;
 	int len, ret;
 
-	nl_init(&r, RTM_GETLINK, 0, ifindex);
-	ret = nl_talk(&r.n, reply, sizeof(reply));
+	host_nl_init(&r, RTM_GETLINK, 0, ifindex);
+	ret = host_nl_talk(&r.n, reply, sizeof(reply));
 	if (ret)
 		return ret;
 	if (n->nlmsg_type != RTM_NEWLINK)
@@ -320,9 +171,9 @@ static int addr_add(int ifindex, const char *local)
 	r.a.ifa_family = AF_INET;
 	r.a.ifa_prefixlen = 24;
 	r.a.ifa_index = ifindex;
-	nl_add(&r.n, IFA_LOCAL, &in, sizeof(in));
-	nl_add(&r.n, IFA_ADDRESS, &in, sizeof(in));
-	return nl_talk(&r.n, NULL, 0);
+	host_nl_add(&r, IFA_LOCAL, &in, sizeof(in));
+	host_nl_add(&r, IFA_ADDRESS, &in, sizeof(in));
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 /* @n datagrams of 100 bytes to @dst, port 9 (discard). */
@@ -349,13 +200,13 @@ static int udp_send(const char *dst, int n)
 static int traffic_out(int ifindex, const char *net, int n)
 {
 	char local[32], dst[32];
-	struct nlreq r;
+	struct host_nlreq r;
 	int ret;
 
-	nl_init(&r, RTM_NEWLINK, 0, ifindex);
+	host_nl_init(&r, RTM_NEWLINK, 0, ifindex);
 	r.i.ifi_flags = IFF_UP | IFF_NOARP;
 	r.i.ifi_change = IFF_UP | IFF_NOARP;
-	ret = nl_talk(&r.n, NULL, 0);
+	ret = host_nl_talk(&r.n, NULL, 0);
 	if (ret)
 		return ret;
 	snprintf(local, sizeof(local), "%s.1", net);
@@ -452,7 +303,7 @@ static int net_text_read(const char *ifname, int ifindex, struct net_text *t)
  * read.
  */
 static void net_check(struct __test_metadata *_metadata, int fd,
-		      const char *ifname, struct sfile *f)
+		      const char *ifname, struct stats_image *f)
 {
 	struct net_text before, after;
 	int ifindex = if_nametoindex(ifname);
@@ -461,14 +312,14 @@ static void net_check(struct __test_metadata *_metadata, int fd,
 
 	ASSERT_NE(0, ifindex);
 	ASSERT_EQ(0, net_text_read(ifname, ifindex, &before));
-	ASSERT_EQ(0, sfile_read(fd, f));
+	ASSERT_EQ(0, stats_image_read(fd, f));
 	ASSERT_EQ(0, net_text_read(ifname, ifindex, &after));
 
 	snprintf(id, sizeof(id), "host-net-%s", ifname);
-	EXPECT_STREQ(id, sfile_id(f));
+	EXPECT_STREQ(id, stats_image_id(f));
 	ASSERT_EQ(NET_NSTATS, f->h.num_desc);
 	for (i = 0; i < NET_NSTATS; i++) {
-		const struct statsfd_desc *d = sfile_desc(f, i);
+		const struct statsfd_desc *d = stats_image_desc(f, i);
 		uint64_t v = sfile_stat(f, net_names[i]);
 
 		EXPECT_STREQ(net_names[i], d->name);
@@ -490,15 +341,15 @@ static void net_check(struct __test_metadata *_metadata, int fd,
 
 TEST(loopback_text_fd_text)
 {
-	static struct sfile f1, f2;
+	static struct stats_image f1, f2;
 	int fd, lo = if_nametoindex("lo");
 
 	ASSERT_NE(0, lo);
 	ASSERT_EQ(0, link_up(lo));
-	fd = net_fd(lo);
+	fd = host_net_fd(lo);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD));
-	EXPECT_EQ(0, poll_events(fd, 0) & (POLLHUP | POLLPRI));
+	EXPECT_EQ(0, host_poll(fd, 0) & (POLLHUP | POLLPRI));
 	net_check(_metadata, fd, "lo", &f1);
 	ASSERT_EQ(0, udp_loopback(50));
 	net_check(_metadata, fd, "lo", &f2);
@@ -517,7 +368,7 @@ TEST(loopback_text_fd_text)
 /* Frames out of one end of a veth pair come in at the other. */
 TEST(veth_pair_text_fd_text)
 {
-	static struct sfile a1, b1, a2, b2;
+	static struct stats_image a1, b1, a2, b2;
 	int ia, ib, fa, fb;
 	unsigned int i;
 
@@ -527,8 +378,8 @@ TEST(veth_pair_text_fd_text)
 	ASSERT_NE(0, ia);
 	ASSERT_NE(0, ib);
 	ASSERT_EQ(0, link_up(ib));
-	fa = net_fd(ia);
-	fb = net_fd(ib);
+	fa = host_net_fd(ia);
+	fb = host_net_fd(ib);
 	ASSERT_LE(0, fa);
 	ASSERT_LE(0, fb);
 	net_check(_metadata, fa, "sfdv0", &a1);
@@ -550,16 +401,16 @@ TEST(veth_pair_text_fd_text)
 
 	/* Deleting one end deletes both, at once: both fds hang up. */
 	ASSERT_EQ(0, link_del(ia));
-	EXPECT_NE(0, poll_events(fa, 0) & POLLHUP);
-	EXPECT_NE(0, poll_events(fb, 0) & POLLHUP);
+	EXPECT_NE(0, host_poll(fa, 0) & POLLHUP);
+	EXPECT_NE(0, host_poll(fb, 0) & POLLHUP);
 	EXPECT_EQ(0u, if_nametoindex("sfdv1"));
 	/*
 	 * The last values never go back, although veth then reads 0
 	 * received on both ends (it counts them on the peer, which deleting
 	 * the pair unlinks first): each is at least the last read's.
 	 */
-	ASSERT_EQ(0, sfile_read(fa, &a1));
-	ASSERT_EQ(0, sfile_read(fb, &b1));
+	ASSERT_EQ(0, stats_image_read(fa, &a1));
+	ASSERT_EQ(0, stats_image_read(fb, &b1));
 	for (i = 0; i < NET_NSTATS; i++) {
 		EXPECT_LE(sfile_stat(&a2, net_names[i]),
 			  sfile_stat(&a1, net_names[i]))
@@ -570,8 +421,8 @@ TEST(veth_pair_text_fd_text)
 	}
 	EXPECT_LE(40u, sfile_stat(&b1, "rx_packets"));
 	usleep(100 * 1000);
-	ASSERT_EQ(0, sfile_read(fa, &a2));
-	ASSERT_EQ(0, sfile_read(fb, &b2));
+	ASSERT_EQ(0, stats_image_read(fa, &a2));
+	ASSERT_EQ(0, stats_image_read(fb, &b2));
 	EXPECT_EQ(0, memcmp(a1.buf + a1.h.data_offset, a2.buf + a2.h.data_offset,
 			    NET_NSTATS * sizeof(uint64_t)));
 	EXPECT_EQ(0, memcmp(b1.buf + b1.h.data_offset, b2.buf + b2.h.data_offset,
@@ -587,33 +438,33 @@ TEST(veth_pair_text_fd_text)
  */
 TEST(deleted_interface_hangs_up_and_keeps_last_values)
 {
-	static struct sfile f1, f2, f3, g;
+	static struct stats_image f1, f2, f3, g;
 	int ifindex, fd, fd2;
 
 	ASSERT_EQ(0, link_add_dummy("sfdd1", 0));
 	ifindex = if_nametoindex("sfdd1");
 	ASSERT_NE(0, ifindex);
-	fd = net_fd(ifindex);
-	fd2 = net_fd(ifindex);
+	fd = host_net_fd(ifindex);
+	fd2 = host_net_fd(ifindex);
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, traffic_out(ifindex, "10.98.0", 7));
 	net_check(_metadata, fd, "sfdd1", &f1);
 	EXPECT_LE(7u, sfile_stat(&f1, "tx_packets"));
-	EXPECT_EQ(0, poll_events(fd, 0) & POLLHUP);
+	EXPECT_EQ(0, host_poll(fd, 0) & POLLHUP);
 
 	ASSERT_EQ(0, link_del(ifindex));
-	EXPECT_NE(0, poll_events(fd, 0) & POLLHUP);
-	EXPECT_NE(0, poll_events(fd2, 0) & POLLHUP);
+	EXPECT_NE(0, host_poll(fd, 0) & POLLHUP);
+	EXPECT_NE(0, host_poll(fd2, 0) & POLLHUP);
 	EXPECT_EQ(0u, if_nametoindex("sfdd1"));
-	EXPECT_EQ(-ENODEV, net_fd(ifindex));
+	EXPECT_EQ(-ENODEV, host_net_fd(ifindex));
 
-	ASSERT_EQ(0, sfile_read(fd, &f2));
-	ASSERT_EQ(0, sfile_read(fd2, &g));
-	EXPECT_STREQ("host-net-sfdd1", sfile_id(&f2));
+	ASSERT_EQ(0, stats_image_read(fd, &f2));
+	ASSERT_EQ(0, stats_image_read(fd2, &g));
+	EXPECT_STREQ("host-net-sfdd1", stats_image_id(&f2));
 	EXPECT_LE(sfile_stat(&f1, "tx_packets"), sfile_stat(&f2, "tx_packets"));
 	usleep(200 * 1000);
-	ASSERT_EQ(0, sfile_read(fd, &f3));
+	ASSERT_EQ(0, stats_image_read(fd, &f3));
 	/* Frozen, and the same for every fd of the device. */
 	EXPECT_EQ(0, memcmp(f2.buf + f2.h.data_offset,
 			    f3.buf + f3.h.data_offset,
@@ -671,7 +522,7 @@ static int recv_fd(int sock)
  */
 static int netns_child(int sock)
 {
-	struct sfile *f = malloc(sizeof(*f));
+	struct stats_image *f = malloc(sizeof(*f));
 	char go;
 	int fd;
 
@@ -681,10 +532,10 @@ static int netns_child(int sock)
 		return 11;
 	if (traffic_out(FAR_IFINDEX, "10.96.0", 5))
 		return 12;
-	fd = net_fd(FAR_IFINDEX);
+	fd = host_net_fd(FAR_IFINDEX);
 	if (fd < 0)
 		return 13;
-	if (sfile_read(fd, f) || strcmp(sfile_id(f), "host-net-sfdns0") ||
+	if (stats_image_read(fd, f) || strcmp(stats_image_id(f), "host-net-sfdns0") ||
 	    sfile_stat(f, "tx_packets") < 5)
 		return 14;
 	if (send_fd(sock, fd))
@@ -697,7 +548,7 @@ static int netns_child(int sock)
 
 TEST(other_namespace_is_enodev_and_fd_outlives_it)
 {
-	static struct sfile f1, f2;
+	static struct stats_image f1, f2;
 	char go = 'g', name[IF_NAMESIZE];
 	int sv[2], fd, status;
 	pid_t pid;
@@ -720,21 +571,21 @@ TEST(other_namespace_is_enodev_and_fd_outlives_it)
 	ASSERT_LE(0, fd);
 
 	/* Made in the child's namespace, asked for from ours: not found. */
-	EXPECT_EQ(-ENODEV, net_fd(FAR_IFINDEX));
+	EXPECT_EQ(-ENODEV, host_net_fd(FAR_IFINDEX));
 	/* ...but the fd made there reads here. */
-	ASSERT_EQ(0, sfile_read(fd, &f1));
-	EXPECT_STREQ("host-net-sfdns0", sfile_id(&f1));
+	ASSERT_EQ(0, stats_image_read(fd, &f1));
+	EXPECT_STREQ("host-net-sfdns0", stats_image_id(&f1));
 	EXPECT_LE(5u, sfile_stat(&f1, "tx_packets"));
-	EXPECT_EQ(0, poll_events(fd, 0) & POLLHUP);
+	EXPECT_EQ(0, host_poll(fd, 0) & POLLHUP);
 
 	/* The child exits: its namespace, and the dummy in it, go away. */
 	ASSERT_EQ(1, write(sv[0], &go, 1));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	/* Namespaces are dismantled by a worker: give it time. */
-	EXPECT_NE(0, wait_hup(fd, 30) & POLLHUP);
-	ASSERT_EQ(0, sfile_read(fd, &f2));
-	EXPECT_STREQ("host-net-sfdns0", sfile_id(&f2));
+	EXPECT_NE(0, host_wait_hup(fd, 30) & POLLHUP);
+	ASSERT_EQ(0, stats_image_read(fd, &f2));
+	EXPECT_STREQ("host-net-sfdns0", stats_image_id(&f2));
 	EXPECT_LE(sfile_stat(&f1, "tx_packets"), sfile_stat(&f2, "tx_packets"));
 	close(fd);
 	close(sv[0]);
@@ -744,12 +595,12 @@ TEST(other_namespace_is_enodev_and_fd_outlives_it)
 
 TEST(netdev_bad_ifindex)
 {
-	EXPECT_EQ(-EINVAL, net_fd(0));
-	EXPECT_EQ(-EINVAL, net_fd(-1));
-	EXPECT_EQ(-EINVAL, net_fd(INT32_MIN));
+	EXPECT_EQ(-EINVAL, host_net_fd(0));
+	EXPECT_EQ(-EINVAL, host_net_fd(-1));
+	EXPECT_EQ(-EINVAL, host_net_fd(INT32_MIN));
 	/* Free in this namespace (checked above for FAR_IFINDEX). */
-	EXPECT_EQ(-ENODEV, net_fd(INT32_MAX));
-	EXPECT_EQ(-ENODEV, net_fd(FAR_IFINDEX + 1));
+	EXPECT_EQ(-ENODEV, host_net_fd(INT32_MAX));
+	EXPECT_EQ(-ENODEV, host_net_fd(FAR_IFINDEX + 1));
 }
 
 /* NETDEV and BLOCK refuse a field of another kind, even a valid one. */
@@ -829,7 +680,7 @@ static int diskstats_read(const char *disk, unsigned int *major,
  * (instant) with no I/O running is equal to both.
  */
 static void block_check(struct __test_metadata *_metadata, const char *disk,
-			struct sfile *f)
+			struct stats_image *f)
 {
 	unsigned long long before[BLOCK_NSTATS], after[BLOCK_NSTATS];
 	unsigned int major, minor, i;
@@ -837,19 +688,19 @@ static void block_check(struct __test_metadata *_metadata, const char *disk,
 	int fd;
 
 	ASSERT_EQ(0, diskstats_read(disk, &major, &minor, before));
-	fd = block_fd(major, minor);
+	fd = host_block_fd(major, minor);
 	ASSERT_LE(0, fd) TH_LOG("%s (%u:%u): %s", disk, major, minor,
 				strerror(-fd));
-	ASSERT_EQ(0, sfile_read(fd, f));
+	ASSERT_EQ(0, stats_image_read(fd, f));
 	ASSERT_EQ(0, diskstats_read(disk, &major, &minor, after));
-	EXPECT_EQ(0, poll_events(fd, 0) & (POLLHUP | POLLPRI));
+	EXPECT_EQ(0, host_poll(fd, 0) & (POLLHUP | POLLPRI));
 	close(fd);
 
 	snprintf(id, sizeof(id), "host-block-%s", disk);
-	EXPECT_STREQ(id, sfile_id(f));
+	EXPECT_STREQ(id, stats_image_id(f));
 	ASSERT_EQ(BLOCK_NSTATS, f->h.num_desc);
 	for (i = 0; i < BLOCK_NSTATS; i++) {
-		const struct statsfd_desc *d = sfile_desc(f, i);
+		const struct statsfd_desc *d = stats_image_desc(f, i);
 		uint64_t v = sfile_stat(f, block_stats[i].name);
 
 		EXPECT_STREQ(block_stats[i].name, d->name);
@@ -909,7 +760,7 @@ out:
  */
 TEST(ram_disks_text_fd_text)
 {
-	static struct sfile f1, f2;
+	static struct stats_image f1, f2;
 	const char *const disks[] = { "ram0", "ram1" };
 	unsigned int i;
 	FILE *st;
@@ -976,18 +827,18 @@ TEST(partition_is_einval)
 	ret = host_sysfs_devt("ram0p1", &major, &minor);
 	EXPECT_EQ(0, ret);
 	if (!ret) {
-		EXPECT_EQ(-EINVAL, block_fd(major, minor))
+		EXPECT_EQ(-EINVAL, host_block_fd(major, minor))
 			TH_LOG("ram0p1 is %u:%u", major, minor);
 		/* The whole disk still works, partition or not. */
 		ASSERT_EQ(0, host_sysfs_devt("ram0", &dmaj, &dmin));
-		fd = block_fd(dmaj, dmin);
+		fd = host_block_fd(dmaj, dmin);
 		EXPECT_LE(0, fd);
 		close(fd);
 	}
 	EXPECT_EQ(0, ram0_partition(BLKPG_DEL_PARTITION));
 	/* Gone with it: its number names nothing now. */
 	if (!ret)
-		EXPECT_EQ(-ENODEV, block_fd(major, minor));
+		EXPECT_EQ(-ENODEV, host_block_fd(major, minor));
 }
 
 /*
@@ -997,13 +848,13 @@ TEST(partition_is_einval)
  */
 TEST(unknown_disk_is_enodev)
 {
-	EXPECT_EQ(-ENODEV, block_fd(0, 0));
-	EXPECT_EQ(-ENODEV, block_fd(1, 200));
+	EXPECT_EQ(-ENODEV, host_block_fd(0, 0));
+	EXPECT_EQ(-ENODEV, host_block_fd(1, 200));
 	EXPECT_NE(0, access("/sys/block/ram200", F_OK));
-	EXPECT_EQ(-ENODEV, block_fd(4095, 0xfffff));
+	EXPECT_EQ(-ENODEV, host_block_fd(4095, 0xfffff));
 	/* Too large for a dev_t: not silently truncated to 1:0 (ram0). */
-	EXPECT_EQ(-ENODEV, block_fd(4096 + 1, 0));
-	EXPECT_EQ(-ENODEV, block_fd(1, 1u << 20));
+	EXPECT_EQ(-ENODEV, host_block_fd(4096 + 1, 0));
+	EXPECT_EQ(-ENODEV, host_block_fd(1, 1u << 20));
 }
 
 #define LOOP_NR		77
@@ -1039,7 +890,7 @@ static int loop_bind(void)
  */
 TEST(loop_disk_io_then_removed_hangs_up)
 {
-	static struct sfile f1, f2, f3;
+	static struct stats_image f1, f2, f3;
 	unsigned int major, minor, i;
 	int ctl, dev, fd, r0;
 
@@ -1064,25 +915,25 @@ TEST(loop_disk_io_then_removed_hangs_up)
 	close(dev);
 
 	r0 = host_module_refcnt("loop");
-	fd = block_fd(major, minor);
+	fd = host_block_fd(major, minor);
 	ASSERT_LE(0, fd);
 	/* No reference on the driver's module. */
 	if (r0 >= 0)
 		EXPECT_EQ(r0, host_module_refcnt("loop"));
-	ASSERT_EQ(0, sfile_read(fd, &f1));
+	ASSERT_EQ(0, stats_image_read(fd, &f1));
 	EXPECT_LE(sfile_stat(&f2, "write_ios"), sfile_stat(&f1, "write_ios"));
-	EXPECT_EQ(0, poll_events(fd, 0) & POLLHUP);
+	EXPECT_EQ(0, host_poll(fd, 0) & POLLHUP);
 
 	/* Never opened (the stats fd only holds the inode): it can go. */
 	ASSERT_EQ(0, ioctl(ctl, LOOP_CTL_REMOVE, LOOP_NR));
-	EXPECT_EQ(-ENODEV, block_fd(major, minor));
+	EXPECT_EQ(-ENODEV, host_block_fd(major, minor));
 	/* Hung up without a read, by the watcher: generous under load. */
-	EXPECT_NE(0, wait_hup(fd, 30) & POLLHUP);
-	ASSERT_EQ(0, sfile_read(fd, &f2));
-	EXPECT_STREQ("host-block-loop77", sfile_id(&f2));
+	EXPECT_NE(0, host_wait_hup(fd, 30) & POLLHUP);
+	ASSERT_EQ(0, stats_image_read(fd, &f2));
+	EXPECT_STREQ("host-block-loop77", stats_image_id(&f2));
 	if (r0 >= 0)
 		EXPECT_EQ(r0, host_module_refcnt("loop"));
-	ASSERT_EQ(0, sfile_read(fd, &f3));
+	ASSERT_EQ(0, stats_image_read(fd, &f3));
 	/*
 	 * del_gendisk() zeroes the counters: the last values are those of
 	 * the last read before the removal (or larger), never less.

@@ -147,8 +147,8 @@ static int link_add_grouped(const char *name)
 	host_nl_add(&r, IFLA_GROUP, &group, sizeof(group));
 	li = host_nl_add(&r, IFLA_LINKINFO, NULL, 0);
 	host_nl_add(&r, IFLA_INFO_KIND, "dummy", sizeof("dummy"));
-	li->rta_len = (char *)&r + r.n.nlmsg_len - (char *)li;
-	return host_nl_talk(&r.n);
+	host_nl_end(&r, li);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 /* Every interface of GROUP, in one RTM_DELLINK. */
@@ -159,7 +159,7 @@ static int group_del(void)
 
 	host_nl_init(&r, RTM_DELLINK, 0, 0);
 	host_nl_add(&r, IFLA_GROUP, &group, sizeof(group));
-	return host_nl_talk(&r.n);
+	return host_nl_talk(&r.n, NULL, 0);
 }
 
 /*
@@ -173,7 +173,9 @@ static int race_rounds(struct __test_metadata *_metadata)
 	unsigned int seed = getpid(), del_us = 0;
 	pthread_t tc, tr, to;
 	struct race r;
-	int n, i, d, keep[NDEVS], ret, ev;
+	/* Set in full before use; GCC 12 cannot always tell. */
+	int keep[NDEVS] = { [0 ... NDEVS - 1] = -1 };
+	int n, i, d, ret, ev;
 	char name[IF_NAMESIZE];
 	double t;
 

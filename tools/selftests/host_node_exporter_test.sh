@@ -13,58 +13,19 @@
 # and whose gauges must be close (memory within 16 MiB, load within 1,
 # boot time within 1 s, I/Os in flight within 4).  Runs under busybox sh;
 # prints TAP with its plan last, exits 1 if any test is not ok.
-n=0
-failed=0
 tmp=/tmp/host-ne
 cpid='' npid=''
 ne=/usr/bin/prometheus-node-exporter
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-finish() {
-	echo "1..$n"
-	[ "$failed" -eq 0 ] && exit 0
-	exit 1
-}
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
+. "$(dirname "$0")/lib/tap.sh"
 cleanup() {
-	for p in $npid $cpid; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	stop_pids $npid $cpid
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-waitfor() {
-	t=$1
-	shift
-	while [ "$t" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
+on_exit cleanup
 
-missing=
-[ -c /dev/statsfd_host ] || missing="/dev/statsfd_host (statsfd_host.ko not loaded)"
-command -v statsfd-collector >/dev/null || missing="$missing statsfd-collector (not in PATH)"
-[ -x "$ne" ] || missing="$missing $ne (not copied in)"
-if [ -n "$missing" ]; then
-	nok "node_exporter comparison: missing $missing"
-	finish
-fi
-rm -rf "$tmp"
-mkdir -p "$tmp"
-chmod 755 "$tmp"
+require "node_exporter comparison" /dev/statsfd_host statsfd-collector "$ne"
+scratch_dir "$tmp"
 
 # The collectors whose families --host maps, with their default flags but
 # for the device excludes, Debian's ^lo$ for interfaces and ram*, loop*,

@@ -18,43 +18,16 @@
 # to a second in a loaded debug guest: checks over every CPU mode,
 # interface or disk run one awk for all of them, and the texts around
 # the scrape are copied with shell builtins.
-n=0
-failed=0
 tmp=/tmp/host-tools
 cpid=
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-finish() {
-	echo "1..$n"
-	[ "$failed" -eq 0 ] && exit 0
-	exit 1
-}
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
+. "$(dirname "$0")/lib/tap.sh"
 cleanup() {
-	[ -n "$cpid" ] && kill "$cpid" 2>/dev/null && wait "$cpid" 2>/dev/null
+	stop_pids $cpid
 	ip link del hostu0 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-waitfor() {
-	t=$1
-	shift
-	while [ "$t" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
+on_exit cleanup
 scrape() { wget -q -O "$1" "http://127.0.0.1:$port/metrics"; }
 # value NAME{LABELS} FILE: the sample's value text, empty when absent.
 value() { awk -v k="$1" 'index($0, k " ") == 1 { print $2 }' "$2"; }
@@ -103,18 +76,8 @@ promtool_on_host() {
 	echo "# statsfd-promtool-end"
 }
 
-missing=
-[ -c /dev/statsfd_host ] || missing="/dev/statsfd_host (statsfd_host.ko not loaded)"
-for b in statsfd statsfd-collector; do
-	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
-done
-if [ -n "$missing" ]; then
-	nok "host tools: missing $missing"
-	finish
-fi
-rm -rf "$tmp"
-mkdir -p "$tmp"
-chmod 755 "$tmp"
+require "host tools" /dev/statsfd_host statsfd statsfd-collector
+scratch_dir "$tmp"
 
 # What the kernel's text says there is.
 ncpus=$(awk '/^cpu[0-9]/ { n++ } END { print n + 0 }' /proc/stat)
@@ -151,11 +114,7 @@ statsfd-collector --host --socket "$tmp/c.sock" --socket-mode 0600 \
 	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
 	--interval 200 --discover-interval 500 2>"$tmp/collector.log" &
 cpid=$!
-if ! waitfor 100 test -s "$tmp/port"; then
-	nok "collector --host starts"
-	sed 's/^/# /' "$tmp/collector.log"
-	finish
-fi
+wait_started 100 "$tmp/port" "$tmp/collector.log" "collector --host starts"
 port=$(cat "$tmp/port")
 ok "collector --host listening on 127.0.0.1:$port"
 check "collector runs as uid nobody (65534)" \

@@ -105,44 +105,67 @@ static inline int host_read_ok(int fd)
 struct host_nlreq {
 	struct nlmsghdr n;
 	struct ifinfomsg i;
-	char attrs[512];
+	char attrs[1024];
 };
 
-/* Appends attribute @type to @r's message (pointers from @r itself). */
-static inline struct rtattr *host_nl_add(struct host_nlreq *r, int type,
+/*
+ * Appends attribute @type to the request @req: a struct host_nlreq, or any
+ * buffer that starts with its struct nlmsghdr (pointers from @req itself,
+ * so the compiler sees the whole buffer).
+ */
+static inline struct rtattr *host_nl_add(void *req, int type,
 					 const void *data, int len)
 {
-	struct rtattr *rta = (void *)((char *)r + NLMSG_ALIGN(r->n.nlmsg_len));
+	struct nlmsghdr *n = req;
+	struct rtattr *rta = (void *)((char *)req + NLMSG_ALIGN(n->nlmsg_len));
 
 	rta->rta_type = type;
 	rta->rta_len = RTA_LENGTH(len);
 	if (len)
 		memcpy(RTA_DATA(rta), data, len);
-	r->n.nlmsg_len = NLMSG_ALIGN(r->n.nlmsg_len) + RTA_ALIGN(rta->rta_len);
+	n->nlmsg_len = NLMSG_ALIGN(n->nlmsg_len) + RTA_ALIGN(rta->rta_len);
 	return rta;
 }
 
-/* Sends @n and waits for its ack: 0, or -errno. */
-static inline int host_nl_talk(struct nlmsghdr *n)
+/* Closes the nested attribute @nest: it holds all added since. */
+static inline void host_nl_end(void *req, struct rtattr *nest)
 {
+	struct nlmsghdr *n = req;
+
+	nest->rta_len = (char *)req + n->nlmsg_len - (char *)nest;
+}
+
+/*
+ * Sends @n and waits for its answer: 0 on an ack, -errno on an error;
+ * with @reply, the first non-ack answer is copied there.
+ */
+static inline int host_nl_talk(struct nlmsghdr *n, void *reply,
+			       size_t reply_size)
+{
+	static char buf[16384];
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
-	char buf[4096];
 	int s, ret = -EIO;
 	ssize_t len;
 
 	s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (s < 0)
 		return -errno;
-	n->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	n->nlmsg_flags |= NLM_F_REQUEST | (reply ? 0 : NLM_F_ACK);
 	n->nlmsg_seq = 1;
 	if (sendto(s, n, n->nlmsg_len, 0, (void *)&sa, sizeof(sa)) < 0) {
 		ret = -errno;
 		goto out;
 	}
 	len = recv(s, buf, sizeof(buf), 0);
-	if (len >= (ssize_t)sizeof(struct nlmsghdr) &&
-	    ((struct nlmsghdr *)buf)->nlmsg_type == NLMSG_ERROR)
-		ret = ((struct nlmsgerr *)NLMSG_DATA((struct nlmsghdr *)buf))->error;
+	if (len < (ssize_t)sizeof(struct nlmsghdr))
+		goto out;
+	n = (struct nlmsghdr *)buf;
+	if (n->nlmsg_type == NLMSG_ERROR) {
+		ret = ((struct nlmsgerr *)NLMSG_DATA(n))->error;
+	} else if (reply) {
+		memcpy(reply, buf, len < (ssize_t)reply_size ? len : reply_size);
+		ret = 0;
+	}
 out:
 	close(s);
 	return ret;

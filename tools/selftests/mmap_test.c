@@ -738,21 +738,6 @@ TEST_F(map, munmap_frees_vm)
 	EXPECT_EQ(self->fds0, sfile_val(sys, "stats_fds_open"));
 }
 
-static long long module_refs(const char *module)
-{
-	char path[128], buf[32];
-
-	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", module);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return atoll(buf);
-}
-
-static int delete_module(const char *name)
-{
-	return syscall(__NR_delete_module, name, O_NONBLOCK);
-}
-
 /* If a refused rmmod was not refused after all, put the module back. */
 static void reload_if_gone(void)
 {

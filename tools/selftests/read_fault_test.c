@@ -67,14 +67,7 @@ static bool kernel_has_fail_usercopy(void)
 
 static int knob_set(const char *knob, const char *val)
 {
-	char path[128];
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/%s", FAIL_USERCOPY, knob);
-	ret = write_file(path, val);
-	if (ret)
-		fprintf(stderr, "# %s <- %s: %s\n", path, val, strerror(errno));
-	return ret;
+	return fault_knob_set(FAIL_USERCOPY, knob, val);
 }
 
 /* What the readers write back: shared memory, no copy to or from user. */

@@ -26,6 +26,7 @@
 #include <linux/statsfd.h>
 
 #include "statsfd_sample.h"
+#include "stats_file.h"
 #include "kselftest_harness.h"
 
 /*
@@ -80,54 +81,25 @@ static int count_fds(void)
 	return n;
 }
 
-/* A whole stats file, read at once, and lookups in it. */
-struct sfile {
-	char buf[8192];
-	ssize_t len;
-	struct statsfd_header h;
-};
-
-static int sfile_read(int fd, struct sfile *f)
-{
-	f->len = pread(fd, f->buf, sizeof(f->buf), 0);
-	if (f->len < (ssize_t)sizeof(f->h))
-		return -1;
-	memcpy(&f->h, f->buf, sizeof(f->h));
-	return 0;
-}
-
-static const struct statsfd_desc *sfile_desc(const struct sfile *f,
-					     unsigned int i)
-{
-	return (const void *)(f->buf + f->h.desc_offset +
-			      i * (sizeof(struct statsfd_desc) + f->h.name_size));
-}
-
 /* The values of stat @name, or NULL. */
-static const uint64_t *sfile_stat(const struct sfile *f, const char *name,
-				  unsigned int *size)
+static const uint64_t *sfile_stat(const struct stats_image *f,
+				  const char *name, unsigned int *size)
 {
-	unsigned int i;
+	const struct statsfd_desc *d = stats_image_find(f, name);
 
-	for (i = 0; i < f->h.num_desc; i++) {
-		const struct statsfd_desc *d = sfile_desc(f, i);
-
-		if (strcmp(d->name, name) == 0) {
-			if (size)
-				*size = d->size;
-			return (const void *)(f->buf + f->h.data_offset +
-					      d->offset);
-		}
-	}
-	return NULL;
+	if (!d)
+		return NULL;
+	if (size)
+		*size = d->size;
+	return stats_image_values(f, d);
 }
 
 static uint64_t stat1(int fd, const char *name)
 {
-	static struct sfile f;
+	static struct stats_image f;
 	const uint64_t *v;
 
-	if (sfile_read(fd, &f))
+	if (stats_image_read(fd, &f))
 		return UINT64_MAX;
 	v = sfile_stat(&f, name, NULL);
 	return v ? *v : UINT64_MAX;
@@ -179,25 +151,25 @@ TEST_F(sample, stats_files_describe_device_and_queues)
 		"size_hist_sum", "sample_ns", "generation",
 	};
 	static const char *const q_names[] = { "packets", "bytes", "size_hist" };
-	static struct sfile f;
+	static struct stats_image f;
 	unsigned int i;
 
-	ASSERT_EQ(0, sfile_read(self->dfd, &f));
+	ASSERT_EQ(0, stats_image_read(self->dfd, &f));
 	EXPECT_EQ(0u, f.h.flags);
 	EXPECT_STREQ("statsfd_sample", f.buf + f.h.id_offset);
 	ASSERT_EQ(7u, f.h.num_desc);
 	for (i = 0; i < f.h.num_desc; i++)
-		EXPECT_STREQ(dev_names[i], sfile_desc(&f, i)->name);
-	EXPECT_EQ(LOGHIST_BUCKETS, sfile_desc(&f, 4)->size);
+		EXPECT_STREQ(dev_names[i], stats_image_desc(&f, i)->name);
+	EXPECT_EQ(LOGHIST_BUCKETS, stats_image_desc(&f, 4)->size);
 
-	ASSERT_EQ(0, sfile_read(self->qfd[1], &f));
+	ASSERT_EQ(0, stats_image_read(self->qfd[1], &f));
 	EXPECT_STREQ("statsfd_sample/queue-1", f.buf + f.h.id_offset);
 	ASSERT_EQ(3u, f.h.num_desc);
 	for (i = 0; i < f.h.num_desc; i++)
-		EXPECT_STREQ(q_names[i], sfile_desc(&f, i)->name);
+		EXPECT_STREQ(q_names[i], stats_image_desc(&f, i)->name);
 	EXPECT_EQ(STATSFD_TYPE_LOG_HIST,
-		  sfile_desc(&f, 2)->flags & STATSFD_TYPE_MASK);
-	EXPECT_EQ(STATSFD_UNIT_BYTES, sfile_desc(&f, 1)->flags & STATSFD_UNIT_MASK);
+		  stats_image_desc(&f, 2)->flags & STATSFD_TYPE_MASK);
+	EXPECT_EQ(STATSFD_UNIT_BYTES, stats_image_desc(&f, 1)->flags & STATSFD_UNIT_MASK);
 }
 
 /*
@@ -206,7 +178,7 @@ TEST_F(sample, stats_files_describe_device_and_queues)
  */
 TEST_F(sample, writes_on_every_cpu_are_counted_exactly)
 {
-	static struct sfile before[2], after[2], dbefore, dafter;
+	static struct stats_image before[2], after[2], dbefore, dafter;
 	static char payload[4096];
 	uint64_t want_pk[2] = { 0 }, want_by[2] = { 0 };
 	uint64_t want_h[2][LOGHIST_BUCKETS] = { { 0 } };
@@ -217,8 +189,8 @@ TEST_F(sample, writes_on_every_cpu_are_counted_exactly)
 	long cpu;
 
 	for (q = 0; q < 2; q++)
-		ASSERT_EQ(0, sfile_read(self->qfd[q], &before[q]));
-	ASSERT_EQ(0, sfile_read(self->dfd, &dbefore));
+		ASSERT_EQ(0, stats_image_read(self->qfd[q], &before[q]));
+	ASSERT_EQ(0, stats_image_read(self->dfd, &dbefore));
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		CPU_ZERO(&set);
 		CPU_SET(cpu, &set);
@@ -236,7 +208,7 @@ TEST_F(sample, writes_on_every_cpu_are_counted_exactly)
 		}
 	}
 	for (q = 0; q < 2; q++) {
-		ASSERT_EQ(0, sfile_read(self->qfd[q], &after[q]));
+		ASSERT_EQ(0, stats_image_read(self->qfd[q], &after[q]));
 		EXPECT_EQ(want_pk[q], *sfile_stat(&after[q], "packets", NULL) -
 				      *sfile_stat(&before[q], "packets", NULL));
 		EXPECT_EQ(want_by[q], *sfile_stat(&after[q], "bytes", NULL) -
@@ -247,7 +219,7 @@ TEST_F(sample, writes_on_every_cpu_are_counted_exactly)
 		for (i = 0; i < n; i++)
 			EXPECT_EQ(want_h[q][i], a[i] - b[i]);
 	}
-	ASSERT_EQ(0, sfile_read(self->dfd, &dafter));
+	ASSERT_EQ(0, stats_image_read(self->dfd, &dafter));
 	EXPECT_EQ(*sfile_stat(&after[0], "packets", NULL) +
 		  *sfile_stat(&after[1], "packets", NULL),
 		  *sfile_stat(&dafter, "packets_sum", NULL));

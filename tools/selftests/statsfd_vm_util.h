@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the statsfd_vm selftests: the device, VMs, vCPUs and
- * runs, a parser for stats fds, module parameters.
+ * runs, struct sfile over the shared stats-file parser
+ * (tools/testing/lib/stats_file.h), module parameters.
  *
  * Only static inline functions, so that every test program can include it
  * and use what it needs (-Werror would reject unused static functions).
@@ -19,11 +20,14 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/statsfd.h>
 #include <linux/statsfd_vm.h>
+
+#include "stats_file.h"
 
 /*
  * kselftest_harness.h's TEST_F() wrapper keeps a local across the
@@ -284,7 +288,7 @@ struct sfile {
 static inline struct statsfd_desc *sfile_desc(const struct sfile *s,
 					      unsigned int i)
 {
-	return (struct statsfd_desc *)(s->descs + (size_t)i * s->stride);
+	return stats_desc(&s->hdr, s->descs, i);
 }
 
 static inline void sfile_free(struct sfile *s)
@@ -298,47 +302,23 @@ static inline void sfile_free(struct sfile *s)
 /* Returns 0, or -1 with errno set (EIO for a short read). */
 static inline int sfile_pread_all(int fd, void *buf, size_t len, off_t off)
 {
-	ssize_t ret = pread(fd, buf, len, off);
-
-	if (ret < 0)
-		return -1;
-	if ((size_t)ret != len) {
-		errno = EIO;
-		return -1;
-	}
-	return 0;
+	return stats_pread_all(fd, buf, len, off);
 }
 
 /* Parse header, id and descriptors of @fd into @s.  Returns 0 or -1. */
 static inline int sfile_parse(int fd, struct sfile *s)
 {
-	size_t i, end;
-
 	memset(s, 0, sizeof(*s));
-	if (sfile_pread_all(fd, &s->hdr, sizeof(s->hdr), 0))
+	if (stats_layout_read(fd, &s->hdr, &s->descs))
 		return -1;
-	s->stride = sizeof(struct statsfd_desc) + s->hdr.name_size;
+	s->stride = stats_desc_stride(&s->hdr);
 	s->id = calloc(1, s->hdr.name_size + 1);
-	s->descs = calloc(s->hdr.num_desc ? s->hdr.num_desc : 1, s->stride);
-	if (!s->id || !s->descs)
+	if (!s->id)
 		goto fail;
-	if (sfile_pread_all(fd, s->id, s->hdr.name_size, s->hdr.id_offset) ||
-	    sfile_pread_all(fd, s->descs, s->hdr.num_desc * s->stride,
-			    s->hdr.desc_offset))
+	if (sfile_pread_all(fd, s->id, s->hdr.name_size, s->hdr.id_offset))
 		goto fail;
-	for (i = 0; i < s->hdr.num_desc; i++) {
-		struct statsfd_desc *d = sfile_desc(s, i);
-
-		end = d->offset + d->size * sizeof(__u64);
-		if (end > s->data_size)
-			s->data_size = end;
-	}
-	s->size = s->hdr.desc_offset + s->hdr.num_desc * s->stride;
-	end = s->hdr.data_offset + s->data_size;
-	if (end > s->size)
-		s->size = end;
-	if (s->hdr.id_offset + s->hdr.name_size > s->size)
-		s->size = s->hdr.id_offset + s->hdr.name_size;
+	s->data_size = stats_data_size(&s->hdr, s->descs);
+	s->size = stats_file_size(&s->hdr, s->data_size);
 	s->data = calloc(1, s->data_size ? s->data_size : 8);
 	if (!s->data)
 		goto fail;
@@ -353,12 +333,7 @@ fail:
 static inline struct statsfd_desc *sfile_find(const struct sfile *s,
 					      const char *name)
 {
-	unsigned int i;
-
-	for (i = 0; i < s->hdr.num_desc; i++)
-		if (!strcmp(sfile_desc(s, i)->name, name))
-			return sfile_desc(s, i);
-	return NULL;
+	return stats_find(&s->hdr, s->descs, name);
 }
 
 /* Read the whole data block of @fd into s->data.  Returns 0 or -1. */
@@ -535,6 +510,40 @@ static inline ssize_t read_file(const char *path, char *buf, size_t size)
 	if (len >= 0)
 		buf[len] = 0;
 	return len;
+}
+
+/*
+ * Writes @val to the fault-injection knob @dir/@knob: 0, or -1 with errno
+ * set (and the knob named on stderr).
+ */
+static inline int fault_knob_set(const char *dir, const char *knob,
+				 const char *val)
+{
+	char path[128];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, knob);
+	ret = write_file(path, val);
+	if (ret)
+		fprintf(stderr, "# %s <- %s: %s\n", path, val, strerror(errno));
+	return ret;
+}
+
+/* The reference count of module @module, or -1 (not loaded). */
+static inline long long module_refs(const char *module)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", module);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return atoll(buf);
+}
+
+/* delete_module(2) without waiting: 0, or -1 with errno. */
+static inline int delete_module(const char *name)
+{
+	return syscall(__NR_delete_module, name, O_NONBLOCK);
 }
 
 /* The debugfs parameter: does a new VM get a debugfs view? */

@@ -15,47 +15,15 @@
 # often-waking vCPU threads only slow the guest down.  The guest loads
 # statsfd_vm.ko and installs the tools, so a missing device or tool is a
 # failure here, never a skip.
-n=0
-failed=0
 tmp=/tmp/tools-e2e
 cpid= vpid= v2pid= c2pid= v3pid= wpid=
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-# Ends the run with the plan; exit status 1 if anything failed.
-finish() {
-	echo "1..$n"
-	[ "$failed" -eq 0 ] && exit 0
-	exit 1
-}
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
+. "$(dirname "$0")/lib/tap.sh"
 cleanup() {
-	for p in $wpid $v3pid $c2pid $v2pid $vpid $cpid; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	stop_pids $wpid $v3pid $c2pid $v2pid $vpid $cpid
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-# Polls "$@" every 0.1 s for at most $1 tenths of a second.
-waitfor() {
-	t=$1
-	shift
-	while [ "$t" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
+on_exit cleanup
 metric() { # name{labels} -> value (0 when absent)
 	metric_at "$port" "$1"
 }
@@ -64,28 +32,14 @@ metric_at() { # port name{labels} -> value (0 when absent)
 		awk -v k="$2" 'index($0, k " ") == 1 { v = $2 } END { print v + 0 }'
 }
 
-missing=
-[ -c /dev/statsfd_vm ] || missing="/dev/statsfd_vm (statsfd_vm.ko not loaded)"
-for b in statsfd statsfd-collector statsfd-vmm; do
-	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
-done
-if [ -n "$missing" ]; then
-	nok "tools end to end: missing $missing"
-	finish
-fi
-rm -rf "$tmp"
-mkdir -p "$tmp"
-chmod 755 "$tmp"
+require "tools end to end" /dev/statsfd_vm statsfd statsfd-collector statsfd-vmm
+scratch_dir "$tmp"
 
 statsfd-collector --socket "$tmp/c.sock" --socket-mode 0600 \
 	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
 	--interval 200 2>"$tmp/collector.log" &
 cpid=$!
-if ! waitfor 100 test -s "$tmp/port"; then
-	nok "collector starts"
-	sed 's/^/# /' "$tmp/collector.log"
-	finish
-fi
+wait_started 100 "$tmp/port" "$tmp/collector.log" "collector starts"
 port=$(cat "$tmp/port")
 ok "collector listening on 127.0.0.1:$port"
 check "collector runs as uid nobody (65534)" \
@@ -94,11 +48,7 @@ check "collector runs as uid nobody (65534)" \
 statsfd-vmm --vms 2 --vcpus 2 --workload io,idle --names web,db \
 	--collector "$tmp/c.sock" --ready-file "$tmp/ready" >"$tmp/vmm.log" 2>&1 &
 vpid=$!
-if ! waitfor 200 test -s "$tmp/ready"; then
-	nok "statsfd-vmm starts and registers"
-	sed 's/^/# /' "$tmp/vmm.log"
-	finish
-fi
+wait_started 200 "$tmp/ready" "$tmp/vmm.log" "statsfd-vmm starts and registers"
 ok "statsfd-vmm registered 2 VMs x 2 vCPUs"
 # Until both VMs have counted (the checks below then say what is wrong).
 waitfor 300 sh -c "wget -q -O - http://127.0.0.1:$port/metrics | grep -q '^statsfd_io_exits_total{provider=\"statsfd_vm\",target=\"vcpu\",vm=\"web\",vcpu=\"0\"} [1-9]' && wget -q -O - http://127.0.0.1:$port/metrics | grep -q '^statsfd_halt_exits_sum_total{provider=\"statsfd_vm\",target=\"vm\",vm=\"db\"} [1-9]'"
@@ -161,11 +111,7 @@ statsfd-collector --socket "$tmp/c2.sock" --socket-mode 0600 \
 	--listen 127.0.0.1:0 --port-file "$tmp/port2" --user nobody \
 	--interval 200 --stats io_exits,halt_exits 2>"$tmp/collector2.log" &
 c2pid=$!
-if ! waitfor 100 test -s "$tmp/port2"; then
-	nok "collector --stats starts"
-	sed 's/^/# /' "$tmp/collector2.log"
-	finish
-fi
+wait_started 100 "$tmp/port2" "$tmp/collector2.log" "collector --stats starts"
 port2=$(cat "$tmp/port2")
 # The vCPU comes and the VM goes (8 s and 11 s into the VMM's run) only
 # after watch has read everything once: the VMM is held stopped from its

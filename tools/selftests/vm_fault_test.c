@@ -185,14 +185,7 @@ struct failslab {
 /* Returns 0, or -1 with errno set (and the knob named on stderr). */
 static int knob_set(const char *knob, const char *val)
 {
-	char path[128];
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/%s", FAILSLAB, knob);
-	ret = write_file(path, val);
-	if (ret)
-		fprintf(stderr, "# %s <- %s: %s\n", path, val, strerror(errno));
-	return ret;
+	return fault_knob_set(FAILSLAB, knob, val);
 }
 
 /*
@@ -861,21 +854,6 @@ TEST_F_TIMEOUT(fault, leak_scan_after_churn_26, 300)
 }
 
 /* ------------------------------------------------------------ the module */
-
-static long long module_refs(const char *module)
-{
-	char path[128], buf[32];
-
-	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", module);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	return atoll(buf);
-}
-
-static int delete_module(const char *name)
-{
-	return syscall(__NR_delete_module, name, O_NONBLOCK);
-}
 
 static int load_module(const char *params)
 {

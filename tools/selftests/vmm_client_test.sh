@@ -10,46 +10,15 @@
 # The VMs run the idle workload: only registration matters here, and busy
 # vCPU threads would only slow the guest down.  The waits are on the VMM's
 # log lines; a timeout fails the check that waited.
-n=0
-failed=0
 tmp=/tmp/vmm-client
 cpid= vpid= v2pid=
 
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-finish() {
-	echo "1..$n"
-	[ "$failed" -eq 0 ] && exit 0
-	exit 1
-}
-check() {
-	d=$1
-	shift
-	if "$@"; then ok "$d"; else nok "$d"; fi
-}
+. "$(dirname "$0")/lib/tap.sh"
 cleanup() {
-	for p in $v2pid $vpid $cpid; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	stop_pids $v2pid $vpid $cpid
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-# Polls "$@" every 0.1 s for at most $1 tenths of a second.
-waitfor() {
-	t=$1
-	shift
-	while [ "$t" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
+on_exit cleanup
 alive() { kill -0 "$1" 2>/dev/null; }
 # Sources the collector has (query-sources), -1 when it does not answer.
 sources() {
@@ -66,18 +35,8 @@ start_collector() {
 	cpid=$!
 }
 
-missing=
-[ -c /dev/statsfd_vm ] || missing="/dev/statsfd_vm (statsfd_vm.ko not loaded)"
-for b in statsfd statsfd-collector statsfd-vmm; do
-	command -v $b >/dev/null || missing="$missing $b (not in PATH)"
-done
-if [ -n "$missing" ]; then
-	nok "VMM client: missing $missing"
-	finish
-fi
-rm -rf "$tmp"
-mkdir -p "$tmp"
-chmod 755 "$tmp"
+require "VMM client" /dev/statsfd_vm statsfd statsfd-collector statsfd-vmm
+scratch_dir "$tmp"
 
 # The VMM first: no collector.
 statsfd-vmm --vms 2 --vcpus 2 --workload idle --names web,db \

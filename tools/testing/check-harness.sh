@@ -9,7 +9,7 @@
 #   kunit             statsfd_harness.ko fail_kunit=1: a failing KUnit case
 #   kunit-missing     the manifest expects statsfd_harness's suite; the
 #                     guest never loads it (a dropped module or suite)
-#   selftest          tests/harness/harness_fail_test: a failing kselftest
+#   selftest          tools/testing/probe/harness_fail_test: a failing kselftest
 #   selftest-crash    harness_crash_test: a test killed by SIGSEGV
 #   selftest-hang     harness_hang_test: a test that never returns, killed
 #                     by the per-program timeout (TEST_TIMEOUT=20)

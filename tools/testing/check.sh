@@ -17,7 +17,7 @@
 #   STRESS         1: full stress counts in the selftests (CI); default 0
 #   TEST_TIMEOUT   seconds each selftest program may run in the guest (600)
 #   HARNESS        harness-proof probe (tools/testing/check-harness.sh)
-#   HARNESS_SELFTESTS  harness selftests (tests/harness) the probe runs
+#   HARNESS_SELFTESTS  harness selftests (tools/testing/probe) the probe runs
 #   LOAD_MODULES   0 to skip loading the shipped modules (modules.mk)
 #                  (check-harness)
 #   LOGDIR         where logs and results go (default: BUILD/logs)
@@ -194,6 +194,9 @@ run_leg() {
 		for t in "$BUILD"/tools/guest-tests/*; do
 			extra+=(--bin "$t:/usr/libexec/statsfd-kvm/$(basename "$t")")
 		done
+		# The shell tests' library, in lib/: the guest runs every file
+		# of that directory as a test, no directory.
+		extra+=(--file "$T/lib/tap.sh:/usr/libexec/statsfd-kvm/lib/tap.sh")
 	fi
 	# The host tests: host_node_exporter_test.sh compares the collector's
 	# --host exposition with Debian's node_exporter (the unpacked copy, in
@@ -330,7 +333,7 @@ for leg in $LEGS; do
 	if [ "$leg_kunit" = 1 ]; then
 		case "$HARNESS" in
 		"") margs+=(--kunit-src "$root/tests/kunit" --kunit-glob "$KUNIT") ;;
-		kunit | kunit-missing) margs+=(--kunit-src "$root/tests/harness" --kunit-glob "$KUNIT") ;;
+		kunit | kunit-missing) margs+=(--kunit-src "$root/tools/testing/probe" --kunit-glob "$KUNIT") ;;
 		esac
 	fi
 	if [ "$run_selftests" = 1 ]; then

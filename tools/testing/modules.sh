@@ -39,7 +39,8 @@ rsync -a --delete \
 	--exclude='modules.order' --exclude='Module.symvers' \
 	--exclude='.tmp_*' --exclude='*.dwo' --exclude='.kernelrelease' \
 	--include='/Kbuild' --include='/modules.mk' --include='/include/***' --include='/src/***' \
-	--include='/tests/' --include='/tests/kunit/***' --include='/tests/harness/***' \
+	--include='/tests/' --include='/tests/kunit/***' \
+	--include='/tools/' --include='/tools/testing/' --include='/tools/testing/probe/***' \
 	--include='/samples/' --include='/samples/statsfd/***' \
 	--exclude='*' \
 	"$root/" "$out/"

@@ -7,6 +7,7 @@
 # paths (no VM fds, no such process, ptrace permission refused).
 # Usage: cli_test.sh BUILD_DIR   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 out=${1:?usage: cli_test.sh BUILD_DIR}
 bin=${STATSFD_BIN:-$out/san/bin}/statsfd
 mkimage=$out/san/tests/mkimage
@@ -14,15 +15,10 @@ feeder=$out/san/tests/collector_test
 tmp=$(mktemp -d /tmp/statsfd-cli-test.XXXXXX)
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	stop_pids "${pids[@]}"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+on_exit cleanup
 
 "$mkimage" vm-1-0/vcpu-0 >"$tmp/v0.img"
 "$mkimage" vm-1-0/vcpu-1 kvm >"$tmp/v1.img"
@@ -149,6 +145,6 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	check "--pid without ptrace permission: says so" \
 		grep -q 'needs ptrace permission' "$tmp/perm.err"
 else
-	n=$((n + 1)); echo "ok $n - --pid permission refused # SKIP needs root and setpriv"
+	ok "--pid permission refused # SKIP needs root and setpriv"
 fi
-echo "1..$n"
+finish

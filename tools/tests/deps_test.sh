@@ -6,9 +6,8 @@
 # dpkg; the first release died right there, before apt-get ran.
 # Usage: deps_test.sh   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 deps=$(cd "$(dirname "$0")/../testing" && pwd)/deps.sh
-n=0
-check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
 
 nopkg=statsfd-no-such-package-$$
 out=$("$deps" --missing bash "$nopkg" 2>&1)
@@ -82,4 +81,4 @@ printf '#!/bin/sh\ncase "$1" in install) exit 100 ;; esac\nexit 0\n' >"$fake/apt
 DEPS_PACKAGES="$nopkg" PATH=$fake:$PATH "$deps" >/dev/null 2>&1
 rc=$?
 check "a failing apt-get install fails deps.sh (exit 100, got $rc)" test "$rc" -eq 100
-echo "1..$n"
+finish

@@ -8,6 +8,7 @@
 # discover_kvm_test.sh, in make check's 6.1 guest.
 # Usage: discover_daemon_test.sh BUILD_DIR   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 out=${1:?usage: discover_daemon_test.sh BUILD_DIR}
 bin=${STATSFD_BIN:-$out/san/bin}/statsfd-collector
 tmp=$(mktemp -d /tmp/statsfd-discover-daemon-test.XXXXXX)
@@ -15,14 +16,10 @@ tmp=$(mktemp -d /tmp/statsfd-discover-daemon-test.XXXXXX)
 chmod 1777 "$tmp"
 daemon=
 cleanup() {
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	stop_pids "$daemon"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+on_exit cleanup
 # The daemon drops privileges and sets PR_SET_DUMPABLE=0 (no LeakSanitizer).
 export ASAN_OPTIONS=detect_leaks=0
 
@@ -66,9 +63,7 @@ stop() { kill "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null; daemon=; }
 caps() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
 if [ "$(id -u)" != 0 ]; then
-	nok "the capability checks need root (to start the daemon with --user)"
-	echo "1..$n"
-	exit 0
+	bail "the capability checks need root (to start the daemon with --user)"
 fi
 if start keep --user nobody --discover-kvm --discover-interval 100; then
 	check "--user nobody --discover-kvm: runs as nobody" \
@@ -109,4 +104,4 @@ fi
 	>/dev/null 2>"$tmp/empty.err"
 check "--user '' --discover-kvm: refused (exit 2), not run as root" \
 	test $? = 2
-echo "1..$n"
+finish

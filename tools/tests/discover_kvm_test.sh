@@ -15,6 +15,7 @@
 # Usage: discover_kvm_test.sh   (TAP on stdout; the tools come from
 # STATSFD_BIN, else the directory of statsfd-collector in PATH)
 set -u
+. "$(dirname "$0")/lib/tap.sh"
 bindir=${STATSFD_BIN:-$(dirname "$(command -v statsfd-collector)")}
 tmp=$(mktemp -d /tmp/statsfd-discover-kvm-test.XXXXXX)
 # The collector may run as nobody: its socket and port file live here.
@@ -22,20 +23,14 @@ chmod 1777 "$tmp"
 uuid=0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0
 vmm= col=
 cleanup() {
-	[ -n "$col" ] && kill "$col" 2>/dev/null && wait "$col" 2>/dev/null
-	[ -n "$vmm" ] && kill "$vmm" 2>/dev/null && wait "$vmm" 2>/dev/null
+	stop_pids "$col"
+	stop_pids "$vmm"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@" >/dev/null 2>&1; then ok "$d"; else nok "$d"; fi; }
+on_exit cleanup
 
 if ! [ -c /dev/kvm ] || ! exec 9<>/dev/kvm 2>/dev/null; then
-	nok "--discover-kvm on a KVM VMM: /dev/kvm absent or not openable"
-	echo "1..$n"
-	exit 0
+	bail "--discover-kvm on a KVM VMM: /dev/kvm absent or not openable"
 fi
 exec 9<&-
 
@@ -117,27 +112,27 @@ if start_col root -- --user root &&
 	sleep 0.6
 	scrape "$tmp/root.prom"
 	grep -q '^kvm_' "$tmp/root.prom" || sed 's/^/# collector: /' "$tmp/root.log"
-	check "root: nothing to find at start" \
+	check_quiet "root: nothing to find at start" \
 		grep -q 'discover: following 0 KVM VMMs' "$tmp/root.log"
-	check "root: a VMM started later found by a rescan, labelled from -name" \
+	check_quiet "root: a VMM started later found by a rescan, labelled from -name" \
 		grep -q 'vm "web", uid 0): a KVM VMM, followed' "$tmp/root.log"
-	check "root: /proc/PID/fd listed, no fd probed" \
+	check_quiet "root: /proc/PID/fd listed, no fd probed" \
 		bash -c "! grep -q 'fds are probed' '$tmp/root.log'"
-	check "root: vCPU series labelled with -name guest=web, io_exits counting" \
+	check_quiet "root: vCPU series labelled with -name guest=web, io_exits counting" \
 		vcpu_io "$tmp/root.prom" web
-	check "root: VM series labelled vm=\"web\" (the VMM's kvm-vm-stats fd)" \
+	check_quiet "root: VM series labelled vm=\"web\" (the VMM's kvm-vm-stats fd)" \
 		vm_series "$tmp/root.prom" web
-	check "root: the exposition passes promtool" \
+	check_quiet "root: the exposition passes promtool" \
 		bash -c "promtool check metrics <'$tmp/root.prom'"
 	sleep 0.5
-	check "root: rescans take nothing twice (still 3 sources, nothing refused)" \
+	check_quiet "root: rescans take nothing twice (still 3 sources, nothing refused)" \
 		bash -c "! grep -q 'already registered' '$tmp/root.log'"
 	stop_vmm
 	sleep 0.6
 	scrape "$tmp/root-gone.prom"
-	check "root: the VMM's exit seen (pidfd): its 3 sources dropped" \
+	check_quiet "root: the VMM's exit seen (pidfd): its 3 sources dropped" \
 		grep -q 'vm "web") exited: dropping its 3 sources' "$tmp/root.log"
-	check "root: its series are gone from the exposition" \
+	check_quiet "root: its series are gone from the exposition" \
 		no_series "$tmp/root-gone.prom" web
 	stop_col
 else
@@ -149,16 +144,16 @@ if start_vmm uu -uuid "$uuid" && start_col drop -- --user nobody --verbose; then
 	sleep 1
 	scrape "$tmp/drop.prom"
 	grep -q '^kvm_' "$tmp/drop.prom" || sed 's/^/# collector: /' "$tmp/drop.log"
-	check "--user nobody: runs as nobody with CAP_SYS_PTRACE only" \
+	check_quiet "--user nobody: runs as nobody with CAP_SYS_PTRACE only" \
 		test "$(awk '$1 == "Uid:" { print $3 }' "/proc/$col/status") $(caps "$col")" = \
 		"65534 0000000000080000/0000000000080000"
-	check "--user nobody: /proc/PID/fd of a root VMM not listable: its fds probed" \
+	check_quiet "--user nobody: /proc/PID/fd of a root VMM not listable: its fds probed" \
 		grep -q 'fds are probed with pidfd_getfd' "$tmp/drop.log"
-	check "--user nobody: probed once; later scans (every 200 ms) read its maps only" \
+	check_quiet "--user nobody: probed once; later scans (every 200 ms) read its maps only" \
 		test "$(grep -c 'fds probed, 2 vCPUs mapped, 2 with a source$' "$tmp/drop.log")" = 1
-	check "--user nobody: vCPU series of a root VMM, labelled with its -uuid" \
+	check_quiet "--user nobody: vCPU series of a root VMM, labelled with its -uuid" \
 		vcpu_io "$tmp/drop.prom" "$uuid"
-	check "--user nobody: its VM series too" vm_series "$tmp/drop.prom" "$uuid"
+	check_quiet "--user nobody: its VM series too" vm_series "$tmp/drop.prom" "$uuid"
 	stop_col
 else
 	nok "--user nobody: VMM and collector started"
@@ -170,9 +165,9 @@ if [ -n "$vmm" ] && start_col amb setpriv --reuid=65534 --regid=65534 \
 	--user nobody; then
 	sleep 0.6
 	scrape "$tmp/amb.prom"
-	check "ambient CAP_SYS_PTRACE as nobody: vCPU and VM series found" \
+	check_quiet "ambient CAP_SYS_PTRACE as nobody: vCPU and VM series found" \
 		bash -c "$(declare -f vcpu_io vm_series); vcpu_io '$tmp/amb.prom' '$uuid' && vm_series '$tmp/amb.prom' '$uuid'"
-	check "ambient CAP_SYS_PTRACE as nobody: keeps nothing else" \
+	check_quiet "ambient CAP_SYS_PTRACE as nobody: keeps nothing else" \
 		test "$(caps "$col")" = 0000000000080000/0000000000080000
 	stop_col
 else
@@ -184,13 +179,13 @@ if [ -n "$vmm" ] && start_col none setpriv --reuid=65534 --regid=65534 \
 	--clear-groups --inh-caps=-all -- --user nobody; then
 	sleep 0.6
 	scrape "$tmp/none.prom"
-	check "nobody without CAP_SYS_PTRACE: no series of the root VMM" \
+	check_quiet "nobody without CAP_SYS_PTRACE: no series of the root VMM" \
 		no_series "$tmp/none.prom" "$uuid"
-	check "nobody without CAP_SYS_PTRACE: the log names the capability" \
+	check_quiet "nobody without CAP_SYS_PTRACE: the log names the capability" \
 		grep -q 'needs CAP_SYS_PTRACE' "$tmp/none.log"
 	stop_col
 else
 	nok "nobody without CAP_SYS_PTRACE: collector started"
 fi
 stop_vmm
-echo "1..$n"
+finish

@@ -8,12 +8,11 @@
 # dkms skips an older kernel instead of building for it.
 # Usage: dkms_test.sh   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 # Called from make: O= and friends in MAKEFLAGS would leak into the kernel
 # build that dkms starts (O= would redirect it to the tools' build dir).
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 root=$(cd "$(dirname "$0")/../.." && pwd)
-n=0
-check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
 
 # The supported kernels, as dkms matches them (bash =~ on `uname -r`).
 excl=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$root/dkms.conf")
@@ -26,15 +25,14 @@ done
 check "MAKE[0] builds the modules only (STATSFD_MODULES_ONLY=1, honoured by Kbuild)" \
 	bash -c "grep -q '^MAKE\[0\]=.*STATSFD_MODULES_ONLY=1' '$root/dkms.conf' &&
 		 grep -q 'ifeq (\$(STATSFD_MODULES_ONLY),)' '$root/Kbuild'"
-skip() { echo "ok $((n + 1)) - dkms build # SKIP $*"; echo "1..$((n + 1))"; exit 0; }
 
-command -v dkms >/dev/null || skip "dkms not installed"
+command -v dkms >/dev/null || skip_all "dkms build" "dkms not installed"
 kdir=$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
-[ -n "$kdir" ] || skip "no stock 6.1 headers in /usr/src"
+[ -n "$kdir" ] || skip_all "dkms build" "no stock 6.1 headers in /usr/src"
 kver=${kdir#/usr/src/linux-headers-}
-[ -e "/lib/modules/$kver/build" ] || skip "/lib/modules/$kver/build missing"
+[ -e "/lib/modules/$kver/build" ] || skip_all "dkms build" "/lib/modules/$kver/build missing"
 [ -f "$root/src/core/Kbuild" ] && [ -f "$root/src/vm/Kbuild" ] ||
-	skip "module sources (src/core, src/vm) not present yet"
+	skip_all "dkms build" "module sources (src/core, src/vm) not present yet"
 
 before=$(ls -la /var/lib/dkms 2>/dev/null)
 tmp=$(mktemp -d /tmp/statsfd-dkms-test.XXXXXX)
@@ -76,4 +74,4 @@ check "dkms build for 5.10.0-30-amd64: skipped as excluded (rc $rc)" \
 [ $rc -eq 77 ] || sed 's/^/#   /' "$tmp/old.log" | tail -n 10
 check "modules signed with the private key, nothing written to /var/lib/dkms" \
 	test -f "$tmp/mok.key" -a "$before" = "$(ls -la /var/lib/dkms 2>/dev/null)"
-echo "1..$n"
+finish

@@ -12,31 +12,18 @@
 # real device is host_tools_test.sh's, in the guest.
 # Usage: host_collector_test.sh BUILD_DIR   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 out=${1:?usage: host_collector_test.sh BUILD_DIR}
 bin=${STATSFD_BIN:-$out/san/bin}/statsfd-collector
 cli=${STATSFD_BIN:-$out/san/bin}/statsfd
 tmp=$(mktemp -d /tmp/statsfd-host-collector-test.XXXXXX)
 daemon=
 cleanup() {
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null && wait "$daemon" 2>/dev/null
+	stop_pids "$daemon"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
+on_exit cleanup
 export ASAN_OPTIONS=detect_leaks=0
-waitfor() { # tenths COMMAND...
-	local t=$1
-	shift
-	while [ "$t" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.1
-		t=$((t - 1))
-	done
-	return 1
-}
 scrape() { curl -s "http://127.0.0.1:$port/metrics"; }
 has() { scrape | grep -q "^$1 "; }
 # absent PATTERN: the collector answers, and nothing matches PATTERN.
@@ -71,12 +58,7 @@ nifs=$(ls /sys/class/net | wc -l)
 	--listen 127.0.0.1:0 --port-file "$tmp/port" --user root --interval 100 \
 	--discover-interval 200 2>"$tmp/collector.log" &
 daemon=$!
-if ! waitfor 100 test -s "$tmp/port"; then
-	nok "collector --test-host starts"
-	sed 's/^/#   /' "$tmp/collector.log"
-	echo "1..$n"
-	exit 1
-fi
+wait_started 100 "$tmp/port" "$tmp/collector.log" "collector --test-host starts"
 port=$(cat "$tmp/port")
 ok "collector --test-host listening on 127.0.0.1:$port"
 scrape >"$tmp/m1"
@@ -149,4 +131,4 @@ wait "$daemon" 2>/dev/null
 daemon=
 check "an object without a stats fd is left out, the others read" \
 	grep -q "host: $((nsrc - 1)) sources" "$tmp/c2.log"
-echo "1..$n"
+finish

@@ -19,21 +19,18 @@
 # Usage: host_state_test.sh [RUN_ID]   (TAP on stdout; without RUN_ID, no
 # listener can be told to be this run's and only the other checks run)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 T=$root/tools/testing
 run_id=${1:-${STATSFD_CHECK_RUN:-}}
 kcache=${KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/statsfd}
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
 tmp=$(mktemp -d)
 planted=
 cleanup() {
-	[ -z "$planted" ] || { kill "$planted" 2>/dev/null; wait "$planted" 2>/dev/null; }
+	stop_pids "$planted"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+on_exit cleanup
 
 mapfile -t servers < <("$T/servers.sh" --packages)
 mapfile -t deps < <("$T/deps.sh" --list)
@@ -41,7 +38,7 @@ both=$(printf '%s\n' "${deps[@]}" | grep -xF -f <(printf '%s\n' "${servers[@]}")
 check "deps.sh installs no server package (${servers[*]}): '${both}'" test -z "$both"
 
 # The packages' units and init scripts, as their .debs ship them.
-bin=$("$T/servers.sh" "$kcache") || { nok "servers.sh unpacks ${servers[*]}"; echo "1..$n"; exit 1; }
+bin=$("$T/servers.sh" "$kcache") || bail "servers.sh unpacks ${servers[*]}"
 tree=${bin%/usr/bin}
 mapfile -t units < <(find "$tree/lib/systemd/system" "$tree/usr/lib/systemd/system" \
 	-maxdepth 1 -type f \( -name '*.service' -o -name '*.socket' -o -name '*.timer' \) \
@@ -168,4 +165,4 @@ else
 	left=$(wait_none "" 60)
 	check "the packages' servers do not listen ('$left')" test -z "$left"
 fi
-echo "1..$n"
+finish

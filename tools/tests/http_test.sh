@@ -8,6 +8,7 @@
 # Every wait is bounded; every process started here is stopped on exit.
 # Usage: http_test.sh BUILD_DIR   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 out=${1:?usage: http_test.sh BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 bindir=${STATSFD_BIN:-$out/san/bin}
@@ -18,15 +19,10 @@ chmod 755 "$tmp"
 export ASAN_OPTIONS=detect_leaks=0
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	stop_pids "${pids[@]}"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@"; then ok "$what"; else nok "$what"; fi; }
+on_exit cleanup
 user=nobody
 [ "$(id -u)" = 0 ] || user=
 # bcrypt of "secret" (cost 5), as in basic_auth_users.
@@ -458,4 +454,4 @@ check "an empty web config: plain HTTP, no authentication, 200" \
 	test "$(code "http://127.0.0.1:${ports[0]}/metrics")" = 200
 stop
 
-echo "1..$n"
+finish

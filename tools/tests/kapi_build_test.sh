@@ -8,17 +8,14 @@
 # linked, loaded or installed.
 # Usage: kapi_build_test.sh   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 # Called from make: O= in MAKEFLAGS would redirect the kernel build.
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 root=$(cd "$(dirname "$0")/../.." && pwd)
-n=0
-check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
 
 kdir=$(ls -d /usr/src/linux-headers-6.1.*-amd64 2>/dev/null | sort -V | tail -n 1)
 if [ -z "$kdir" ]; then
-	echo "not ok 1 - stock 6.1 headers in /usr/src (tools/testing/deps.sh installs them)"
-	echo "1..1"
-	exit 1
+	bail "stock 6.1 headers in /usr/src (tools/testing/deps.sh installs them)"
 fi
 tmp=$(mktemp -d /tmp/statsfd-kapi-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -141,4 +138,4 @@ provider api_old '&stats' "#if STATSFD_API_VERSION != 2
 	$good_table"
 fails api_old "a provider written for API version 2" \
 	"written for statsfd kernel API version 2"
-echo "1..$n"
+finish

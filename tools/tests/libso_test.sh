@@ -14,11 +14,10 @@
 # through it.
 # Usage: libso_test.sh BUILD_DIR   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 out=${1:?usage: libso_test.sh BUILD_DIR}
 tools=$(cd "$(dirname "$0")/.." && pwd)
 root=$(cd "$tools/.." && pwd)
-n=0
-check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -142,4 +141,4 @@ while read -r name soname header node needs; do
 	check "and reads a stats image through the shared libraries ('$got')" \
 		bash -c "[[ '$got' =~ ^vm-1-0/vcpu-0\ [1-9][0-9]*$ ]]"
 done <<<"$libs"
-echo "1..$n"
+finish

@@ -5,10 +5,9 @@
 # --help lists is documented in them, so that pages and programs cannot
 # drift apart.  Usage: man_test.sh BUILD_DIR   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 out=${1:?usage: man_test.sh BUILD_DIR}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-n=0
-check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
 
 for page in statsfd.1:statsfd statsfd-collector.8:statsfd-collector statsfd-vmm.1:statsfd-vmm; do
 	file=$root/Documentation/man/${page%%:*}
@@ -39,4 +38,4 @@ check "libstatsfd.3 names libstatsfd, libstatsfd-expo and libstatsfd-client with
 text=$(MANWIDTH=80 man -l "$root/Documentation/man/statsfd.1" 2>/dev/null)
 check "an undocumented option is noticed (--no-such-option)" \
 	bash -c '! grep -q -- "--no-such-option\b" <<<"$1"' _ "$text"
-echo "1..$n"
+finish

@@ -10,6 +10,7 @@
 # Usage: pid_test.sh [BUILD_DIR]   (TAP on stdout; the tools come from
 # STATSFD_BIN, else BUILD_DIR/san/bin, else the directory of `statsfd` in PATH)
 set -u
+. "$(dirname "$0")/lib/tap.sh"
 out=${1:-}
 if [ -n "${STATSFD_BIN:-}" ]; then
 	bindir=$STATSFD_BIN
@@ -21,18 +22,13 @@ fi
 tmp=$(mktemp -d /tmp/statsfd-pid-test.XXXXXX)
 vmm=
 cleanup() {
-	[ -n "$vmm" ] && kill "$vmm" 2>/dev/null && wait "$vmm" 2>/dev/null
+	stop_pids "$vmm"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-n=0
-# Each check's own output is dropped: stdout is the TAP stream.
-check() { local d=$1; shift; n=$((n + 1)); if "$@" >/dev/null; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
+on_exit cleanup
 
 if ! [ -c /dev/kvm ] || ! exec 9<>/dev/kvm 2>/dev/null; then
-	echo "not ok 1 - statsfd --pid on a KVM VMM: /dev/kvm absent or not openable"
-	echo "1..1"
-	exit 0
+	bail "statsfd --pid on a KVM VMM: /dev/kvm absent or not openable"
 fi
 exec 9<&-
 "$bindir/statsfd-vmm" --kvm --vms 1 --vcpus 2 --workload io --names kvmtest \
@@ -40,32 +36,30 @@ exec 9<&-
 vmm=$!
 for _ in $(seq 100); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
 if ! [ -s "$tmp/ready" ]; then
-	echo "not ok 1 - statsfd --pid on a KVM VMM: KVM refused: $(tail -n 1 "$tmp/vmm.log")"
-	echo "1..1"
-	exit 0
+	bail "statsfd --pid on a KVM VMM: KVM refused: $(tail -n 1 "$tmp/vmm.log")"
 fi
 sleep 0.5
 "$bindir/statsfd" show --json --pid "$vmm" >"$tmp/show.json" 2>"$tmp/show.err"
 # jq -e alone exits 0 on an empty file (jq 1.6): every jq check here reads
 # its input explicitly (jq -n 'input | ...'), which fails on nothing.
 sed 's/^/# show: /' "$tmp/show.err"
-check "--pid reads KVM's stats fds without an error (KVM refuses KVM_GET_STATS_FD from another process, so the VMM's own are taken)" \
+check_quiet "--pid reads KVM's stats fds without an error (KVM refuses KVM_GET_STATS_FD from another process, so the VMM's own are taken)" \
 	test ! -s "$tmp/show.err"
-check "--pid finds the VM and both vCPUs (provider kvm)" \
+check_quiet "--pid finds the VM and both vCPUs (provider kvm)" \
 	jq -en 'input | length == 3 and all(.[]; .provider == "kvm")' "$tmp/show.json"
-check "vCPU stats read from the VMM's KVM stats fds: io_exits counting" \
+check_quiet "vCPU stats read from the VMM's KVM stats fds: io_exits counting" \
 	jq -en 'input | [.[] | select(.target == "vcpu") | .stats[] | select(.name == "io_exits") | .value] | length == 2 and all(. > 0)' "$tmp/show.json"
-check "histograms of real KVM decoded (halt_wait_hist)" \
+check_quiet "histograms of real KVM decoded (halt_wait_hist)" \
 	jq -en 'input | [.[] | select(.target == "vcpu") | .stats[] | select(.name == "halt_wait_hist")] | length == 2' "$tmp/show.json"
 timeout 20 "$bindir/statsfd" watch --pid "$vmm" --count 2 --interval 0.3 >"$tmp/watch.txt" 2>&1
 grep -q '^  io_exits ' "$tmp/watch.txt" || sed 's/^/# watch: /' "$tmp/watch.txt" | head -n 60
-check "watch --pid shows io_exits rates" grep -q '^  io_exits ' "$tmp/watch.txt"
+check_quiet "watch --pid shows io_exits rates" grep -q '^  io_exits ' "$tmp/watch.txt"
 "$bindir/statsfd" show --prometheus --pid "$vmm" >"$tmp/prom.txt"
-check "real KVM exposition passes promtool" bash -c "promtool check metrics <'$tmp/prom.txt' >/dev/null 2>&1"
+check_quiet "real KVM exposition passes promtool" bash -c "promtool check metrics <'$tmp/prom.txt' >/dev/null 2>&1"
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
 		"$bindir/statsfd" show --pid "$vmm" >/dev/null 2>"$tmp/perm.err"
-	check "--pid as another user: ptrace permission refused, said clearly" \
+	check_quiet "--pid as another user: ptrace permission refused, said clearly" \
 		grep -q 'needs ptrace permission' "$tmp/perm.err"
 fi
-echo "1..$n"
+finish

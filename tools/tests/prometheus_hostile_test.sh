@@ -13,6 +13,7 @@
 # Every wait is bounded; every process started here is stopped on exit.
 # Usage: prometheus_hostile_test.sh BUILD_DIR   (as root; TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 out=${1:?usage: prometheus_hostile_test.sh BUILD_DIR}
 # The collector as installed, not the sanitized one: ASan makes rendering
 # the 6 MB exposition of the 1000-vCPU attack several times slower, past
@@ -33,18 +34,12 @@ cleanup() {
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-check() { local what=$1; shift; if "$@" >/dev/null; then ok "$what"; else nok "$what"; fi; }
-# fail_all WHY: a missing prerequisite fails the test (a skip would hide it).
-fail_all() { nok "$*"; echo "1..$n"; exit 1; }
+on_exit cleanup
 now() { date +%s.%N; }
 
-[ "$(id -u)" = 0 ] || fail_all "needs root (the attacks use a foreign uid, the daemon drops to nobody)"
+[ "$(id -u)" = 0 ] || bail "needs root (the attacks use a foreign uid, the daemon drops to nobody)"
 for c in prometheus curl jq python3; do
-	command -v "$c" >/dev/null || fail_all "no $c (tools/testing/deps.sh installs it)"
+	command -v "$c" >/dev/null || bail "no $c (tools/testing/deps.sh installs it)"
 done
 
 # As collector_hostile_test starts its own daemon (--attack relies on
@@ -59,14 +54,14 @@ for _ in $(seq 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 port=$(cat "$tmp/port" 2>/dev/null)
 if [ -z "$port" ]; then
 	sed 's/^/# /' "$tmp/collector.log"
-	fail_all "collector started"
+	bail "collector started"
 fi
 ok "collector listening on 127.0.0.1:$port"
 
 "$feeder" --feed "$tmp/c.sock" --seconds 120 >"$tmp/feed.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q registered "$tmp/feed.log" && break; sleep 0.05; done
-check "the honest feeder registered VM web and its 2 vCPUs" grep -q registered "$tmp/feed.log"
+check_quiet "the honest feeder registered VM web and its 2 vCPUs" grep -q registered "$tmp/feed.log"
 
 # A free port for Prometheus.
 for _ in $(seq 50); do
@@ -112,7 +107,7 @@ for _ in $(seq 30); do
 done
 if [ -z "$ready" ]; then
 	tail -n 20 "$tmp/prometheus.log" | sed 's/^/# /'
-	fail_all "Prometheus scrapes the collector within 30 s"
+	bail "Prometheus scrapes the collector within 30 s"
 fi
 ok "Prometheus (127.0.0.1:$pport, scraping every 1 s) has the honest series"
 # A few scrapes before the attacks start.
@@ -184,7 +179,7 @@ idle=$!
 pids+=("$idle")
 t0=$(now)
 for _ in $(seq 100); do grep -q ready "$tmp/idle.log" && break; sleep 0.05; done
-check "64 idle HTTP connections from 127.0.0.2 held open" grep -q ready "$tmp/idle.log"
+check_quiet "64 idle HTTP connections from 127.0.0.2 held open" grep -q ready "$tmp/idle.log"
 
 # The attacks, their TAP merged into this one.
 timeout 120 "$attacker" --attack "$tmp/c.sock" "$port" "$cpid" >"$tmp/attack.log" \
@@ -214,19 +209,19 @@ else
 fi
 echo "# attack window: $(jq -c . "$tmp/attack.json")"
 w=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-check "every scrape during the attacks succeeded: $(get attack failed) of $(get attack scrapes) with up 0" \
+check_quiet "every scrape during the attacks succeeded: $(get attack failed) of $(get attack scrapes) with up 0" \
 	test "$(get attack failed)" = 0 -a "$(get attack scrapes)" -gt 0
 # Prometheus skips the ticks that come while it still stores the previous
 # scrape (the 56000 new series of the 1000-vCPU attack take it seconds on
 # a loaded 2-core machine; scrape_duration_seconds includes that): that
 # much later is its own cost; any later, it stopped scraping.
-check "scraped throughout: $(get attack scrapes) scrapes in $w s, each within 1.5 s of the previous one's end (longest $(get attack max_ms) ms)" \
+check_quiet "scraped throughout: $(get attack scrapes) scrapes in $w s, each within 1.5 s of the previous one's end (longest $(get attack max_ms) ms)" \
 	test "$(get attack late)" = "[]"
-check "no gap: each of the $(get attack series) honest series has a sample at every scrape ($(get attack samples_missing) missing)" \
+check_quiet "no gap: each of the $(get attack series) honest series has a sample at every scrape ($(get attack samples_missing) missing)" \
 	test "$(get attack series)" -gt 3 -a "$(get attack series_missing)" = 0
 for i in 0 1; do
 	c=$(jq -c ".counters[$i]" "$tmp/attack.json")
-	check "honest counter $((i + 1)) of 2 kept increasing: $c" \
+	check_quiet "honest counter $((i + 1)) of 2 kept increasing: $c" \
 		jq -e --argjson s "$(get attack scrapes)" \
 		'.n == $s and .decreases == 0 and .last > .first' <<<"$c"
 done
@@ -248,13 +243,13 @@ c1=$(now)
 sleep 1.5
 scrapes "$c0" "$c1" control
 echo "# control window: $(jq -c . "$tmp/control.json")"
-check "control: the collector stopped 3 s, $(get control failed) scrapes with up 0 seen" \
+check_quiet "control: the collector stopped 3 s, $(get control failed) scrapes with up 0 seen" \
 	test "$(get control failed)" -ge 1
-check "control: the gap seen in every honest series ($(get control series_missing) of $(get control series), $(get control samples_missing) samples missing)" \
+check_quiet "control: the gap seen in every honest series ($(get control series_missing) of $(get control series), $(get control samples_missing) samples missing)" \
 	test "$(get control series)" -gt 3 -a "$(get control series_missing)" = "$(get control series)"
-check "control: Prometheus stopped 3 s, its scrapes late: $(jq -c .late "$tmp/control.json")" \
+check_quiet "control: Prometheus stopped 3 s, its scrapes late: $(jq -c .late "$tmp/control.json")" \
 	jq -e '.late | length >= 1' "$tmp/control.json"
 r=$(q 'up{job="statsfd"}')
-check "and the target up again after SIGCONT" \
+check_quiet "and the target up again after SIGCONT" \
 	jq -e '.data.result[0].value[1] == "1"' <<<"$r"
-echo "1..$n"
+finish

@@ -11,6 +11,7 @@
 # Every wait is bounded; every process started here is stopped on exit.
 # Usage: prometheus_test.sh BUILD_DIR   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 out=${1:?usage: prometheus_test.sh BUILD_DIR}
 bindir=${STATSFD_BIN:-$out/san/bin}
 feeder=$out/san/tests/collector_test
@@ -18,19 +19,14 @@ tmp=$(mktemp -d /tmp/statsfd-prom-test.XXXXXX)
 chmod 755 "$tmp"
 pids=()
 cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	stop_pids "${pids[@]}"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)); echo "not ok $n - $*"; }
-skip_all() { echo "ok 1 - prometheus end to end # SKIP $*"; echo "1..1"; exit 0; }
+on_exit cleanup
 
-command -v prometheus >/dev/null || skip_all "no prometheus binary"
-command -v promtool >/dev/null || skip_all "no promtool"
-command -v curl >/dev/null || skip_all "no curl"
+command -v prometheus >/dev/null || skip_all "prometheus end to end" "no prometheus binary"
+command -v promtool >/dev/null || skip_all "prometheus end to end" "no promtool"
+command -v curl >/dev/null || skip_all "prometheus end to end" "no curl"
 user=nobody
 [ "$(id -u)" = 0 ] || user=$(id -un)
 
@@ -42,7 +38,7 @@ pids+=($!)
 for _ in $(seq 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 port=$(cat "$tmp/port" 2>/dev/null)
 if [ -z "$port" ]; then
-	nok "collector started"; cat "$tmp/collector.log" | sed 's/^/# /'; echo "1..$n"; exit 1
+	nok "collector started"; sed 's/^/# /' "$tmp/collector.log"; finish
 fi
 ok "collector listening on 127.0.0.1:$port"
 
@@ -101,8 +97,7 @@ if [ -n "$found" ]; then
 else
 	nok "Prometheus has no samples after 60 s"
 	tail -n 20 "$tmp/prometheus.log" | sed 's/^/# /'
-	echo "1..$n"
-	exit 1
+	finish
 fi
 sleep 3
 r=$(q 'rate(statsfd_halt_exits_total{vm="web",vcpu="0"}[5s])')
@@ -204,4 +199,4 @@ if [ -n "$cli_q" ] && [ -n "$prom_q" ] && awk -v p="$prom_q" -v c="$cli_q" 'BEGI
 else
 	nok "histogram_quantile(0.9): Prometheus $prom_q, CLI ${cli_q:-none}"; echo "# $r"
 fi
-echo "1..$n"
+finish

@@ -72,7 +72,7 @@ run prom_test "$san/tests/prom_test"
 run host_test env ASAN_OPTIONS=detect_leaks=0 "$san/tests/host_test" "$san/bin/statsfd" \
 	"$san/bin/statsfd-collector"
 run host_collector_test "$here/host_collector_test.sh" "$out"
-run view_test "$san/tests/view_test"
+run lib_view_test "$san/tests/lib_view_test"
 run cli_events_test "$san/tests/cli_events_test"
 run collector_events_test "$san/tests/collector_events_test"
 run collector_sources_test "$san/tests/collector_sources_test"

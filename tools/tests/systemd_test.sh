@@ -9,11 +9,10 @@
 # `make install` runs into a private DESTDIR.
 # Usage: systemd_test.sh BUILD_DIR   (TAP on stdout)
 set -u
+. "$(dirname "$0")/../testing/lib/tap.sh"
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 out=${1:?usage: systemd_test.sh BUILD_DIR}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-n=0
-check() { local d=$1; shift; n=$((n + 1)); if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi; }
 max_exposure=2.0
 
 tmp=$(mktemp -d /tmp/statsfd-systemd-test.XXXXXX)
@@ -141,4 +140,4 @@ check "the dashboards are installed in $dd, as in tools/dashboards/" \
 check "grafana-dashboards.yaml (provisioning) names $dd" \
 	bash -c "grep -qx '      path: $dd' '$dest/usr/share/doc/statsfd/grafana-dashboards.yaml' &&
 		! grep -q '@[A-Z]*@' '$dest/usr/share/doc/statsfd/grafana-dashboards.yaml'"
-echo "1..$n"
+finish

@@ -3,7 +3,7 @@
  * harness_hang_test - a selftest that never returns, to prove a hung test
  * turns the verdict red: the guest's per-binary timeout must kill it and
  * global.hang_forever must be reported as failed.  Used only by the "hang"
- * probe of `make check-harness`; `make check` never runs it (tests/harness
+ * probe of `make check-harness`; `make check` never runs it (tools/testing/probe
  * is copied into the guest by the harness probes alone).
  *
  * The kselftest harness has its own per-test timeout (30 s by default),

@@ -73,8 +73,6 @@ struct view_ctx {
 };
 
 KUNIT_DEFINE_ACTION_WRAPPER(view_fput, __fput_sync, struct file *);
-KUNIT_DEFINE_ACTION_WRAPPER(view_schema_destroy, statsfd_schema_destroy,
-			    struct statsfd_schema *);
 
 static void fill_child(struct statsfd_kunit_child *c, u64 seed)
 {
@@ -307,17 +305,25 @@ static void statsfd_poll_child_added_or_removed_is_an_event(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, events(ctx->cfile), EV_IDLE);
 }
 
-static void statsfd_poll_header_read_clears(struct kunit *test)
+/* A read of @len bytes at @pos. */
+struct view_read {
+	loff_t pos;
+	size_t len;
+};
+
+/*
+ * Each of the @n @reads of the parent's file, after a change of its
+ * children (the spare child added, then removed, in turn), clears the
+ * event the change raised.
+ */
+static void expect_reads_clear(struct kunit *test,
+			       const struct view_read *reads, unsigned int n)
 {
 	struct view_ctx *ctx = test->priv;
 	struct statsfd_source *spare = &ctx->child[NR_CHILDREN]->src;
-	/* Any byte of [0, 24): the first, the last, a read across id. */
-	static const struct { loff_t pos; size_t len; } reads[] = {
-		{ 0, 1 }, { 23, 1 }, { 12, 4 }, { 20, 40 }, { 0, 24 },
-	};
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(reads); i++) {
+	for (i = 0; i < n; i++) {
 		if (i % 2)
 			statsfd_source_del_child(spare);
 		else
@@ -331,16 +337,24 @@ static void statsfd_poll_header_read_clears(struct kunit *test)
 	}
 }
 
+static void statsfd_poll_header_read_clears(struct kunit *test)
+{
+	/* Any byte of [0, 24): the first, the last, a read across id. */
+	static const struct view_read reads[] = {
+		{ 0, 1 }, { 23, 1 }, { 12, 4 }, { 20, 40 }, { 0, 24 },
+	};
+
+	expect_reads_clear(test, reads, ARRAY_SIZE(reads));
+}
+
 static void statsfd_poll_data_read_clears(struct kunit *test)
 {
-	struct view_ctx *ctx = test->priv;
-	struct statsfd_source *spare = &ctx->child[NR_CHILDREN]->src;
 	/*
 	 * Any byte of the data block [72, 232): its first and last byte,
 	 * a plain stat, an aggregate, a read from the id into the data and
 	 * one from the data into the descriptors.
 	 */
-	static const struct { loff_t pos; size_t len; } reads[] = {
+	static const struct view_read reads[] = {
 		{ SFK_DATA_OFFSET, 1 },
 		{ SFK_PARENT_DESC_OFFSET - 1, 1 },
 		{ SFK_DATA_OFFSET + 8, 8 },
@@ -348,27 +362,15 @@ static void statsfd_poll_data_read_clears(struct kunit *test)
 		{ SFK_DATA_OFFSET - 1, 2 },
 		{ SFK_PARENT_DESC_OFFSET - 1, 17 },
 	};
-	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(reads); i++) {
-		if (i % 2)
-			statsfd_source_del_child(spare);
-		else
-			statsfd_source_add_child(&ctx->parent->src, spare);
-		KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
-		KUNIT_ASSERT_EQ(test, rd(test, ctx->pfile, reads[i].pos,
-					 reads[i].len),
-				(ssize_t)reads[i].len);
-		KUNIT_EXPECT_EQ_MSG(test, events(ctx->pfile), EV_IDLE,
-				    "read %lld+%zu", reads[i].pos, reads[i].len);
-	}
+	expect_reads_clear(test, reads, ARRAY_SIZE(reads));
 }
 
 static void statsfd_poll_id_or_descriptor_read_keeps_event(struct kunit *test)
 {
 	struct view_ctx *ctx = test->priv;
 	/* Only the id, only descriptors, at and past EOF, nothing at all. */
-	static const struct { loff_t pos; size_t len; } reads[] = {
+	static const struct view_read reads[] = {
 		{ 24, 1 }, { 24, SFK_NAME_SIZE }, { SFK_DATA_OFFSET - 1, 1 },
 		{ SFK_PARENT_DESC_OFFSET, 1 },
 		{ SFK_PARENT_DESC_OFFSET, SFK_PARENT_FILE_SIZE -
@@ -659,67 +661,6 @@ static void statsfd_poll_wakes_on_children_and_hangup_only(struct kunit *test)
 }
 
 /* ---------------------------------------------------------------------
- * Snapshot schemas (update windows, sample_ns and generation), defined
- * here on the fixtures' stats structs.
- */
-
-#define STATSFD_STATS_TYPE struct statsfd_kunit_child
-static const struct statsfd_desc_def view_snap_child_descs[] = {
-	STATSFD_COUNTER(exits),
-	STATSFD_IBOOLEAN(blocking),
-	STATSFD_PCOUNTER(max_run),
-	STATSFD_TIME_NSEC(wait_ns),
-	STATSFD_LINHIST(lin, 10),
-	STATSFD_LOGHIST(log),
-	STATSFD_BYTES(io_bytes),
-	STATSFD_CYCLES(cycles),
-};
-
-#undef STATSFD_STATS_TYPE
-
-#define STATSFD_STATS_TYPE struct statsfd_kunit_parent
-static const struct statsfd_desc_def view_snap_parent_descs[] = {
-	STATSFD_COUNTER(created),
-	STATSFD_ICOUNTER(alive),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_MIN_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_MAX_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_AVG_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_COUNT_NONZERO_OF(struct statsfd_kunit_child, exits),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, blocking),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, max_run),
-	STATSFD_AGG_MAX_OF(struct statsfd_kunit_child, wait_ns),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, lin),
-	STATSFD_AGG_SUM_OF(struct statsfd_kunit_child, log),
-};
-
-#undef STATSFD_STATS_TYPE
-
-static struct statsfd_schema *
-view_snap_schema(struct kunit *test, const char *name,
-		 const struct statsfd_desc_def *descs, u32 num, size_t size,
-		 u32 flags, const struct statsfd_schema *child)
-{
-	struct statsfd_schema *s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
-	struct statsfd_schema_def *def = kunit_kzalloc(test, sizeof(*def),
-						       GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, s);
-	KUNIT_ASSERT_NOT_NULL(test, def);
-	def->name = name;
-	def->descs = descs;
-	def->num_descs = num;
-	def->stats_size = size;
-	def->flags = flags;
-	def->child_schema = child;
-	KUNIT_ASSERT_EQ(test, statsfd_schema_init(s, def), 0);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							view_schema_destroy, s),
-			0);
-	return s;
-}
-
-/* ---------------------------------------------------------------------
  * View layout
  */
 
@@ -931,17 +872,8 @@ static void statsfd_view_with_sample_ns_and_generation(struct kunit *test)
 	u64 data[8], t0, t1, got;
 	unsigned int i, j;
 
-	cs = view_snap_schema(test, "kunit.view_snap_child",
-			      view_snap_child_descs,
-			      ARRAY_SIZE(view_snap_child_descs),
-			      sizeof(struct statsfd_kunit_child),
-			      STATSFD_SCHEMA_SNAPSHOT | STATSFD_SCHEMA_MMAP,
-			      NULL);
-	ps = view_snap_schema(test, "kunit.view_snap_parent",
-			      view_snap_parent_descs,
-			      ARRAY_SIZE(view_snap_parent_descs),
-			      sizeof(struct statsfd_kunit_parent),
-			      STATSFD_SCHEMA_SNAPSHOT, cs);
+	cs = statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
+	ps = statsfd_kunit_schema(test, &statsfd_kunit_snap_parent_tmpl, cs);
 	/* The data block ends with sample_ns and generation, after aggs. */
 	KUNIT_ASSERT_EQ(test, ps->meta_offset, SFK_PARENT_DATA_SIZE);
 	KUNIT_ASSERT_EQ(test, cs->meta_offset, SFK_CHILD_DATA_SIZE);

@@ -4,7 +4,7 @@
  * test turns the verdict red: the harness must report
  * global.null_dereference as failed ("terminated unexpectedly by signal
  * 11").  Used only by the "crash" probe of `make check-harness`;
- * `make check` never runs it (tests/harness is copied into the guest by the
+ * `make check` never runs it (tools/testing/probe is copied into the guest by the
  * harness probes alone).
  */
 #include "kselftest_harness.h"
