@@ -661,6 +661,11 @@ int main(int argc, char **argv)
 	tap_ok(run_status(argv[1], "--stats", "") == 2 &&
 	       run_status(argv[1], "--stats", ",,") == 2,
 	       "--stats: an empty list is a usage error");
+	/* A number flag's range is checked, not wrapped to fit its type. */
+	tap_ok(run_status(argv[1], "--client-timeout", "4294967296") == 2 &&
+	       run_status(argv[1], "--client-timeout", "9") == 2 &&
+	       run_status(argv[1], "--client-timeout", "-1") == 2,
+	       "--client-timeout: above 2^32 - 1, below 10 or negative is a usage error");
 	if (!tap_ok(!start_daemon(argv[1], NULL, NULL),
 		    "collector starts and reports its HTTP port"))
 		return tap_done();
