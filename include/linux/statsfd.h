@@ -344,8 +344,27 @@ struct statsfd_debugfs;
  */
 #define STATSFD_SCHEMA_SNAPSHOT		BIT(0)
 #define STATSFD_SCHEMA_MMAP		BIT(1)
+/*
+ * Two flags for a provider that must reproduce files another
+ * implementation already serves, byte for byte (KVM's own stats fds):
+ *
+ * STATSFD_SCHEMA_DESC_FIRST: lay the file out as header | id |
+ * descriptors | data, as KVM does, instead of header | id | data |
+ * descriptors.  Parsers follow the header's offsets either way; views of
+ * such a source keep the default layout.
+ *
+ * STATSFD_SCHEMA_ANY_ORDER: the plain stats may come in any order of
+ * offsets (KVM's x86 VM table lists max_mmu_rmap_size before the field
+ * that precedes it); they must still cover stats_size exactly, with no
+ * gap and no overlap.  Without it the data block lists the values in
+ * descriptor order, which parsers that walk it rely on.
+ */
+#define STATSFD_SCHEMA_DESC_FIRST	BIT(2)
+#define STATSFD_SCHEMA_ANY_ORDER	BIT(3)
 #define STATSFD_SCHEMA_FLAGS		(STATSFD_SCHEMA_SNAPSHOT | \
-					 STATSFD_SCHEMA_MMAP)
+					 STATSFD_SCHEMA_MMAP | \
+					 STATSFD_SCHEMA_DESC_FIRST | \
+					 STATSFD_SCHEMA_ANY_ORDER)
 
 /**
  * struct statsfd_schema_def - what a provider defines: a set of stats
@@ -358,7 +377,7 @@ struct statsfd_debugfs;
  *	STATSFD_NAME_SIZE_DEFAULT; otherwise a multiple of 8
  * @child_schema: schema of the children, required iff @descs has aggregates;
  *	initialized before this one
- * @flags: STATSFD_SCHEMA_SNAPSHOT, STATSFD_SCHEMA_MMAP or 0
+ * @flags: 0 or STATSFD_SCHEMA_* flags: SNAPSHOT, MMAP, DESC_FIRST, ANY_ORDER
  *
  * Constant: usually a static const next to its descriptor table, never
  * written by the core.  statsfd_schema_init() derives a struct
@@ -401,8 +420,9 @@ struct statsfd_schema_def {
  * of the schema.  A provider only declares one (zeroed, usually static, or
  * with STATSFD_SCHEMA_DECLARE() to bind it to its stats struct type) and
  * passes it around.  A stats file is laid out as
- * header (24 bytes) | id (name_size) | data (data_size) | descriptors,
- * the data block as stats struct | aggregates | sample_ns, generation.
+ * header (24 bytes) | id (name_size) | data (data_size) | descriptors
+ * (descriptors before data with STATSFD_SCHEMA_DESC_FIRST), the data
+ * block as stats struct | aggregates | sample_ns, generation.
  */
 struct statsfd_schema {
 	const struct statsfd_schema_def *def;
@@ -585,6 +605,8 @@ void statsfd_source_add_child(struct statsfd_source *parent,
 void statsfd_source_del_child(struct statsfd_source *child);
 int statsfd_source_get_fd(struct statsfd_source *src);
 struct file *statsfd_source_getfile(struct statsfd_source *src);
+struct file *statsfd_source_getfile_named(struct statsfd_source *src,
+					  const char *name);
 void statsfd_source_hangup(struct statsfd_source *src);
 
 void statsfd_update_end(struct statsfd_source *src);

@@ -165,7 +165,8 @@ static const struct file_operations statsfd_fops = {
 };
 
 static struct file *statsfd_getfile(struct statsfd_source *src,
-				    struct statsfd_view *view)
+				    struct statsfd_view *view,
+				    const char *name)
 {
 	const struct statsfd_source_ops *ops = src->priv->ops;
 	struct statsfd_file *sf;
@@ -202,7 +203,7 @@ static struct file *statsfd_getfile(struct statsfd_source *src,
 		ops->get(src);
 	}
 
-	file = statsfd_compat_anon_inode_getfile("statsfd", &statsfd_fops, sf,
+	file = statsfd_compat_anon_inode_getfile(name, &statsfd_fops, sf,
 						 O_RDONLY);
 	if (IS_ERR(file)) {
 		statsfd_file_free(sf);
@@ -241,9 +242,33 @@ static struct file *statsfd_getfile(struct statsfd_source *src,
  */
 struct file *statsfd_source_getfile(struct statsfd_source *src)
 {
-	return statsfd_getfile(src, NULL);
+	return statsfd_getfile(src, NULL, "statsfd");
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_getfile, STATSFD_NS);
+
+/**
+ * statsfd_source_getfile_named() - statsfd_source_getfile() under another name
+ * @src: an initialized source
+ * @name: the anon inode's name, which /proc/PID/fd shows as
+ *	"anon_inode:@name" (the core's own files are "anon_inode:statsfd")
+ *
+ * For a provider whose stats files already have a name that tools look
+ * for: KVM's are "kvm-vm-stats" and "kvm-vcpu-stats:N", and fd scanners
+ * (statsfd-collector --discover-kvm among them) find them by it.  The
+ * file is the same in every other way; its fdinfo still says statsfd.
+ *
+ * Context: as statsfd_source_getfile().
+ * Return: as statsfd_source_getfile(); ERR_PTR(-EINVAL) for a NULL or
+ * empty @name.
+ */
+struct file *statsfd_source_getfile_named(struct statsfd_source *src,
+					  const char *name)
+{
+	if (!name || !*name)
+		return ERR_PTR(-EINVAL);
+	return statsfd_getfile(src, NULL, name);
+}
+EXPORT_SYMBOL_NS_GPL(statsfd_source_getfile_named, STATSFD_NS);
 
 /**
  * statsfd_view_getfile() - a stats file showing @view of @src
@@ -262,7 +287,7 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_getfile, STATSFD_NS);
 struct file *statsfd_view_getfile(struct statsfd_source *src,
 				  struct statsfd_view *view)
 {
-	return statsfd_getfile(src, view);
+	return statsfd_getfile(src, view, "statsfd");
 }
 
 /**

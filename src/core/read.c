@@ -17,8 +17,11 @@
  *	| descriptors |  num_desc * (16 + name_size), shared by the schema
  *	+-------------+  file_size
  *
- * Every block is 8-byte aligned and the blocks are adjacent, so the file
- * has no holes and every byte comes from exactly one block.
+ * or, for a schema with STATSFD_SCHEMA_DESC_FIRST, with the descriptors
+ * before the data as KVM lays its files out.  Every block is 8-byte
+ * aligned and the blocks are adjacent, so the file has no holes and every
+ * byte comes from exactly one block: a read finds it by offset, in
+ * whichever order the header puts them.
  */
 #include <linux/compiler.h>
 #include <linux/errno.h>
@@ -238,6 +241,11 @@ ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 	const void *desc_block =
 		sf->view ? sf->view->desc_block : schema->desc_block;
 	u32 file_size = sf->view ? sf->view->file_size : schema->file_size;
+	u32 data_end = hdr->data_offset +
+		       (sf->view ? sf->view->data_size : schema->data_size);
+	/* The descriptors end the file, or the data follow them. */
+	u32 desc_end = hdr->desc_offset < hdr->data_offset ?
+		       hdr->data_offset : file_size;
 	/* Before the read: a change during it stays pending. */
 	u64 gen = READ_ONCE(src->priv->children_gen);
 	loff_t pos = *ppos;
@@ -257,19 +265,20 @@ ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 		if (off < hdr->id_offset) {
 			want = min_t(size_t, len - done, hdr->id_offset - off);
 			got = statsfd_copy_block(buf + done, hdr, off, want);
-		} else if (off < hdr->data_offset) {
-			want = min_t(size_t, len - done, hdr->data_offset - off);
+		} else if (off < hdr->id_offset + hdr->name_size) {
+			want = min_t(size_t, len - done,
+				     hdr->id_offset + hdr->name_size - off);
 			got = statsfd_copy_block(buf + done, src->priv->id,
 						 off - hdr->id_offset, want);
-		} else if (off < hdr->desc_offset) {
-			want = min_t(size_t, len - done, hdr->desc_offset - off);
+		} else if (off >= hdr->data_offset && off < data_end) {
+			want = min_t(size_t, len - done, data_end - off);
 			err = statsfd_copy_data(buf + done, sf,
 						off - hdr->data_offset, want);
 			if (err < 0)
 				break;
 			got = err;
 		} else {
-			want = len - done;
+			want = min_t(size_t, len - done, desc_end - off);
 			got = statsfd_copy_block(buf + done, desc_block,
 						 off - hdr->desc_offset, want);
 		}
@@ -286,7 +295,7 @@ ssize_t statsfd_read_file(struct statsfd_file *sf, char __user *buf,
 	 * children's changes up to @gen; a failed read acknowledges nothing.
 	 */
 	if (pos < hdr->id_offset ||
-	    (pos < hdr->desc_offset && pos + done > hdr->data_offset))
+	    (pos < data_end && pos + done > hdr->data_offset))
 		WRITE_ONCE(sf->seen_gen, gen);
 	*ppos = pos + done;
 	return done;

@@ -5,6 +5,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitmap.h>
 #include <linux/ctype.h>
 #include <linux/errno.h>
 #include <linux/export.h>
@@ -60,15 +61,36 @@ static bool statsfd_name_ok(const char *name, u32 name_size)
 }
 
 /*
- * Check one plain stat.  Plain stats come in offset order and the ones
- * before this covered [0, *@plain_end) without a gap (anything else was
- * refused), so one comparison with the end of that range tells an overlap
- * or a gap, whatever the size of the stats struct; *@plain_end then moves
- * past this stat's values.
+ * What the plain stats checked so far cover of the stats struct.  In
+ * offset order (the default) they covered [0, @end) without a gap
+ * (anything else was refused), so one comparison with @end tells an
+ * overlap or a gap, whatever the size of the stats struct.  In any order
+ * (STATSFD_SCHEMA_ANY_ORDER) @words has one bit per u64 of the struct,
+ * set once a stat covers it, and @end counts the bytes covered.
  */
+struct statsfd_cover {
+	u32 end;
+	unsigned long *words;
+};
+
+/* Claim @def's u64s in @cover's bitmap, refusing one already claimed. */
+static int statsfd_cover_any_order(const struct statsfd_schema *schema,
+				   const struct statsfd_desc_def *def,
+				   struct statsfd_cover *cover)
+{
+	u32 first = def->offset / sizeof(u64), last = first + def->size;
+
+	if (find_next_bit(cover->words, last, first) < last)
+		return statsfd_reject(schema, def, "overlaps another stat");
+	bitmap_set(cover->words, first, def->size);
+	cover->end += def->size * sizeof(u64);
+	return 0;
+}
+
+/* Check one plain stat and add its values to @cover. */
 static int statsfd_check_plain(const struct statsfd_schema *schema,
 			       const struct statsfd_desc_def *def,
-			       u32 *plain_end)
+			       struct statsfd_cover *cover)
 {
 	u32 type = def->flags & STATSFD_TYPE_MASK;
 	u32 unit = def->flags & STATSFD_UNIT_MASK;
@@ -98,25 +120,28 @@ static int statsfd_check_plain(const struct statsfd_schema *schema,
 	if (def->offset >= schema->def->stats_size ||
 	    def->size > (schema->def->stats_size - def->offset) / sizeof(u64))
 		return statsfd_reject(schema, def, "values beyond stats_size");
+	if (cover->words)
+		return statsfd_cover_any_order(schema, def, cover);
 	/*
 	 * KVM's ABI says the data block holds the values "in the same order
 	 * as the descriptors", and parsers that walk it rather than follow
 	 * each offset rely on that: the data block is the stats struct, so
 	 * the struct must follow descriptor order.
 	 */
-	if (def->offset < *plain_end)
+	if (def->offset < cover->end)
 		return statsfd_reject(schema, def,
 				      "overlaps another stat, or is out of offset order: plain stats must be in offset order");
-	if (def->offset > *plain_end)
+	if (def->offset > cover->end)
 		return statsfd_reject(schema, def,
 				      "leaves a gap before it, or is out of offset order: plain stats must cover stats_size in offset order");
-	*plain_end = def->offset + def->size * sizeof(u64);
+	cover->end = def->offset + def->size * sizeof(u64);
 	return 0;
 }
 
 /*
  * The child's plain stat whose values start at @offset, or NULL: a binary
- * search, since an initialized schema's plain stats are in offset order.
+ * search, since an initialized schema's plain stats are in offset order,
+ * unless it was defined with STATSFD_SCHEMA_ANY_ORDER.
  */
 static const struct statsfd_desc_def *
 statsfd_find_child(const struct statsfd_schema *child, u32 offset)
@@ -124,6 +149,12 @@ statsfd_find_child(const struct statsfd_schema *child, u32 offset)
 	const struct statsfd_desc_def *descs = child->def->descs;
 	u32 lo = 0, hi = statsfd_num_plain(child), mid;
 
+	if (child->def->flags & STATSFD_SCHEMA_ANY_ORDER) {
+		for (mid = lo; mid < hi; mid++)
+			if (descs[mid].offset == offset)
+				return &descs[mid];
+		return NULL;
+	}
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (descs[mid].offset == offset)
@@ -378,8 +409,8 @@ static int statsfd_build_agg(const struct statsfd_schema *schema,
  */
 static int statsfd_build_desc(struct statsfd_schema *schema, u32 i,
 			      struct statsfd_desc *desc, u32 name_size,
-			      struct statsfd_agg *aggs, u32 *plain_end,
-			      u64 *agg_words)
+			      struct statsfd_agg *aggs,
+			      struct statsfd_cover *cover, u64 *agg_words)
 {
 	const struct statsfd_desc_def *def = &schema->def->descs[i];
 	int ret;
@@ -394,7 +425,7 @@ static int statsfd_build_desc(struct statsfd_schema *schema, u32 i,
 		if (schema->num_aggs)
 			return statsfd_reject(schema, def,
 					      "plain stat after an aggregate");
-		ret = statsfd_check_plain(schema, def, plain_end);
+		ret = statsfd_check_plain(schema, def, cover);
 		if (ret)
 			return ret;
 		desc->flags = def->flags;
@@ -408,19 +439,22 @@ static int statsfd_build_desc(struct statsfd_schema *schema, u32 i,
 }
 
 /*
- * Once every stat is built: the plain stats cover the struct (they ended
- * at @plain_end), aggregates took @agg_words; the sizes of the data block
- * and, with update windows, the descriptors of their two stats after the
- * schema's own in @descs.
+ * Once every stat is built: the plain stats cover the struct (@cover),
+ * aggregates took @agg_words; the sizes of the data block and, with
+ * update windows, the descriptors of their two stats after the schema's
+ * own in @descs.
  */
-static int statsfd_build_end(struct statsfd_schema *schema, u32 plain_end,
+static int statsfd_build_end(struct statsfd_schema *schema,
+			     const struct statsfd_cover *cover,
 			     u64 agg_words, void *descs, u32 stride)
 {
 	const struct statsfd_schema_def *def = schema->def;
 
-	if (plain_end != def->stats_size) {
+	if (cover->end != def->stats_size) {
 		pr_err("schema %s: stats do not cover u64 %zu of stats_size %zu\n",
-		       def->name, plain_end / sizeof(u64), def->stats_size);
+		       def->name, cover->words ?
+		       find_first_zero_bit(cover->words, def->stats_size / sizeof(u64)) :
+		       cover->end / sizeof(u64), def->stats_size);
 		return -EINVAL;
 	}
 	if (!schema->num_aggs && def->child_schema) {
@@ -452,26 +486,39 @@ static int statsfd_build_descs(struct statsfd_schema *schema, u32 name_size,
 			       void *descs, struct statsfd_agg *aggs)
 {
 	u32 stride = sizeof(struct statsfd_desc) + name_size;
+	struct statsfd_cover cover = {};
 	struct statsfd_names names;
-	u32 plain_end = 0, i;
 	u64 agg_words = 0;
 	int ret;
+	u32 i;
 
 	ret = statsfd_names_init(&names, schema->def->num_descs);
 	if (ret)
 		return ret;
+	if (schema->def->flags & STATSFD_SCHEMA_ANY_ORDER) {
+		/* One bit per u64: a schema may be large, vmalloc if need be. */
+		cover.words = kvcalloc(BITS_TO_LONGS(schema->def->stats_size /
+						     sizeof(u64)),
+				       sizeof(unsigned long), GFP_KERNEL);
+		if (!cover.words) {
+			kvfree(names.slots);
+			return -ENOMEM;
+		}
+	}
 	schema->num_aggs = 0;
 	for (i = 0; !ret && i < schema->def->num_descs; i++) {
 		ret = statsfd_check_name(schema, i, name_size, &names);
 		if (!ret)
 			ret = statsfd_build_desc(schema, i,
 						 descs + (size_t)i * stride,
-						 name_size, aggs, &plain_end,
+						 name_size, aggs, &cover,
 						 &agg_words);
 	}
+	if (!ret)
+		ret = statsfd_build_end(schema, &cover, agg_words, descs, stride);
+	kvfree(cover.words);
 	kvfree(names.slots);
-	return ret ?: statsfd_build_end(schema, plain_end, agg_words, descs,
-					stride);
+	return ret;
 }
 
 /*
@@ -510,7 +557,8 @@ static int statsfd_area_size(const struct statsfd_schema *schema, u32 *size)
  * Checks every definition (flag masks, exponent signs, sizes, 8-byte
  * aligned offsets, plain stats covering stats_size exactly and in
  * descriptor order, so the data block lists the values in the order of
- * the descriptors as KVM's ABI promises, names that fit
+ * the descriptors as KVM's ABI promises (in any order with
+ * STATSFD_SCHEMA_ANY_ORDER), names that fit
  * name_size and are unique, aggregates that name an existing stat of the
  * child schema, at the offset they give, as "<child stat>_<kind suffix>",
  * known flags, STATSFD_SCHEMA_MMAP only with STATSFD_SCHEMA_SNAPSHOT, and
@@ -530,7 +578,7 @@ int statsfd_schema_init(struct statsfd_schema *schema,
 			const struct statsfd_schema_def *def)
 {
 	u32 name_size, stride, desc_size, data_offset, file_size, num_desc;
-	u32 area_size;
+	u32 desc_offset, area_size;
 	struct statsfd_agg *aggs;
 	void *descs;
 	int ret;
@@ -562,13 +610,21 @@ int statsfd_schema_init(struct statsfd_schema *schema,
 	if (ret)
 		goto out_free;
 
-	/* Every block 8-byte aligned and adjacent: name_size % 8 == 0. */
+	/*
+	 * Every block 8-byte aligned and adjacent: name_size % 8 == 0, and
+	 * so is desc_size (16 + name_size per stat).
+	 */
 	data_offset = sizeof(struct statsfd_header) + name_size;
+	desc_offset = data_offset;
 	if (check_add_overflow(data_offset, schema->data_size, &file_size) ||
 	    check_add_overflow(file_size, desc_size, &file_size)) {
 		ret = -EINVAL;
 		goto out_free;
 	}
+	if (schema->def->flags & STATSFD_SCHEMA_DESC_FIRST)
+		data_offset += desc_size;
+	else
+		desc_offset += schema->data_size;
 
 	ret = statsfd_area_size(schema, &area_size);
 	if (ret)
@@ -579,7 +635,7 @@ int statsfd_schema_init(struct statsfd_schema *schema,
 		.name_size = name_size,
 		.num_desc = num_desc,
 		.id_offset = sizeof(struct statsfd_header),
-		.desc_offset = data_offset + schema->data_size,
+		.desc_offset = desc_offset,
 		.data_offset = data_offset,
 	};
 	schema->desc_block = descs;
