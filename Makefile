@@ -5,6 +5,7 @@
 #   make check            the full test run (both kernel legs), see README.md
 #   make check-harness    prove that make check can fail, every way it should
 #   make check-kcsan      the data-race leg: KUnit + race selftests under KCSAN
+#   make check-kvm        KVM served by statsfd vs upstream KVM, byte for byte
 #   make deb              Debian packages (debian/) in build/deb/, lintian clean
 #   make check-deb        those installed in a fresh chroot, DKMS, boot, purge
 #   make check-systemd    the packaged units under systemd as PID 1 (a guest)
@@ -137,6 +138,11 @@ check-harness:
 check-kcsan:
 	@LEGS=kcsan HOST_TESTS=0 $(T)/check.sh
 
+# KVM served by statsfd (kvm/patches/) against upstream KVM, byte for byte,
+# in a 6.12 debug guest (Documentation/statsfd-kvm.rst).
+check-kvm:
+	@$(T)/check-kvm.sh
+
 LINT_DIRS := src tests tools/selftests tools/testing/probe include samples
 lint: ksrc
 	@$(T)/lint.sh $(BUILD) $(LINT_DIRS)
@@ -181,7 +187,7 @@ install: modules tools-install
 	if [ -z "$(DESTDIR)" ]; then depmod -a $$krel; fi
 
 .PHONY: all deps deps-demo stock kernel kernel-kcsan ksrc modules modules-6.12 modules-6.1 selftests tools \
-	check check-harness check-kcsan lint docs format clean distclean install deb check-deb check-systemd
+	check check-harness check-kcsan check-kvm lint docs format clean distclean install deb check-deb check-systemd
 
 # Hooks for the rest of the project (make demo, make bench, ...).
 -include $(wildcard $(ROOT)/tools/*.mk $(ROOT)/tools/*/*.mk)
