@@ -48,6 +48,7 @@ static const struct statsfd_desc_def kc_permuted[] = {
 	STATSFD_LOGHIST_TIME_NSEC(hist),
 	STATSFD_ICOUNTER(b),
 };
+
 #undef STATSFD_STATS_TYPE
 
 static struct statsfd_schema_def kc_def(const struct statsfd_desc_def *descs,

@@ -60,6 +60,14 @@ for f in "${files[@]}"; do
 		--no-summary --ignore "$(checkpatch_ignore "$f")" -f "$f" \
 		>>"$logs/lint-checkpatch.log" 2>&1
 done
+# The KVM series, as it would be posted: each patch as a patch.
+for f in kvm/patches/*/*.patch; do
+	[ -f "$f" ] || continue
+	# On stdin: given a file name, this checkpatch misreads the blank
+	# context lines of a git format-patch file as trailing whitespace.
+	perl "$ksrc/scripts/checkpatch.pl" --strict --no-tree --terse --show-types \
+		--no-summary - <"$f" 2>&1 | sed "s|^-:|$f:|" >>"$logs/lint-checkpatch.log"
+done
 if [ -s "$logs/lint-checkpatch.log" ]; then
 	# Per file: how many findings of each type; the details are in the log.
 	grep -E '^[^ :]+:[0-9]+: [A-Z]+:' "$logs/lint-checkpatch.log" |

@@ -61,11 +61,12 @@ static void check(int ok, const char *name, const char *what)
 static char *slurp(const char *path, size_t *size)
 {
 	FILE *f = fopen(path, "r");
+	long n = -1;
 	char *buf;
-	long n;
 
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
+	if (f && !fseek(f, 0, SEEK_END))
+		n = ftell(f);
+	if (n < 0 || fseek(f, 0, SEEK_SET)) {
 		perror(path);
 		exit(1);
 	}
