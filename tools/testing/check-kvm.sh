@@ -30,9 +30,9 @@ die() {
 moddir=$("$T/modules.sh" "$TEST_KDIR" "$BUILD") || die "module build failed"
 "$root/kvm/build.sh" "$TEST_KDIR" "$moddir/Module.symvers" "$BUILD/kvm" ||
 	die "patched KVM build failed"
-for p in kvm_run_dump kvm_stats_compare; do
-	gcc -static -O2 -Wall -Wextra -Werror -o "$BUILD/kvm/$p" \
-		"$root/tools/selftests/kvm/$p.c" || die "$p build failed"
+for p in kvm_run_dump kvm_stats_compare kvm_extras_test; do
+	gcc -static -O2 -Wall -Wextra -Werror -I"$root/include/uapi" \
+		-o "$BUILD/kvm/$p" "$root/tools/selftests/kvm/$p.c" || die "$p build failed"
 done
 stock_root=$("$T/stock.sh" "$KCACHE" "${STOCK_KDIR:-}") || die "no busybox (tools/testing/stock.sh)"
 
@@ -56,6 +56,7 @@ args=(--kernel "$TEST_KDIR/arch/x86/boot/bzImage" --script "$T/qemu/kvm-guest.sh
 	--file "$pa/arch/x86/kvm/kvm.ko:/lib/kvm-statsfd/kvm.ko"
 	--file "$pa/arch/x86/kvm/kvm-amd.ko:/lib/kvm-statsfd/kvm-amd.ko"
 	--bin "$BUILD/kvm/kvm_run_dump" --bin "$BUILD/kvm/kvm_stats_compare"
+	--bin "$BUILD/kvm/kvm_extras_test"
 	--bin "$ksft/kvm_binary_stats_test:/usr/libexec/kvm-selftests/kvm_binary_stats_test"
 	--bin "$ksft/x86_64/dirty_log_page_splitting_test:/usr/libexec/kvm-selftests/dirty_log_page_splitting_test"
 	--bin "$ksft/x86_64/nx_huge_pages_test:/usr/libexec/kvm-selftests/nx_huge_pages_test")

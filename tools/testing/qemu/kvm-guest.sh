@@ -3,11 +3,13 @@
 # kvm-guest.sh - the guest side of make check-kvm (tools/testing/check-kvm.sh):
 # upstream KVM and statsfd-served KVM (kvm/patches/), one after the other in
 # one 6.12 debug guest, run the same deterministic VM and KVM's own
-# selftests; then their stats files are compared byte for byte.
+# selftests; then their stats files are compared byte for byte.  A third
+# load of the patched KVM, with its opt-in extras, runs kvm_extras_test.
 #
 # Inputs: /lib/kvm-upstream/{irqbypass,kvm,kvm-amd}.ko (the test kernel's
 # own), /lib/kvm-statsfd/{kvm,kvm-amd}.ko (built from the patched source),
 # /lib/statsfd/statsfd.ko, /usr/bin/kvm_run_dump, /usr/bin/kvm_stats_compare,
+# /usr/bin/kvm_extras_test,
 # /usr/libexec/kvm-selftests/*.  Output: TAP on stdout (ttyS1); the kernel
 # log goes to the console, which the host checks for warnings.
 n=0
@@ -60,15 +62,25 @@ dirty_log_page_splitting() {
 }
 
 check "load irqbypass.ko" insmod /lib/kvm-upstream/irqbypass.ko
-for kvm in upstream statsfd; do
-	if [ "$kvm" = statsfd ]; then
-		check "load statsfd.ko" insmod /lib/statsfd/statsfd.ko
-	fi
-	check "$kvm: load kvm.ko" insmod "/lib/kvm-$kvm/kvm.ko"
-	check "$kvm: load kvm-amd.ko" insmod "/lib/kvm-$kvm/kvm-amd.ko"
+# upstream, then statsfd with its defaults (upstream's bytes), then statsfd
+# with the opt-in VM sums and vCPU snapshots.
+for kvm in upstream statsfd extras; do
+	dir=/lib/kvm-statsfd params=
+	case $kvm in
+	upstream) dir=/lib/kvm-upstream ;;
+	statsfd) check "load statsfd.ko" insmod /lib/statsfd/statsfd.ko ;;
+	extras) params="stats_vm_aggregates=1 stats_snapshot=1" ;;
+	esac
+	# shellcheck disable=SC2086 # params is a word list
+	check "$kvm: load kvm.ko $params" insmod "$dir/kvm.ko" $params
+	check "$kvm: load kvm-amd.ko" insmod "$dir/kvm-amd.ko"
 	mkdir -p "/tmp/$kvm"
 	check "$kvm: deterministic VM (2 vCPUs, 1000 io exits each) dumped" \
 		kvm_run_dump "/tmp/$kvm" 2 1000
+	case $kvm in
+	statsfd) check "statsfd: kvm_extras_test plain" kvm_extras_test plain ;;
+	extras) check "extras: kvm_extras_test extras" kvm_extras_test extras ;;
+	esac
 	check "$kvm: kvm_binary_stats_test" "$KSFT/kvm_binary_stats_test"
 	check "$kvm: dirty_log_page_splitting_test" dirty_log_page_splitting
 	check "$kvm: nx_huge_pages_test" nx_huge_pages
