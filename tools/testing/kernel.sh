@@ -4,10 +4,12 @@
 #
 # Usage: kernel.sh VARIANT KDIR LOGDIR
 #
-#   VARIANT  debug (KASAN, lockdep, kmemleak, ...: make check) or kcsan
-#            (the data-race detector instead of KASAN: make check-kcsan)
+#   VARIANT  debug (KASAN, lockdep, kmemleak, ..., KVM: make check,
+#            make check-kvm), kcsan (the data-race detector instead of
+#            KASAN: make check-kcsan) or bench (KVM, no sanitizer: B17)
 #   KDIR     where the tree lives, configured from tinyconfig plus
-#            tools/testing/config/base.config and VARIANT.config and built
+#            tools/testing/config/base.config, VARIANT.config and the
+#            fragments its "# Also: F" lines name, and built
 #            in place (so it is a valid KDIR for `make M=...`).  The
 #            Makefile puts it in the per-user cache (KCACHE, default
 #            ${XDG_CACHE_HOME:-$HOME/.cache}/statsfd), outside any work
@@ -30,6 +32,10 @@ tarball=${KERNEL_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
 pkg=${KERNEL_PACKAGE:-linux-source-6.12}
 jobs=${JOBS:-$(nproc)}
 frags=("$here/config/base.config" "$here/config/$variant.config")
+# A variant names the shared fragments it also wants: "# Also: kvm.config".
+for f in $(sed -n 's/^# Also: //p' "$here/config/$variant.config" 2>/dev/null); do
+	frags+=("$here/config/$f")
+done
 log=$logdir/kernel-build-$variant.log
 [ -f "$here/config/$variant.config" ] || { echo "kernel.sh: unknown variant '$variant'" >&2; exit 2; }
 
