@@ -29,7 +29,11 @@ kdir=$(realpath "${1:?$usage}")
 symvers=$(realpath "${2:?$usage}")
 out=$(realpath -m "${3:?$usage}")
 jobs=${JOBS:-$(nproc)}
-patches=("$here"/patches/6.12/*.patch)
+# The series; its cover letter (0000) carries no diff.
+patches=()
+for p in "$here"/patches/6.12/*.patch; do
+	[ "${p##*/}" = 0000-cover-letter.patch ] || patches+=("$p")
+done
 w=$out/linux
 log=$out/build.log
 ksft=$out/kselftests

@@ -63,6 +63,8 @@ done
 # The KVM series, as it would be posted: each patch as a patch.
 for f in kvm/patches/*/*.patch; do
 	[ -f "$f" ] || continue
+	# The cover letter is prose: no diff to check.
+	[ "${f##*/}" = 0000-cover-letter.patch ] && continue
 	# On stdin: given a file name, this checkpatch misreads the blank
 	# context lines of a git format-patch file as trailing whitespace.
 	perl "$ksrc/scripts/checkpatch.pl" --strict --no-tree --terse --show-types \
