@@ -398,50 +398,6 @@ TEST_F(hup, closing_every_vmm_fd_hangs_up)
 	EXPECT_EQ(IDLE, state(self->sys));
 }
 
-static int send_fds(int sock, const int *fds, int n, char byte)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)] = { 0 };
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-
-	if (n) {
-		msg.msg_control = cbuf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	}
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-/* Receive up to @n fds and one byte; returns how many fds, or -1. */
-static int recv_fds(int sock, int *fds, int n, char *byte)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)] = { 0 };
-	struct iovec iov = { .iov_base = byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	int got;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c)
-		return 0;
-	if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-	if (got > n)
-		return -1;
-	memcpy(fds, CMSG_DATA(c), sizeof(int) * got);
-	return got;
-}
-
 /*
  * The VMM, a child process: a VM with two vCPUs that ran, their stats
  * fds passed to the monitor; then, told to, it exits without closing

@@ -479,16 +479,6 @@ static void *runner_fn(void *arg)
 	return NULL;
 }
 
-/* Pins @thread to @cpu; 0 or an error number. */
-static int pin(pthread_t thread, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(thread, sizeof(set), &set);
-}
-
 /* Pins @thread to every CPU but the last (the runners' CPU). */
 static int pin_readers(pthread_t thread, int ncpus)
 {

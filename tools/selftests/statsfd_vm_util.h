@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@
 #include <linux/statsfd.h>
 #include <linux/statsfd_vm.h>
 
+#include "fd_pass.h"
 #include "stats_file.h"
 
 /*
@@ -672,49 +675,17 @@ static inline int map_copy(const struct statsfd_mmap_header *h,
 	return 0;
 }
 
-/* Pass @fd over the AF_UNIX socket @sk (SCM_RIGHTS); 0 or -1. */
-static inline int send_fd(int sk, int fd)
+/*
+ * Pins @thread to @cpu; 0 or an error number (the
+ * caller defines _GNU_SOURCE, as every test program does).
+ */
+static inline int pin(pthread_t thread, int cpu)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char c = 'F';
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf,
-		.msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+	cpu_set_t set;
 
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sk, &msg, 0) == 1 ? 0 : -1;
-}
-
-/* An fd passed over @sk with send_fd(), close-on-exec; or -1. */
-static inline int recv_fd(int sk)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char c;
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf,
-		.msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg;
-	int fd;
-
-	if (recvmsg(sk, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(thread, sizeof(set), &set);
 }
 
 /*
