@@ -532,6 +532,25 @@ static inline int fault_knob_set(const char *dir, const char *knob,
 	return ret;
 }
 
+/*
+ * The knobs of fault-injection @dir that every statsfd fault test sets
+ * alike: only the tasks that ask for it (make-it-fail) fail, every time
+ * from the first try, quietly.  0, or -1 (the knob named on stderr).
+ */
+static inline int fault_knobs_task_only(const char *dir)
+{
+	static const char *const knobs[][2] = {
+		{ "verbose", "0" },  { "task-filter", "Y" }, { "space", "0" },
+		{ "interval", "1" }, { "times", "-1" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+		if (fault_knob_set(dir, knobs[i][0], knobs[i][1]))
+			return -1;
+	return 0;
+}
+
 /* The reference count of module @module, or -1 (not loaded). */
 static inline long long module_refs(const char *module)
 {
