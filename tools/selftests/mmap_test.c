@@ -25,8 +25,6 @@
 #include "kselftest_harness.h"
 #include "statsfd_vm_util.h"
 
-enum kind { VM, VCPU };
-
 FIXTURE(map)
 {
 	struct vm_env e; /* a VM with vCPU 0, which has run; kicked once */
@@ -99,8 +97,7 @@ FIXTURE_SETUP(map)
 	ASSERT_VM_ENV(&self->e, dev, 1, &run, 0);
 	self->e.own_dev = true;
 	ASSERT_EQ(0, vcpu_kick(self->e.vcpu[0]));
-	self->fd =
-		stats_fd(variant->kind == VCPU ? self->e.vcpu[0] : self->e.vm);
+	self->fd = vm_env_kind_fd(&self->e, variant->kind, 0);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, sfile_parse(self->fd, &self->s));
 	ASSERT_EQ(0, sfile_read_data(self->fd, &self->s));

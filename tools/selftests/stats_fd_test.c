@@ -42,8 +42,6 @@ static ssize_t raw_pread(int fd, void *buf, size_t len, off_t off)
 	return syscall(__NR_pread64, fd, buf, len, off);
 }
 
-enum kind { SYSTEM, VM, VCPU };
-
 FIXTURE(sfd)
 {
 	struct vm_env e; /* a VM with vCPUs 0 and 1, both have run */
@@ -55,17 +53,7 @@ FIXTURE(sfd)
 	long page; /* page size */
 };
 
-FIXTURE_VARIANT(sfd)
-{
-	enum kind kind;
-};
-
-/* A variant is a definition, not a call: keep it on one line. */
-/* clang-format off */
-FIXTURE_VARIANT_ADD(sfd, system) { .kind = SYSTEM };
-FIXTURE_VARIANT_ADD(sfd, vm) { .kind = VM };
-FIXTURE_VARIANT_ADD(sfd, vcpu) { .kind = VCPU };
-/* clang-format on */
+FIXTURE_KIND_VARIANTS(sfd);
 
 FIXTURE_SETUP(sfd)
 {
@@ -84,17 +72,7 @@ FIXTURE_SETUP(sfd)
 	self->page = sysconf(_SC_PAGESIZE);
 	self->fd = -1;
 	ASSERT_VM_ENV(&self->e, -1, 2, &run, 0);
-	switch (variant->kind) {
-	case SYSTEM:
-		self->fd = stats_fd(self->e.dev);
-		break;
-	case VM:
-		self->fd = stats_fd(self->e.vm);
-		break;
-	case VCPU:
-		self->fd = stats_fd(self->e.vcpu[1]);
-		break;
-	}
+	self->fd = vm_env_kind_fd(&self->e, variant->kind, 1);
 	ASSERT_GE(self->fd, 0);
 	ASSERT_EQ(0, sfile_parse(self->fd, &self->s));
 	self->mask = sfile_off(&self->s, STATSFD_STAT_SAMPLE_NS);

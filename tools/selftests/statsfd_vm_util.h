@@ -137,6 +137,9 @@ static inline void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* The kinds of source: the device's own, a VM, a vCPU. */
+enum kind { SYSTEM, VM, VCPU };
+
 #define VM_ENV_MAX_VCPUS 4
 
 /* vm_env_open() flags */
@@ -266,7 +269,35 @@ static inline int vm_env_open(struct vm_env *e, int dev, unsigned int nr_vcpus,
 			TH_LOG("%s", __e->err);                           \
 		}                                                         \
 	} while (0)
+
+/*
+ * Variants of fixture @f, one for each kind of source (@f.system, @f.vm,
+ * @f.vcpu), for the tests every stats fd must pass: variant->kind.
+ */
+#define FIXTURE_KIND_VARIANTS(f)                                \
+	FIXTURE_VARIANT(f)                                      \
+	{                                                       \
+		enum kind kind;                                 \
+	};                                                      \
+	FIXTURE_VARIANT_ADD(f, system) { .kind = SYSTEM };      \
+	FIXTURE_VARIANT_ADD(f, vm) { .kind = VM };              \
+	FIXTURE_VARIANT_ADD(f, vcpu) { .kind = VCPU }
 #endif
+
+/* The stats fd of @e's source of @kind (for VCPU, vCPU @vcpu's); or -1. */
+static inline int vm_env_kind_fd(const struct vm_env *e, enum kind kind,
+				 unsigned int vcpu)
+{
+	switch (kind) {
+	case SYSTEM:
+		return stats_fd(e->dev);
+	case VM:
+		return stats_fd(e->vm);
+	case VCPU:
+		return stats_fd(e->vcpu[vcpu]);
+	}
+	return -1;
+}
 
 /**
  * struct sfile - a stats fd's immutable part, parsed with pread() only

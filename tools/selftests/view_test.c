@@ -182,8 +182,6 @@ static void indices_of(struct __test_metadata *_metadata, int fd,
  * Bad input
  */
 
-enum kind { SYSTEM, VM, VCPU };
-
 FIXTURE(bad)
 {
 	struct vm_env e;
@@ -196,16 +194,7 @@ FIXTURE(bad)
 	bool debugfs; /* the debugfs parameter, to restore */
 };
 
-FIXTURE_VARIANT(bad)
-{
-	enum kind kind;
-};
-
-/* clang-format off */
-FIXTURE_VARIANT_ADD(bad, system) { .kind = SYSTEM };
-FIXTURE_VARIANT_ADD(bad, vm) { .kind = VM };
-FIXTURE_VARIANT_ADD(bad, vcpu) { .kind = VCPU };
-/* clang-format on */
+FIXTURE_KIND_VARIANTS(bad);
 
 FIXTURE_SETUP(bad)
 {
@@ -217,9 +206,7 @@ FIXTURE_SETUP(bad)
 	self->debugfs = debugfs_param_get();
 	ASSERT_EQ(0, debugfs_param_set(false));
 	ASSERT_VM_ENV(&self->e, -1, 2, &run, 0);
-	self->fd = stats_fd(variant->kind == SYSTEM ? self->e.dev :
-			    variant->kind == VM	    ? self->e.vm :
-						      self->e.vcpu[1]);
+	self->fd = vm_env_kind_fd(&self->e, variant->kind, 1);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, sfile_parse(self->fd, &self->s));
 	ASSERT_LE(3, self->s.hdr.num_desc);
