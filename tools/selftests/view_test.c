@@ -266,6 +266,20 @@ static void expect_fail(struct __test_metadata *_metadata,
 	EXPECT_EQ(IDLE, state(self->fd));
 }
 
+/* STATSFD_IOC_VIEW with @args makes a view (closed again). */
+static void expect_view(struct __test_metadata *_metadata,
+			FIXTURE_DATA(bad) * self, const void *args)
+{
+	int fd = ioctl(self->fd, STATSFD_IOC_VIEW, args);
+
+	EXPECT_LE(0, fd)
+	{
+		TH_LOG("errno %d (%s)", errno, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 static void args_names(struct statsfd_view_args *a, __u64 *list,
 		       const char *const *names, __u32 n)
 {
@@ -290,7 +304,6 @@ TEST_F(bad, unknown_flags_einval)
 {
 	static const __u32 idx[] = { 0 };
 	struct statsfd_view_args a;
-	int fd;
 
 	args_index(&a, idx, 1);
 	a.flags = 1U << 1;
@@ -301,9 +314,7 @@ TEST_F(bad, unknown_flags_einval)
 	expect_fail(_metadata, self, &a, EINVAL);
 	/* The same with the one flag there is: a view. */
 	a.flags = STATSFD_VIEW_BY_INDEX;
-	fd = ioctl(self->fd, STATSFD_IOC_VIEW, &a);
-	EXPECT_LE(0, fd);
-	close(fd);
+	expect_view(_metadata, self, &a);
 }
 
 TEST_F(bad, reserved_nonzero_einval)
@@ -516,9 +527,7 @@ TEST_F(bad, too_many_fds_emfile)
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
 	EXPECT_EQ(self->fds_open, sys_stat("stats_fds_open"));
 	/* With room again, the same arguments make a view. */
-	fd = ioctl(self->fd, STATSFD_IOC_VIEW, &a);
-	EXPECT_LE(0, fd);
-	close(fd);
+	expect_view(_metadata, self, &a);
 }
 
 TEST_F(bad, other_ioctl_enotty)
