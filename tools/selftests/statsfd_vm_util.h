@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -23,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -282,6 +284,59 @@ static inline int vm_env_open(struct vm_env *e, int dev, unsigned int nr_vcpus,
 	FIXTURE_VARIANT_ADD(f, system) { .kind = SYSTEM };      \
 	FIXTURE_VARIANT_ADD(f, vm) { .kind = VM };              \
 	FIXTURE_VARIANT_ADD(f, vcpu) { .kind = VCPU }
+
+/*
+ * What a child that dropped to uid nobody found wrong, one bit each: the
+ * first two are expect_nobody_clean()'s, a test's own @check returns the
+ * bits from NOBODY_CHECK up.
+ */
+#define NOBODY_DROP BIT(0) /* could not become nobody */
+#define NOBODY_RECV BIT(1) /* no fd received */
+#define NOBODY_CHECK BIT(2)
+
+/*
+ * @fd passed over SCM_RIGHTS to a child process that dropped to uid nobody
+ * and holds nothing else of ours (@forget closes, in the child, what the
+ * test holds): @check(its fd, @arg) must find nothing wrong (return 0).
+ * The bits come back over the socket: an exit status has too few.
+ */
+static inline void expect_nobody_clean(struct __test_metadata *_metadata,
+				       int fd, void (*forget)(void *arg),
+				       int (*check)(int fd, void *arg),
+				       void *arg)
+{
+	int sk[2], status, got, bad = -1;
+	pid_t pid;
+
+	/* the guest runs every test as root: dropping to nobody needs it */
+	ASSERT_EQ(0, geteuid());
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sk));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		forget(arg);
+		close(sk[0]);
+		if (setgroups(0, NULL) || setgid(GID_NOBODY) ||
+		    setuid(UID_NOBODY) || getuid() != UID_NOBODY)
+			bad = NOBODY_DROP;
+		else if ((got = recv_fd(sk[1])) < 0)
+			bad = NOBODY_RECV;
+		else
+			bad = check(got, arg);
+		_exit(write(sk[1], &bad, sizeof(bad)) == sizeof(bad) ? 0 : 1);
+	}
+	close(sk[1]);
+	ASSERT_EQ(0, send_fd(sk[0], fd));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(sizeof(bad), read(sk[0], &bad, sizeof(bad)));
+	EXPECT_EQ(0, bad)
+	{
+		TH_LOG("child failures: %#x", bad);
+	}
+	close(sk[0]);
+}
 #endif
 
 /* The stats fd of @e's source of @kind (for VCPU, vCPU @vcpu's); or -1. */
