@@ -299,6 +299,51 @@ TEST_F(ev, vm_create_and_destroy_are_events_of_the_system_fd)
 	close(dev);
 }
 
+/* A stats fd's whole file, taken before a hangup. */
+struct fd_image {
+	unsigned char *bytes;
+	size_t size;
+	long long mask; /* file offset of sample_ns, or -1 */
+};
+
+/* Take @fd's whole file into @im; @fd has no event pending. */
+static void image_take(struct __test_metadata *_metadata, int fd,
+		       struct fd_image *im)
+{
+	struct sfile s;
+
+	ASSERT_EQ(0, parse(fd, &s));
+	im->mask = sfile_off(&s, STATSFD_STAT_SAMPLE_NS);
+	sfile_free(&s);
+	im->bytes = whole_file(fd, &im->size);
+	ASSERT_NE(NULL, im->bytes);
+	EXPECT_EQ(IDLE, state(fd));
+}
+
+/*
+ * @fd is hung up, for good (reads and polls do not clear it), and still
+ * reads the same bytes as @im (but sample_ns, taken anew by every read).
+ * Frees @im.
+ */
+static void expect_hung_same(struct __test_metadata *_metadata, int fd,
+			     struct fd_image *im)
+{
+	unsigned char *after;
+	size_t size;
+
+	EXPECT_EQ(HUNG, state(fd));
+	after = whole_file(fd, &size);
+	ASSERT_NE(NULL, after);
+	ASSERT_EQ(im->size, size);
+	EXPECT_EQ(0, image_cmp(after, im->bytes, 0, size, im->mask))
+	{
+		TH_LOG("fd %d changed after the hangup", fd);
+	}
+	EXPECT_EQ(HUNG, state(fd));
+	free(after);
+	free(im->bytes);
+}
+
 FIXTURE(hup)
 {
 	struct vm_env e;
@@ -346,21 +391,12 @@ TEST_F(hup, closing_every_vmm_fd_hangs_up)
 	int *handle[3] = { &self->e.vm, &self->e.vcpu[0], &self->e.vcpu[1] };
 	int fds[3] = { self->e.vm_stats, self->e.vcpu_stats[0],
 		       self->e.vcpu_stats[1] };
-	unsigned char *before[3], *after;
-	long long mask[3];
-	size_t size[3], size2;
+	struct fd_image before[3];
 	struct waiter w;
-	struct sfile s;
 	int i, k;
 
-	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, parse(fds[i], &s));
-		mask[i] = sfile_off(&s, STATSFD_STAT_SAMPLE_NS);
-		sfile_free(&s);
-		before[i] = whole_file(fds[i], &size[i]);
-		ASSERT_NE(NULL, before[i]);
-		EXPECT_EQ(IDLE, state(fds[i]));
-	}
+	for (i = 0; i < 3; i++)
+		image_take(_metadata, fds[i], &before[i]);
 	for (k = 0; k < 2; k++) {
 		close_fd(handle[variant->order[k]]);
 		for (i = 0; i < 3; i++)
@@ -378,20 +414,8 @@ TEST_F(hup, closing_every_vmm_fd_hangs_up)
 	EXPECT_EQ(POLLHUP, w.revents);
 	EXPECT_GT(5000000000ULL, w.ns);
 
-	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(HUNG, state(fds[i]));
-		/* For good: reads and polls do not clear it. */
-		after = whole_file(fds[i], &size2);
-		ASSERT_NE(NULL, after);
-		ASSERT_EQ(size[i], size2);
-		EXPECT_EQ(0, image_cmp(after, before[i], 0, size2, mask[i]))
-		{
-			TH_LOG("fd %d changed after the hangup", i);
-		}
-		EXPECT_EQ(HUNG, state(fds[i]));
-		free(after);
-		free(before[i]);
-	}
+	for (i = 0; i < 3; i++)
+		expect_hung_same(_metadata, fds[i], &before[i]);
 	EXPECT_EQ(5 + 2, stat_get(fds[1], "exits"));
 	EXPECT_EQ(2 * (5 + 2), stat_get(fds[0], "exits_sum"));
 	/* The system source never hangs up; the VM is still alive. */
@@ -440,13 +464,10 @@ fail:
 TEST_F(ev, vmm_exit_hangs_up_fds_passed_to_another_process)
 {
 	struct epoll_event ev, evs[4];
-	unsigned char *before[3], *after;
-	long long mask[3];
-	size_t size[3], size2;
+	struct fd_image before[3];
 	__u64 alive = sys_stat("vms_alive");
 	int sv[2], fds[3], ep, i, n, hups = 0, status;
 	unsigned int seen = 0;
-	struct sfile s;
 	__u64 t_end;
 	pid_t pid;
 	char byte;
@@ -465,12 +486,7 @@ TEST_F(ev, vmm_exit_hangs_up_fds_passed_to_another_process)
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_LE(0, ep);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, parse(fds[i], &s));
-		mask[i] = sfile_off(&s, STATSFD_STAT_SAMPLE_NS);
-		sfile_free(&s);
-		before[i] = whole_file(fds[i], &size[i]);
-		ASSERT_NE(NULL, before[i]);
-		EXPECT_EQ(IDLE, state(fds[i]));
+		image_take(_metadata, fds[i], &before[i]);
 		ev.events = EPOLLPRI;
 		ev.data.u32 = i;
 		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev));
@@ -495,15 +511,8 @@ TEST_F(ev, vmm_exit_hangs_up_fds_passed_to_another_process)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(HUNG, state(fds[i]));
-		after = whole_file(fds[i], &size2);
-		ASSERT_NE(NULL, after);
-		ASSERT_EQ(size[i], size2);
-		EXPECT_EQ(0, image_cmp(after, before[i], 0, size2, mask[i]));
-		free(after);
-		free(before[i]);
-	}
+	for (i = 0; i < 3; i++)
+		expect_hung_same(_metadata, fds[i], &before[i]);
 	EXPECT_EQ(7, stat_get(fds[2], "exits"));
 	EXPECT_EQ(14, stat_get(fds[0], "io_exits_sum"));
 	/* The monitor's fds alone keep the VM. */
