@@ -84,6 +84,26 @@ static unsigned char *whole_file(int fd, size_t *size)
 	return buf;
 }
 
+/* A device fd, a VM on it and the VM's stats fd, each asserted. */
+static void open_vm_stats(struct __test_metadata *_metadata, int *dev,
+			  int *vm, int *vs)
+{
+	*dev = dev_open();
+	ASSERT_LE(0, *dev);
+	*vm = vm_create(*dev);
+	ASSERT_LE(0, *vm);
+	*vs = stats_fd(*vm);
+	ASSERT_LE(0, *vs);
+}
+
+/* Closes what open_vm_stats() opened. */
+static void close_vm_stats(int dev, int vm, int vs)
+{
+	close(vs);
+	close(vm);
+	close(dev);
+}
+
 /* A thread blocked in poll() on one fd. */
 struct waiter {
 	pthread_t thread;
@@ -152,12 +172,7 @@ TEST_F(ev, vcpu_add_is_an_event_of_the_vm_stats_fd)
 	struct timeval tv = { 0 };
 	char id[8];
 
-	dev = dev_open();
-	ASSERT_LE(0, dev);
-	vm = vm_create(dev);
-	ASSERT_LE(0, vm);
-	vs = stats_fd(vm);
-	ASSERT_LE(0, vs);
+	open_vm_stats(_metadata, &dev, &vm, &vs);
 	ASSERT_EQ(0, parse(vs, &s));
 	/* A fresh fd has no event. */
 	EXPECT_EQ(IDLE, state(vs));
@@ -212,9 +227,7 @@ TEST_F(ev, vcpu_add_is_an_event_of_the_vm_stats_fd)
 	close(cs);
 	for (i = 0; i < 3; i++)
 		close(vcpu[i]);
-	close(vs);
-	close(vm);
-	close(dev);
+	close_vm_stats(dev, vm, vs);
 }
 
 /* A poller asleep on the VM stats fd wakes when a vCPU is added. */
@@ -223,12 +236,7 @@ TEST_F(ev, blocked_poller_wakes_on_vcpu_add)
 	struct waiter w;
 	int dev, vm, vs, vcpu;
 
-	dev = dev_open();
-	ASSERT_LE(0, dev);
-	vm = vm_create(dev);
-	ASSERT_LE(0, vm);
-	vs = stats_fd(vm);
-	ASSERT_LE(0, vs);
+	open_vm_stats(_metadata, &dev, &vm, &vs);
 	ASSERT_EQ(0, waiter_start(&w, vs, POLLPRI, 20000));
 	/* Nothing happened: still asleep. */
 	EXPECT_EQ(0, atomic_load(&w.done));
@@ -239,9 +247,7 @@ TEST_F(ev, blocked_poller_wakes_on_vcpu_add)
 	EXPECT_EQ(POLLPRI | POLLERR, w.revents);
 	EXPECT_GT(5000000000ULL, w.ns);
 	close(vcpu);
-	close(vs);
-	close(vm);
-	close(dev);
+	close_vm_stats(dev, vm, vs);
 }
 
 /*
@@ -534,12 +540,7 @@ TEST_F(ev, change_between_two_polls_is_never_lost)
 	struct epoll_event ev = { .events = EPOLLPRI | EPOLLET }, out;
 	int dev, vm, vs, ep, vcpu[4], i;
 
-	dev = dev_open();
-	ASSERT_LE(0, dev);
-	vm = vm_create(dev);
-	ASSERT_LE(0, vm);
-	vs = stats_fd(vm);
-	ASSERT_LE(0, vs);
+	open_vm_stats(_metadata, &dev, &vm, &vs);
 	EXPECT_EQ(IDLE, state(vs));
 
 	/* Two changes with no poll between: one event, until read. */
@@ -574,9 +575,7 @@ TEST_F(ev, change_between_two_polls_is_never_lost)
 	close(ep);
 	for (i = 0; i < 4; i++)
 		close(vcpu[i]);
-	close(vs);
-	close(vm);
-	close(dev);
+	close_vm_stats(dev, vm, vs);
 }
 
 FIXTURE(race)
@@ -921,12 +920,7 @@ FIXTURE_SETUP(ep)
 		self->vcpu[i] = -1;
 	self->debugfs = debugfs_param_get();
 	ASSERT_EQ(0, debugfs_param_set(false));
-	self->dev = dev_open();
-	ASSERT_LE(0, self->dev);
-	self->vm = vm_create(self->dev);
-	ASSERT_LE(0, self->vm);
-	self->vs = stats_fd(self->vm);
-	ASSERT_LE(0, self->vs);
+	open_vm_stats(_metadata, &self->dev, &self->vm, &self->vs);
 	self->ep = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_LE(0, self->ep);
 	if (variant->et)
