@@ -291,6 +291,68 @@ ssize_t statsfd_kunit_read(struct kunit *test, struct file *file,
 	return ret;
 }
 
+/**
+ * statsfd_kunit_fill_child() - distinct values in every stat of a child
+ * @c: the child's stats
+ * @seed: 1, 2, ...: each child its own values, none of them zero
+ *
+ * Child @seed's exits are 1000 * @seed + 11 and its wait_ns 7000000 *
+ * @seed + 3: tests that check an aggregate by number count on these.
+ */
+void statsfd_kunit_fill_child(struct statsfd_kunit_child *c, u64 seed)
+{
+	unsigned int i;
+
+	c->exits = 1000 * seed + 11;
+	c->blocking = seed & 1;
+	c->max_run = 500 + seed;
+	c->wait_ns = 7000000 * seed + 3;
+	for (i = 0; i < ARRAY_SIZE(c->lin); i++)
+		c->lin[i] = seed * 100 + i;
+	for (i = 0; i < ARRAY_SIZE(c->log); i++)
+		c->log[i] = (seed << (i + 4)) + i;
+	c->io_bytes = 4096 * seed + 1;
+	c->cycles = 0x0fedcba987654321ULL + seed;
+}
+
+/**
+ * statsfd_kunit_family() - a parent of the plain schemas and its children
+ * @test: the test; schemas and sources are test-owned
+ * @f: the family, zeroed by the caller; its values are what the sources
+ *	show
+ * @id: the parent's id; child i's is "@id/vcpu-i"
+ * @nr: how many children (at most SFK_FAMILY_MAX), child i filled by
+ *	statsfd_kunit_fill_child(i + 1)
+ * @nr_added: how many of them, the first ones, are the parent's children
+ *	(the others are spares a test adds itself)
+ *
+ * The parent's own stats are created = 9 and alive = 4.
+ */
+void statsfd_kunit_family(struct kunit *test, struct statsfd_kunit_family *f,
+			  const char *id, unsigned int nr,
+			  unsigned int nr_added)
+{
+	struct statsfd_schema *cs, *ps;
+	unsigned int i;
+	char cid[32];
+
+	KUNIT_ASSERT_LE(test, nr, SFK_FAMILY_MAX);
+	cs = statsfd_kunit_schema(test, &statsfd_kunit_child_tmpl, NULL);
+	ps = statsfd_kunit_schema(test, &statsfd_kunit_parent_tmpl, cs);
+	f->pstats.created = 9;
+	f->pstats.alive = 4;
+	f->parent = statsfd_kunit_source(test, ps, &f->pstats, id);
+	for (i = 0; i < nr; i++) {
+		statsfd_kunit_fill_child(&f->cstats[i], i + 1);
+		snprintf(cid, sizeof(cid), "%s/vcpu-%u", id, i);
+		f->child[i] = statsfd_kunit_source(test, cs, &f->cstats[i],
+						   cid);
+		if (i < nr_added)
+			statsfd_source_add_child(&f->parent->src,
+						 &f->child[i]->src);
+	}
+}
+
 static void statsfd_kunit_put32(u8 *img, u32 off, u32 v)
 {
 	memcpy(img + off, &v, sizeof(v));

@@ -94,6 +94,20 @@ struct statsfd_kunit_src {
 
 extern const struct statsfd_source_ops statsfd_kunit_ops;
 
+/* The most children a struct statsfd_kunit_family has. */
+#define SFK_FAMILY_MAX	4
+
+/*
+ * A VM-like parent of the plain schemas and its vCPU-like children, their
+ * live values in the struct (statsfd_kunit_family()).
+ */
+struct statsfd_kunit_family {
+	struct statsfd_kunit_parent pstats;
+	struct statsfd_kunit_child cstats[SFK_FAMILY_MAX];
+	struct statsfd_kunit_src *parent;
+	struct statsfd_kunit_src *child[SFK_FAMILY_MAX];
+};
+
 struct statsfd_schema *statsfd_kunit_schema(struct kunit *test,
 					    const struct statsfd_schema_def *tmpl,
 					    const struct statsfd_schema *child);
@@ -110,6 +124,10 @@ ssize_t statsfd_kunit_read(struct kunit *test, struct file *file,
 void *statsfd_kunit_image(struct kunit *test,
 			  const struct statsfd_desc_def *expect, u32 num_desc,
 			  u32 data_size, const char *id, const void *data);
+void statsfd_kunit_fill_child(struct statsfd_kunit_child *c, u64 seed);
+void statsfd_kunit_family(struct kunit *test, struct statsfd_kunit_family *f,
+			  const char *id, unsigned int nr,
+			  unsigned int nr_added);
 void statsfd_kunit_parent_data(const struct statsfd_kunit_parent *p,
 			       const struct statsfd_kunit_child *const *c,
 			       unsigned int n, u64 *data);
