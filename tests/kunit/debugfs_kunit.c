@@ -77,6 +77,28 @@ static const char *show(struct kunit *test, struct dentry *dir,
 	return m.buf;
 }
 
+/* Reading each stat of @want[i][0] in @dir shows @want[i][1]. */
+static void expect_shows(struct kunit *test, struct dentry *dir,
+			 const char *const (*want)[2], unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_STREQ_MSG(test, show(test, dir, want[i][0]),
+				       want[i][1], "stat %s", want[i][0]);
+}
+
+/* @src's directory @name, created under the test's; its dentry. */
+static struct dentry *dfs_create(struct kunit *test,
+				 struct statsfd_source *src, const char *name)
+{
+	struct dfs_ctx *ctx = test->priv;
+
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(src, name,
+							    ctx->dir), 0);
+	return src->priv->debugfs->dir;
+}
+
 static void statsfd_debugfs_root_is_named_statsfd(struct kunit *test)
 {
 	struct dentry *root = statsfd_debugfs_root();
@@ -113,18 +135,20 @@ static void statsfd_debugfs_show_prints_scalar_with_newline(struct kunit *test)
 	struct dfs_ctx *ctx = test->priv;
 	struct statsfd_source *c = &ctx->child[0]->src;
 
+	static const char *const want[][2] = {
+		{ "exits", "42\n" },
+		{ "cycles", "18446744073709551615\n" },
+		{ "blocking", "0\n" },
+	};
+	struct dentry *dir;
+
 	ctx->cstats[0].exits = 42;
 	ctx->cstats[0].cycles = U64_MAX;
-	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "vcpu-0",
-							    ctx->dir), 0);
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "exits"), "42\n");
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "cycles"),
-			   "18446744073709551615\n");
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "blocking"),
-			   "0\n");
+	dir = dfs_create(test, c, "vcpu-0");
+	expect_shows(test, dir, want, ARRAY_SIZE(want));
 	/* Live: the next read shows the new value. */
 	ctx->cstats[0].exits = 43;
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "exits"), "43\n");
+	KUNIT_EXPECT_STREQ(test, show(test, dir, "exits"), "43\n");
 }
 
 static void statsfd_debugfs_show_prints_histogram_on_one_line(struct kunit *test)
@@ -132,15 +156,16 @@ static void statsfd_debugfs_show_prints_histogram_on_one_line(struct kunit *test
 	struct dfs_ctx *ctx = test->priv;
 	struct statsfd_source *c = &ctx->child[1]->src;
 
+	static const char *const want[][2] = {
+		{ "lin", "1 22 0 4444\n" },
+		{ "log", "0 0 0 0 0 0\n" },
+	};
+
 	ctx->cstats[1].lin[0] = 1;
 	ctx->cstats[1].lin[1] = 22;
 	ctx->cstats[1].lin[3] = 4444;
-	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "vcpu-1",
-							    ctx->dir), 0);
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "lin"),
-			   "1 22 0 4444\n");
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "log"),
-			   "0 0 0 0 0 0\n");
+	expect_shows(test, dfs_create(test, c, "vcpu-1"), want,
+		     ARRAY_SIZE(want));
 }
 
 static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
@@ -148,22 +173,20 @@ static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
 	struct dfs_ctx *ctx = test->priv;
 	struct statsfd_source *p = &ctx->parent->src;
 
+	static const char *const want[][2] = {
+		{ "created", "2\n" },
+		{ "exits_sum", "11\n" },
+		{ "exits_min", "3\n" },
+		{ "exits_avg", "5\n" },
+		{ "log_sum", "0 0 0 0 0 3\n" },
+	};
+
 	ctx->pstats.created = 2;
 	ctx->cstats[0].exits = 3;
 	ctx->cstats[1].exits = 8;
 	ctx->cstats[0].log[5] = 1;
 	ctx->cstats[1].log[5] = 2;
-	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(p, "vm", ctx->dir),
-			0);
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "created"), "2\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "exits_sum"),
-			   "11\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "exits_min"),
-			   "3\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "exits_avg"),
-			   "5\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "log_sum"),
-			   "0 0 0 0 0 3\n");
+	expect_shows(test, dfs_create(test, p, "vm"), want, ARRAY_SIZE(want));
 }
 
 /*
