@@ -190,6 +190,15 @@ static struct file *cmp_file(struct kunit *test, struct statsfd_source *src)
 	return file;
 }
 
+/* A file on a new computed child source "cpu-sum", which goes in @c. */
+static struct file *cmp_child_file(struct kunit *test, struct cmp_src **c)
+{
+	struct cmp_ctx *ctx = test->priv;
+
+	*c = cmp_source(test, ctx->child_schema, "cpu-sum");
+	return cmp_file(test, &(*c)->src);
+}
+
 /* ->read of @len bytes at @pos of @file into the test's kbuf. */
 static ssize_t cmp_read(struct kunit *test, struct file *file, size_t len,
 			loff_t pos)
@@ -233,9 +242,8 @@ static void statsfd_computed_read_returns_what_fill_computed(struct kunit *test)
 
 static void statsfd_computed_fill_runs_only_for_the_data_block(struct kunit *test)
 {
-	struct cmp_ctx *ctx = test->priv;
-	struct cmp_src *c = cmp_source(test, ctx->child_schema, "cpu-sum");
-	struct file *file = cmp_file(test, &c->src);
+	struct cmp_src *c;
+	struct file *file = cmp_child_file(test, &c);
 
 	/* Header, id and descriptors come from prebuilt blocks. */
 	KUNIT_EXPECT_EQ(test, cmp_read(test, file, SFK_DATA_OFFSET, 0),
@@ -255,9 +263,8 @@ static void statsfd_computed_fill_runs_only_for_the_data_block(struct kunit *tes
 
 static void statsfd_computed_fill_error_is_the_read_error(struct kunit *test)
 {
-	struct cmp_ctx *ctx = test->priv;
-	struct cmp_src *c = cmp_source(test, ctx->child_schema, "cpu-sum");
-	struct file *file = cmp_file(test, &c->src);
+	struct cmp_src *c;
+	struct file *file = cmp_child_file(test, &c);
 
 	c->fill_ret = -ENODEV;
 	KUNIT_EXPECT_EQ(test, cmp_read(test, file, SFK_CHILD_DATA_SIZE,
