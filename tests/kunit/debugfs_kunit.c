@@ -77,6 +77,15 @@ static const char *show(struct kunit *test, struct dentry *dir,
 	return m.buf;
 }
 
+/* A source of the snapshot child schema (values it owns), "vcpu". */
+static struct statsfd_kunit_src *snap_source(struct kunit *test)
+{
+	struct statsfd_schema *cs =
+		statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
+
+	return statsfd_kunit_source(test, cs, NULL, "vcpu");
+}
+
 /* Reading each stat of @want[i][0] in @dir shows @want[i][1]. */
 static void expect_shows(struct kunit *test, struct dentry *dir,
 			 const char *const (*want)[2], unsigned int n)
@@ -132,14 +141,12 @@ static void statsfd_source_debugfs_create_makes_one_file_per_stat(struct kunit *
 
 static void statsfd_debugfs_show_prints_scalar_with_newline(struct kunit *test)
 {
-	struct dfs_ctx *ctx = test->priv;
-	struct statsfd_source *c = &ctx->child[0]->src;
-
 	static const char *const want[][2] = {
-		{ "exits", "42\n" },
-		{ "cycles", "18446744073709551615\n" },
+		{ "exits", "42\n" }, { "cycles", "18446744073709551615\n" },
 		{ "blocking", "0\n" },
 	};
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *c = &ctx->child[0]->src;
 	struct dentry *dir;
 
 	ctx->cstats[0].exits = 42;
@@ -153,13 +160,11 @@ static void statsfd_debugfs_show_prints_scalar_with_newline(struct kunit *test)
 
 static void statsfd_debugfs_show_prints_histogram_on_one_line(struct kunit *test)
 {
+	static const char *const want[][2] = {
+		{ "lin", "1 22 0 4444\n" }, { "log", "0 0 0 0 0 0\n" },
+	};
 	struct dfs_ctx *ctx = test->priv;
 	struct statsfd_source *c = &ctx->child[1]->src;
-
-	static const char *const want[][2] = {
-		{ "lin", "1 22 0 4444\n" },
-		{ "log", "0 0 0 0 0 0\n" },
-	};
 
 	ctx->cstats[1].lin[0] = 1;
 	ctx->cstats[1].lin[1] = 22;
@@ -170,16 +175,13 @@ static void statsfd_debugfs_show_prints_histogram_on_one_line(struct kunit *test
 
 static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
 {
-	struct dfs_ctx *ctx = test->priv;
-	struct statsfd_source *p = &ctx->parent->src;
-
 	static const char *const want[][2] = {
-		{ "created", "2\n" },
-		{ "exits_sum", "11\n" },
-		{ "exits_min", "3\n" },
-		{ "exits_avg", "5\n" },
+		{ "created", "2\n" }, { "exits_sum", "11\n" },
+		{ "exits_min", "3\n" }, { "exits_avg", "5\n" },
 		{ "log_sum", "0 0 0 0 0 3\n" },
 	};
+	struct dfs_ctx *ctx = test->priv;
+	struct statsfd_source *p = &ctx->parent->src;
 
 	ctx->pstats.created = 2;
 	ctx->cstats[0].exits = 3;
@@ -196,10 +198,7 @@ static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
 static void statsfd_debugfs_show_of_a_snapshot_source_is_its_last_window(struct kunit *test)
 {
 	struct dfs_ctx *ctx = test->priv;
-	struct statsfd_schema *cs =
-		statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
-	struct statsfd_kunit_src *s =
-		statsfd_kunit_source(test, cs, NULL, "vcpu");
+	struct statsfd_kunit_src *s = snap_source(test);
 	struct statsfd_kunit_child *v = statsfd_source_stats(&s->src);
 	struct dentry *dir;
 
@@ -228,10 +227,7 @@ static void statsfd_debugfs_show_of_a_snapshot_source_is_its_last_window(struct 
 static void statsfd_source_debugfs_create_gives_only_a_copying_view_a_buffer(struct kunit *test)
 {
 	struct dfs_ctx *ctx = test->priv;
-	struct statsfd_schema *cs =
-		statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
-	struct statsfd_kunit_src *s =
-		statsfd_kunit_source(test, cs, NULL, "vcpu");
+	struct statsfd_kunit_src *s = snap_source(test);
 	struct statsfd_source *plain = &ctx->child[0]->src;
 
 	KUNIT_EXPECT_NULL(test, s->src.priv->debugfs);

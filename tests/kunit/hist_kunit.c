@@ -151,12 +151,9 @@ static void expect_steps(struct kunit *test, void (*op)(u64 *stat, u64 arg),
 
 static void statsfd_stat_add_adds_and_wraps_modulo_2_64(struct kunit *test)
 {
+	/* Counters wrap like KVM's: no saturation, no trap. */
 	static const struct stat_step steps[] = {
-		{ 5, 5 },
-		{ 0, 5 },
-		/* Counters wrap like KVM's: no saturation, no trap. */
-		{ U64_MAX - 4, 0 },
-		{ U64_MAX, U64_MAX },
+		{ 5, 5 }, { 0, 5 }, { U64_MAX - 4, 0 }, { U64_MAX, U64_MAX },
 	};
 
 	expect_steps(test, statsfd_stat_add, 0, steps, ARRAY_SIZE(steps));
@@ -165,9 +162,7 @@ static void statsfd_stat_add_adds_and_wraps_modulo_2_64(struct kunit *test)
 static void statsfd_stat_set_overwrites_whatever_was_there(struct kunit *test)
 {
 	static const struct stat_step steps[] = {
-		{ 1, 1 },
-		{ 0, 0 },
-		{ U64_MAX, U64_MAX },
+		{ 1, 1 }, { 0, 0 }, { U64_MAX, U64_MAX },
 	};
 
 	expect_steps(test, statsfd_stat_set, 7, steps, ARRAY_SIZE(steps));
@@ -176,11 +171,8 @@ static void statsfd_stat_set_overwrites_whatever_was_there(struct kunit *test)
 static void statsfd_stat_max_only_ever_raises(struct kunit *test)
 {
 	static const struct stat_step steps[] = {
-		{ 10, 10 },
-		{ 3, 10 },
-		{ 10, 10 },
-		{ U64_MAX, U64_MAX },
-		{ 0, U64_MAX },
+		{ 10, 10 }, { 3, 10 }, { 10, 10 },
+		{ U64_MAX, U64_MAX }, { 0, U64_MAX },
 	};
 
 	expect_steps(test, statsfd_stat_max, 0, steps, ARRAY_SIZE(steps));
