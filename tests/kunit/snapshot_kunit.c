@@ -691,6 +691,21 @@ static void statsfd_source_init_snapshot_live_values_are_outside_the_area(struct
 	KUNIT_EXPECT_NULL(test, memchr_inv(live, 0, SFK_CHILD_DATA_SIZE));
 }
 
+/* statsfd_source_init_snapshot() refuses @stats and leaves nothing. */
+static void expect_init_snapshot_einval(struct kunit *test,
+					const struct statsfd_schema *cs,
+					void *stats)
+{
+	struct statsfd_source src = {};
+
+	KUNIT_EXPECT_EQ(test, statsfd_source_init_snapshot(&src, cs, stats,
+							   &statsfd_kunit_ops,
+							   "x"),
+			-EINVAL);
+	KUNIT_EXPECT_NULL(test, src.priv);
+	KUNIT_EXPECT_NULL(test, src.area);
+}
+
 /* The live values must be there, and aligned for the u64 copies. */
 static void statsfd_source_init_snapshot_rejects_a_bad_stats_pointer(struct kunit *test)
 {
@@ -700,19 +715,8 @@ static void statsfd_source_init_snapshot_rejects_a_bad_stats_pointer(struct kuni
 				   GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, stats);
-	KUNIT_EXPECT_EQ(test, statsfd_source_init_snapshot(&src, ctx->cs, NULL,
-							   &statsfd_kunit_ops,
-							   "x"),
-			-EINVAL);
-	KUNIT_EXPECT_NULL(test, src.priv);
-	KUNIT_EXPECT_NULL(test, src.area);
-	KUNIT_EXPECT_EQ(test, statsfd_source_init_snapshot(&src, ctx->cs,
-							   (void *)stats + 4,
-							   &statsfd_kunit_ops,
-							   "x"),
-			-EINVAL);
-	KUNIT_EXPECT_NULL(test, src.priv);
-	KUNIT_EXPECT_NULL(test, src.area);
+	expect_init_snapshot_einval(test, ctx->cs, NULL);
+	expect_init_snapshot_einval(test, ctx->cs, (void *)stats + 4);
 	/* Control: the same memory, aligned, is accepted. */
 	KUNIT_ASSERT_EQ(test, statsfd_source_init_snapshot(&src, ctx->cs,
 							   stats + 1,
@@ -1402,37 +1406,42 @@ struct mix_count {
 /*
  * What a mix check copies while a loop_writer writes its sources: @copy
  * takes one copy @how into @dst (false: the copy failed), @mixed tells
- * whether that copy mixes two passes.
+ * whether that copy mixes two passes; @thread names the writer.
  */
 struct mix_check {
-	struct loop_writer *w;
 	const char *thread;
 	bool (*copy)(struct snap_ctx *ctx, void *arg, enum copy_how how,
 		     u64 *dst);
 	bool (*mixed)(const u64 *got, enum copy_how how);
-	void *arg;
 };
 
 /*
- * Copy @m's values @how for @ms (or until @enough mixes) while its
- * writer runs, counting the copies, the mixes, the failed copies and the
- * changes of the first value (the writer really wrote).
+ * Copy @m's values (@arg for its copy) @how for @ms (or until @enough
+ * mixes) while a writer writes the @nsrc sources @src, counting the
+ * copies, the mixes, the failed copies and the changes of the first value
+ * (the writer really wrote).
  */
 static struct mix_count mix_reads(struct kunit *test,
-				  const struct mix_check *m,
-				  enum copy_how how, unsigned int ms,
-				  unsigned long enough)
+				  const struct mix_check *m, void *arg,
+				  struct statsfd_source *const *src,
+				  unsigned int nsrc, enum copy_how how,
+				  unsigned int ms, unsigned long enough)
 {
 	struct snap_ctx *ctx = test->priv;
+	struct loop_writer *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
 	unsigned long end = jiffies + msecs_to_jiffies(ms);
 	struct mix_count c = {};
 	u64 *got = ctx->kbuf, last = 0;
 	struct sfk_thread *t;
 
-	t = sfk_thread_start(test, loop_writer_fn, m->w, m->thread);
+	KUNIT_ASSERT_NOT_NULL(test, w);
+	KUNIT_ASSERT_LE(test, nsrc, ARRAY_SIZE(w->src));
+	memcpy(w->src, src, nsrc * sizeof(*src));
+	w->nsrc = nsrc;
+	t = sfk_thread_start(test, loop_writer_fn, w, m->thread);
 	while (time_before(jiffies, end) && c.mixed < enough) {
 		c.reads++;
-		if (!m->copy(ctx, m->arg, how, got)) {
+		if (!m->copy(ctx, arg, how, got)) {
 			c.errors++;
 			continue;
 		}
@@ -1445,7 +1454,7 @@ static struct mix_count mix_reads(struct kunit *test,
 	sfk_thread_stop(t);
 	kunit_info(test, "%s: %lu reads, %lu mixed, %lu errors, %lu changes, %llu passes\n",
 		   copy_how_name[how], c.reads, c.mixed, c.errors, c.changes,
-		   READ_ONCE(m->w->passes));
+		   READ_ONCE(w->passes));
 	return c;
 }
 
@@ -1481,22 +1490,18 @@ static bool child_mixed(const u64 *got, enum copy_how how)
 	       (how == THROUGH_READ && got[GENERATION] != got[0]);
 }
 
+static const struct mix_check child_mix = {
+	.thread = "sfk_loop", .copy = child_copy, .mixed = child_mixed,
+};
+
 /* Copy the child's values @how while one writer writes them. */
 static struct mix_count child_reads(struct kunit *test, enum copy_how how,
 				    unsigned int ms, unsigned long enough)
 {
 	struct snap_ctx *ctx = test->priv;
-	struct mix_check m = {
-		.w = kunit_kzalloc(test, sizeof(*m.w), GFP_KERNEL),
-		.thread = "sfk_loop",
-		.copy = child_copy,
-		.mixed = child_mixed,
-	};
+	struct statsfd_source *src = &ctx->src->src;
 
-	KUNIT_ASSERT_NOT_NULL(test, m.w);
-	m.w->src[0] = &ctx->src->src;
-	m.w->nsrc = 1;
-	return mix_reads(test, &m, how, ms, enough);
+	return mix_reads(test, &child_mix, NULL, &src, 1, how, ms, enough);
 }
 
 static void statsfd_snapshot_read_never_mixes_two_windows(struct kunit *test)
@@ -1929,24 +1934,18 @@ static bool agg_mixed(const u64 *got, enum copy_how how)
 	return !aggs_consistent(got);
 }
 
+static const struct mix_check agg_mix = {
+	.thread = "sfk_loop2", .copy = agg_copy, .mixed = agg_mixed,
+};
+
 /* Copy the parent's aggregates @how while one writer writes both children. */
 static struct mix_count agg_reads(struct kunit *test, enum copy_how how,
 				  unsigned int ms, unsigned long enough)
 {
 	struct family *f = new_family(test);
-	struct mix_check m = {
-		.w = kunit_kzalloc(test, sizeof(*m.w), GFP_KERNEL),
-		.thread = "sfk_loop2",
-		.copy = agg_copy,
-		.mixed = agg_mixed,
-		.arg = f,
-	};
+	struct statsfd_source *src[] = { &f->child[0]->src, &f->child[1]->src };
 
-	KUNIT_ASSERT_NOT_NULL(test, m.w);
-	m.w->src[0] = &f->child[0]->src;
-	m.w->src[1] = &f->child[1]->src;
-	m.w->nsrc = 2;
-	return mix_reads(test, &m, how, ms, enough);
+	return mix_reads(test, &agg_mix, f, src, 2, how, ms, enough);
 }
 
 static void statsfd_snapshot_aggregates_never_mix_a_childs_windows(struct kunit *test)
