@@ -611,7 +611,7 @@ TEST_F(map, fork_child_reads_mapping)
 /* In the child: nothing of the test's but the socket. */
 static void nobody_forget(void *arg)
 {
-	FIXTURE_DATA(map) *self = arg;
+	FIXTURE_DATA(map) * self = arg;
 
 	close(self->fd);
 	close(self->sys);
@@ -621,7 +621,7 @@ static void nobody_forget(void *arg)
 /* In the child, as nobody: @fd maps the values, read-only. */
 static int nobody_maps(int fd, void *arg)
 {
-	FIXTURE_DATA(map) *self = arg;
+	FIXTURE_DATA(map) * self = arg;
 	const struct statsfd_mmap_header *mh;
 	int bad = 0;
 	size_t len;

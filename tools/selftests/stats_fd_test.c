@@ -53,7 +53,17 @@ FIXTURE(sfd)
 	long page; /* page size */
 };
 
-FIXTURE_KIND_VARIANTS(sfd);
+FIXTURE_VARIANT(sfd)
+{
+	enum kind kind;
+};
+
+/* A variant is a definition, not a call: keep it on one line. */
+/* clang-format off */
+FIXTURE_VARIANT_ADD(sfd, system) { .kind = SYSTEM };
+FIXTURE_VARIANT_ADD(sfd, vm) { .kind = VM };
+FIXTURE_VARIANT_ADD(sfd, vcpu) { .kind = VCPU };
+/* clang-format on */
 
 FIXTURE_SETUP(sfd)
 {

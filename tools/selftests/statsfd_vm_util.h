@@ -67,6 +67,10 @@
 #define BIT(n) (1U << (n))
 #endif
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
 #define HIST_BUCKETS 32
 #define RUN_HIST_BUCKET 64
 
@@ -273,19 +277,6 @@ static inline int vm_env_open(struct vm_env *e, int dev, unsigned int nr_vcpus,
 	} while (0)
 
 /*
- * Variants of fixture @f, one for each kind of source (@f.system, @f.vm,
- * @f.vcpu), for the tests every stats fd must pass: variant->kind.
- */
-#define FIXTURE_KIND_VARIANTS(f)                                \
-	FIXTURE_VARIANT(f)                                      \
-	{                                                       \
-		enum kind kind;                                 \
-	};                                                      \
-	FIXTURE_VARIANT_ADD(f, system) { .kind = SYSTEM };      \
-	FIXTURE_VARIANT_ADD(f, vm) { .kind = VM };              \
-	FIXTURE_VARIANT_ADD(f, vcpu) { .kind = VCPU }
-
-/*
  * What a child that dropped to uid nobody found wrong, one bit each: the
  * first two are expect_nobody_clean()'s, a test's own @check returns the
  * bits from NOBODY_CHECK up.
@@ -293,6 +284,15 @@ static inline int vm_env_open(struct vm_env *e, int dev, unsigned int nr_vcpus,
 #define NOBODY_DROP BIT(0) /* could not become nobody */
 #define NOBODY_RECV BIT(1) /* no fd received */
 #define NOBODY_CHECK BIT(2)
+
+/* In the child, as nobody: @check the fd that comes over @sk. */
+static inline int nobody_recv_check(int sk, int (*check)(int fd, void *arg),
+				    void *arg)
+{
+	int fd = recv_fd(sk);
+
+	return fd < 0 ? NOBODY_RECV : check(fd, arg);
+}
 
 /*
  * @fd passed over SCM_RIGHTS to a child process that dropped to uid nobody
@@ -305,7 +305,7 @@ static inline void expect_nobody_clean(struct __test_metadata *_metadata,
 				       int (*check)(int fd, void *arg),
 				       void *arg)
 {
-	int sk[2], status, got, bad = -1;
+	int sk[2], status, bad = -1;
 	pid_t pid;
 
 	/* the guest runs every test as root: dropping to nobody needs it */
@@ -319,10 +319,8 @@ static inline void expect_nobody_clean(struct __test_metadata *_metadata,
 		if (setgroups(0, NULL) || setgid(GID_NOBODY) ||
 		    setuid(UID_NOBODY) || getuid() != UID_NOBODY)
 			bad = NOBODY_DROP;
-		else if ((got = recv_fd(sk[1])) < 0)
-			bad = NOBODY_RECV;
 		else
-			bad = check(got, arg);
+			bad = nobody_recv_check(sk[1], check, arg);
 		_exit(write(sk[1], &bad, sizeof(bad)) == sizeof(bad) ? 0 : 1);
 	}
 	close(sk[1]);
@@ -631,7 +629,7 @@ static inline int fault_knobs_task_only(const char *dir)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(knobs); i++)
 		if (fault_knob_set(dir, knobs[i][0], knobs[i][1]))
 			return -1;
 	return 0;

@@ -194,7 +194,17 @@ FIXTURE(bad)
 	bool debugfs; /* the debugfs parameter, to restore */
 };
 
-FIXTURE_KIND_VARIANTS(bad);
+FIXTURE_VARIANT(bad)
+{
+	enum kind kind;
+};
+
+/* A variant is a definition, not a call: keep it on one line. */
+/* clang-format off */
+FIXTURE_VARIANT_ADD(bad, system) { .kind = SYSTEM };
+FIXTURE_VARIANT_ADD(bad, vm) { .kind = VM };
+FIXTURE_VARIANT_ADD(bad, vcpu) { .kind = VCPU };
+/* clang-format on */
 
 FIXTURE_SETUP(bad)
 {
