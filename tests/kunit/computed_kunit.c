@@ -553,10 +553,4 @@ static struct kunit_case statsfd_computed_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_computed_suite = {
-	.name = "statsfd_computed",
-	.init = cmp_init,
-	.test_cases = statsfd_computed_cases,
-};
-
-kunit_test_suite(statsfd_computed_suite);
+STATSFD_KUNIT_SUITE(statsfd_computed, cmp_init);

@@ -390,10 +390,4 @@ static struct kunit_case statsfd_debugfs_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_debugfs_suite = {
-	.name = "statsfd_debugfs",
-	.init = dfs_init,
-	.test_cases = statsfd_debugfs_cases,
-};
-
-kunit_test_suites(&statsfd_debugfs_suite);
+STATSFD_KUNIT_SUITE(statsfd_debugfs, dfs_init);

@@ -184,10 +184,4 @@ static struct kunit_case statsfd_fd_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_fd_suite = {
-	.name = "statsfd_fd",
-	.init = fd_init,
-	.test_cases = statsfd_fd_cases,
-};
-
-kunit_test_suites(&statsfd_fd_suite);
+STATSFD_KUNIT_SUITE(statsfd_fd, fd_init);

@@ -194,9 +194,4 @@ static struct kunit_case statsfd_hist_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_hist_suite = {
-	.name = "statsfd_hist",
-	.test_cases = statsfd_hist_cases,
-};
-
-kunit_test_suites(&statsfd_hist_suite);
+STATSFD_KUNIT_SUITE(statsfd_hist, NULL);

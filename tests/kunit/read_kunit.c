@@ -487,10 +487,4 @@ static struct kunit_case statsfd_read_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_read_suite = {
-	.name = "statsfd_read",
-	.init = read_init,
-	.test_cases = statsfd_read_cases,
-};
-
-kunit_test_suites(&statsfd_read_suite);
+STATSFD_KUNIT_SUITE(statsfd_read, read_init);

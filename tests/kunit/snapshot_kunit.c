@@ -2171,10 +2171,4 @@ static struct kunit_case statsfd_snapshot_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_snapshot_suite = {
-	.name = "statsfd_snapshot",
-	.init = snap_init,
-	.test_cases = statsfd_snapshot_cases,
-};
-
-kunit_test_suites(&statsfd_snapshot_suite);
+STATSFD_KUNIT_SUITE(statsfd_snapshot, snap_init);

@@ -12,6 +12,24 @@
 
 #include "core/internal.h"
 
+/*
+ * STATSFD_KUNIT_SUITE() - define and register the suite of one file
+ * @suite: the suite's name, an identifier; its cases are @suite##_cases
+ * @init_fn: run before each case, or NULL
+ *
+ * tools/testing/manifest.py reads these lines for the cases a run owes.
+ * The definition and its registration are one line here: dropping it
+ * leaves the case array and every case unused, which the -Werror build
+ * refuses, so a suite cannot go missing from the manifest quietly.
+ */
+#define STATSFD_KUNIT_SUITE(suite, init_fn)		\
+	static struct kunit_suite suite##_suite = {	\
+		.name = #suite,				\
+		.init = init_fn,			\
+		.test_cases = suite##_cases,		\
+	};						\
+	kunit_test_suites(&suite##_suite)
+
 /* A vCPU-like child: every kind of stat the macros can declare. */
 struct statsfd_kunit_child {
 	u64 exits;

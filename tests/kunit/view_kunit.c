@@ -1264,10 +1264,4 @@ static struct kunit_case statsfd_view_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_view_suite = {
-	.name = "statsfd_view",
-	.init = view_init,
-	.test_cases = statsfd_view_cases,
-};
-
-kunit_test_suites(&statsfd_view_suite);
+STATSFD_KUNIT_SUITE(statsfd_view, view_init);
