@@ -424,8 +424,8 @@ static void statsfd_computed_debugfs_view_computes_the_values(struct kunit *test
 	struct cmp_ctx *ctx = test->priv;
 	struct cmp_src *c = cmp_source(test, ctx->child_schema, "cpu-sum");
 	struct statsfd_kunit_child sum;
-	struct seq_file m = {};
-	struct dentry *dir, *d;
+	struct seq_file m;
+	struct dentry *dir;
 	char want[32];
 	int cpu;
 
@@ -436,13 +436,8 @@ static void statsfd_computed_debugfs_view_computes_the_values(struct kunit *test
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dir);
 	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(&c->src, "cpu",
 							    dir), 0);
-	d = debugfs_lookup("exits", statsfd_source_debugfs_dir(&c->src));
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, d);
-	m.size = 256;
-	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m.buf);
-	m.private = d_inode(d)->i_private;
-	dput(d);
+	statsfd_kunit_debugfs_seq(test, statsfd_source_debugfs_dir(&c->src),
+				  "exits", &m);
 	KUNIT_EXPECT_EQ(test, statsfd_debugfs_show(&m, NULL), 0);
 	snprintf(want, sizeof(want), "%llu\n", sum.exits);
 	KUNIT_EXPECT_STREQ(test, m.buf, want);

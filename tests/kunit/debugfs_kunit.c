@@ -64,15 +64,9 @@ static int dfs_init(struct kunit *test)
 static const char *show(struct kunit *test, struct dentry *dir,
 			const char *stat)
 {
-	struct dentry *d = debugfs_lookup(stat, dir);
-	struct seq_file m = {};
+	struct seq_file m;
 
-	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, d, "no file %s", stat);
-	m.size = 512;
-	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m.buf);
-	m.private = d_inode(d)->i_private;
-	dput(d);
+	statsfd_kunit_debugfs_seq(test, dir, stat, &m);
 	KUNIT_ASSERT_EQ(test, statsfd_debugfs_show(&m, NULL), 0);
 	return m.buf;
 }

@@ -4,11 +4,14 @@
  */
 #include <kunit/resource.h>
 #include <kunit/test.h>
+#include <linux/dcache.h>
+#include <linux/debugfs.h>
 #include <linux/err.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
 #include <linux/string.h>
@@ -289,6 +292,56 @@ ssize_t statsfd_kunit_read(struct kunit *test, struct file *file,
 	if (ret > 0)
 		KUNIT_ASSERT_EQ(test, copy_from_user(kbuf, ubuf, ret), 0);
 	return ret;
+}
+
+/**
+ * statsfd_kunit_seq() - a zeroed seq_file with a test-owned buffer
+ * @test: the test
+ * @m: the seq_file to set up
+ * @size: bytes of buffer
+ */
+void statsfd_kunit_seq(struct kunit *test, struct seq_file *m, size_t size)
+{
+	memset(m, 0, sizeof(*m));
+	m->size = size;
+	m->buf = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m->buf);
+}
+
+/**
+ * statsfd_kunit_debugfs_seq() - the seq_file a read of one debugfs stat uses
+ * @test: the test
+ * @dir: a source's debugfs directory
+ * @stat: the stat's file in @dir, which must exist
+ * @m: set up for statsfd_debugfs_show() on that file (512 bytes)
+ *
+ * The file's own i_private, as the debugfs read would pass it.
+ */
+void statsfd_kunit_debugfs_seq(struct kunit *test, struct dentry *dir,
+			       const char *stat, struct seq_file *m)
+{
+	struct dentry *d = debugfs_lookup(stat, dir);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, d, "no file %s", stat);
+	statsfd_kunit_seq(test, m, 512);
+	m->private = d_inode(d)->i_private;
+	dput(d);
+}
+
+/**
+ * statsfd_kunit_fdinfo() - what /proc/PID/fdinfo shows for @file
+ * @test: the test (the text is test-owned)
+ * @file: a stats file
+ *
+ * Return: the lines its ->show_fdinfo writes.
+ */
+const char *statsfd_kunit_fdinfo(struct kunit *test, struct file *file)
+{
+	struct seq_file m;
+
+	statsfd_kunit_seq(test, &m, 256);
+	file->f_op->show_fdinfo(&m, file);
+	return m.buf;
 }
 
 /**

@@ -142,6 +142,12 @@ ssize_t statsfd_kunit_read(struct kunit *test, struct file *file,
 void *statsfd_kunit_image(struct kunit *test,
 			  const struct statsfd_desc_def *expect, u32 num_desc,
 			  u32 data_size, const char *id, const void *data);
+struct seq_file;
+struct dentry;
+void statsfd_kunit_seq(struct kunit *test, struct seq_file *m, size_t size);
+void statsfd_kunit_debugfs_seq(struct kunit *test, struct dentry *dir,
+			       const char *stat, struct seq_file *m);
+const char *statsfd_kunit_fdinfo(struct kunit *test, struct file *file);
 void statsfd_kunit_fill_child(struct statsfd_kunit_child *c, u64 seed);
 void statsfd_kunit_family(struct kunit *test, struct statsfd_kunit_family *f,
 			  const char *id, unsigned int nr,

@@ -955,7 +955,6 @@ static void statsfd_view_file_pins_source_and_shows_fdinfo(struct kunit *test)
 {
 	struct view_ctx *ctx = test->priv;
 	static const char *const names[] = { "lin_sum", "created" };
-	struct seq_file m = {};
 	struct file *view;
 	int gets = atomic_read(&ctx->f.parent->gets);
 	int puts = atomic_read(&ctx->f.parent->puts);
@@ -969,11 +968,7 @@ static void statsfd_view_file_pins_source_and_shows_fdinfo(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, view->f_mode & FMODE_WRITE);
 	KUNIT_EXPECT_TRUE(test, view->f_mode & FMODE_PREAD);
 
-	m.size = 256;
-	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m.buf);
-	view->f_op->show_fdinfo(&m, view);
-	KUNIT_EXPECT_STREQ(test, m.buf,
+	KUNIT_EXPECT_STREQ(test, statsfd_kunit_fdinfo(test, view),
 			   "statsfd-id:\tvm-7-0\n"
 			   "statsfd-schema:\tkunit.parent\n"
 			   "statsfd-view:\t2\n");
