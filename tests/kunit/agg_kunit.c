@@ -535,10 +535,4 @@ static struct kunit_case statsfd_agg_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_agg_suite = {
-	.name = "statsfd_agg",
-	.init = agg_init,
-	.test_cases = statsfd_agg_cases,
-};
-
-kunit_test_suites(&statsfd_agg_suite);
+STATSFD_KUNIT_SUITE(statsfd_agg, agg_init);

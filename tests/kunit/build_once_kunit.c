@@ -160,9 +160,4 @@ static struct kunit_case statsfd_build_once_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_build_once_suite = {
-	.name = "statsfd_build_once",
-	.test_cases = statsfd_build_once_cases,
-};
-
-kunit_test_suites(&statsfd_build_once_suite);
+STATSFD_KUNIT_SUITE(statsfd_build_once, NULL);

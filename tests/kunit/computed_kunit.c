@@ -190,6 +190,24 @@ static struct file *cmp_file(struct kunit *test, struct statsfd_source *src)
 	return file;
 }
 
+/* A file on a new computed child source "cpu-sum", which goes in @c. */
+static struct file *cmp_child_file(struct kunit *test, struct cmp_src **c)
+{
+	struct cmp_ctx *ctx = test->priv;
+
+	*c = cmp_source(test, ctx->child_schema, "cpu-sum");
+	return cmp_file(test, &(*c)->src);
+}
+
+/* ->read of @len bytes at @pos of @file into the test's kbuf. */
+static ssize_t cmp_read(struct kunit *test, struct file *file, size_t len,
+			loff_t pos)
+{
+	struct cmp_ctx *ctx = test->priv;
+
+	return statsfd_kunit_read(test, file, ctx->ubuf, ctx->kbuf, len, pos);
+}
+
 static void statsfd_computed_read_returns_what_fill_computed(struct kunit *test)
 {
 	struct cmp_ctx *ctx = test->priv;
@@ -206,9 +224,7 @@ static void statsfd_computed_read_returns_what_fill_computed(struct kunit *test)
 				  SFK_CHILD_NUM_DESCS, SFK_CHILD_DATA_SIZE,
 				  "cpu-sum", &sum);
 	file = cmp_file(test, &c->src);
-	KUNIT_ASSERT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf, SFK_CHILD_FILE_SIZE,
-						 0),
+	KUNIT_ASSERT_EQ(test, cmp_read(test, file, SFK_CHILD_FILE_SIZE, 0),
 			SFK_CHILD_FILE_SIZE);
 	KUNIT_EXPECT_MEMEQ(test, ctx->kbuf, img, SFK_CHILD_FILE_SIZE);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->fills), 1);
@@ -216,9 +232,8 @@ static void statsfd_computed_read_returns_what_fill_computed(struct kunit *test)
 	/* A later read sees later values: nothing is cached. */
 	cmp_set(c, cpumask_first(cpu_possible_mask), 1000);
 	cmp_expect(c, &sum);
-	KUNIT_ASSERT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf, SFK_CHILD_DATA_SIZE,
-						 SFK_DATA_OFFSET),
+	KUNIT_ASSERT_EQ(test, cmp_read(test, file, SFK_CHILD_DATA_SIZE,
+				       SFK_DATA_OFFSET),
 			SFK_CHILD_DATA_SIZE);
 	KUNIT_EXPECT_MEMEQ(test, ctx->kbuf, &sum, SFK_CHILD_DATA_SIZE);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->fills), 2);
@@ -227,25 +242,20 @@ static void statsfd_computed_read_returns_what_fill_computed(struct kunit *test)
 
 static void statsfd_computed_fill_runs_only_for_the_data_block(struct kunit *test)
 {
-	struct cmp_ctx *ctx = test->priv;
-	struct cmp_src *c = cmp_source(test, ctx->child_schema, "cpu-sum");
-	struct file *file = cmp_file(test, &c->src);
+	struct cmp_src *c;
+	struct file *file = cmp_child_file(test, &c);
 
 	/* Header, id and descriptors come from prebuilt blocks. */
-	KUNIT_EXPECT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf, SFK_DATA_OFFSET, 0),
+	KUNIT_EXPECT_EQ(test, cmp_read(test, file, SFK_DATA_OFFSET, 0),
 			SFK_DATA_OFFSET);
-	KUNIT_EXPECT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf,
-						 SFK_CHILD_FILE_SIZE -
-						 SFK_CHILD_DESC_OFFSET,
-						 SFK_CHILD_DESC_OFFSET),
+	KUNIT_EXPECT_EQ(test, cmp_read(test, file,
+				       SFK_CHILD_FILE_SIZE -
+				       SFK_CHILD_DESC_OFFSET,
+				       SFK_CHILD_DESC_OFFSET),
 			SFK_CHILD_FILE_SIZE - SFK_CHILD_DESC_OFFSET);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->fills), 0);
 	/* One u64 of the data: one fill. */
-	KUNIT_EXPECT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf, 8,
-						 SFK_DATA_OFFSET + 8),
+	KUNIT_EXPECT_EQ(test, cmp_read(test, file, 8, SFK_DATA_OFFSET + 8),
 			8);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->fills), 1);
 	__fput_sync(file);
@@ -253,30 +263,24 @@ static void statsfd_computed_fill_runs_only_for_the_data_block(struct kunit *tes
 
 static void statsfd_computed_fill_error_is_the_read_error(struct kunit *test)
 {
-	struct cmp_ctx *ctx = test->priv;
-	struct cmp_src *c = cmp_source(test, ctx->child_schema, "cpu-sum");
-	struct file *file = cmp_file(test, &c->src);
+	struct cmp_src *c;
+	struct file *file = cmp_child_file(test, &c);
 
 	c->fill_ret = -ENODEV;
-	KUNIT_EXPECT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf, SFK_CHILD_DATA_SIZE,
-						 SFK_DATA_OFFSET),
+	KUNIT_EXPECT_EQ(test, cmp_read(test, file, SFK_CHILD_DATA_SIZE,
+				       SFK_DATA_OFFSET),
 			-ENODEV);
 	/* As for any read error: the bytes before the data block count. */
-	KUNIT_EXPECT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf, SFK_CHILD_FILE_SIZE,
-						 0),
+	KUNIT_EXPECT_EQ(test, cmp_read(test, file, SFK_CHILD_FILE_SIZE, 0),
 			SFK_DATA_OFFSET);
 	/* A positive return is a provider bug, never taken for a length. */
 	c->fill_ret = 5;
-	KUNIT_EXPECT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf, SFK_CHILD_DATA_SIZE,
-						 SFK_DATA_OFFSET),
+	KUNIT_EXPECT_EQ(test, cmp_read(test, file, SFK_CHILD_DATA_SIZE,
+				       SFK_DATA_OFFSET),
 			-EIO);
 	c->fill_ret = 0;
-	KUNIT_EXPECT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf, SFK_CHILD_DATA_SIZE,
-						 SFK_DATA_OFFSET),
+	KUNIT_EXPECT_EQ(test, cmp_read(test, file, SFK_CHILD_DATA_SIZE,
+				       SFK_DATA_OFFSET),
 			SFK_CHILD_DATA_SIZE);
 	__fput_sync(file);
 }
@@ -303,10 +307,8 @@ static void statsfd_computed_children_are_aggregated(struct kunit *test)
 	}
 	statsfd_kunit_parent_data(&own, cs, 2, want);
 	file = statsfd_kunit_file(test, parent);
-	KUNIT_ASSERT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf,
-						 SFK_PARENT_DATA_SIZE,
-						 SFK_DATA_OFFSET),
+	KUNIT_ASSERT_EQ(test, cmp_read(test, file, SFK_PARENT_DATA_SIZE,
+				       SFK_DATA_OFFSET),
 			SFK_PARENT_DATA_SIZE);
 	KUNIT_EXPECT_MEMEQ(test, ctx->kbuf, want, SFK_PARENT_DATA_SIZE);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c[0]->fills), 1);
@@ -314,10 +316,8 @@ static void statsfd_computed_children_are_aggregated(struct kunit *test)
 
 	/* A child that cannot compute fails the parent's aggregates. */
 	c[1]->fill_ret = -EIO;
-	KUNIT_EXPECT_EQ(test, statsfd_kunit_read(test, file, ctx->ubuf,
-						 ctx->kbuf,
-						 SFK_PARENT_DATA_SIZE,
-						 SFK_DATA_OFFSET),
+	KUNIT_EXPECT_EQ(test, cmp_read(test, file, SFK_PARENT_DATA_SIZE,
+				       SFK_DATA_OFFSET),
 			-EIO);
 	c[1]->fill_ret = 0;
 	for (i = 0; i < 2; i++)
@@ -424,8 +424,8 @@ static void statsfd_computed_debugfs_view_computes_the_values(struct kunit *test
 	struct cmp_ctx *ctx = test->priv;
 	struct cmp_src *c = cmp_source(test, ctx->child_schema, "cpu-sum");
 	struct statsfd_kunit_child sum;
-	struct seq_file m = {};
-	struct dentry *dir, *d;
+	struct seq_file m;
+	struct dentry *dir;
 	char want[32];
 	int cpu;
 
@@ -436,13 +436,8 @@ static void statsfd_computed_debugfs_view_computes_the_values(struct kunit *test
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, dir);
 	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(&c->src, "cpu",
 							    dir), 0);
-	d = debugfs_lookup("exits", statsfd_source_debugfs_dir(&c->src));
-	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, d);
-	m.size = 256;
-	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m.buf);
-	m.private = d_inode(d)->i_private;
-	dput(d);
+	statsfd_kunit_debugfs_seq(test, statsfd_source_debugfs_dir(&c->src),
+				  "exits", &m);
 	KUNIT_EXPECT_EQ(test, statsfd_debugfs_show(&m, NULL), 0);
 	snprintf(want, sizeof(want), "%llu\n", sum.exits);
 	KUNIT_EXPECT_STREQ(test, m.buf, want);
@@ -553,10 +548,4 @@ static struct kunit_case statsfd_computed_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_computed_suite = {
-	.name = "statsfd_computed",
-	.init = cmp_init,
-	.test_cases = statsfd_computed_cases,
-};
-
-kunit_test_suite(statsfd_computed_suite);
+STATSFD_KUNIT_SUITE(statsfd_computed, cmp_init);

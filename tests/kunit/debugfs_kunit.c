@@ -64,17 +64,42 @@ static int dfs_init(struct kunit *test)
 static const char *show(struct kunit *test, struct dentry *dir,
 			const char *stat)
 {
-	struct dentry *d = debugfs_lookup(stat, dir);
-	struct seq_file m = {};
+	struct seq_file m;
 
-	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, d, "no file %s", stat);
-	m.size = 512;
-	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m.buf);
-	m.private = d_inode(d)->i_private;
-	dput(d);
+	statsfd_kunit_debugfs_seq(test, dir, stat, &m);
 	KUNIT_ASSERT_EQ(test, statsfd_debugfs_show(&m, NULL), 0);
 	return m.buf;
+}
+
+/* A source of the snapshot child schema (values it owns), "vcpu". */
+static struct statsfd_kunit_src *snap_source(struct kunit *test)
+{
+	struct statsfd_schema *cs =
+		statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
+
+	return statsfd_kunit_source(test, cs, NULL, "vcpu");
+}
+
+/* Reading each stat of @want[i][0] in @dir shows @want[i][1]. */
+static void expect_shows(struct kunit *test, struct dentry *dir,
+			 const char *const (*want)[2], unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_STREQ_MSG(test, show(test, dir, want[i][0]),
+				       want[i][1], "stat %s", want[i][0]);
+}
+
+/* @src's directory @name, created under the test's; its dentry. */
+static struct dentry *dfs_create(struct kunit *test,
+				 struct statsfd_source *src, const char *name)
+{
+	struct dfs_ctx *ctx = test->priv;
+
+	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(src, name,
+							    ctx->dir), 0);
+	return src->priv->debugfs->dir;
 }
 
 static void statsfd_debugfs_root_is_named_statsfd(struct kunit *test)
@@ -110,41 +135,45 @@ static void statsfd_source_debugfs_create_makes_one_file_per_stat(struct kunit *
 
 static void statsfd_debugfs_show_prints_scalar_with_newline(struct kunit *test)
 {
+	static const char *const want[][2] = {
+		{ "exits", "42\n" }, { "cycles", "18446744073709551615\n" },
+		{ "blocking", "0\n" },
+	};
 	struct dfs_ctx *ctx = test->priv;
 	struct statsfd_source *c = &ctx->child[0]->src;
+	struct dentry *dir;
 
 	ctx->cstats[0].exits = 42;
 	ctx->cstats[0].cycles = U64_MAX;
-	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "vcpu-0",
-							    ctx->dir), 0);
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "exits"), "42\n");
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "cycles"),
-			   "18446744073709551615\n");
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "blocking"),
-			   "0\n");
+	dir = dfs_create(test, c, "vcpu-0");
+	expect_shows(test, dir, want, ARRAY_SIZE(want));
 	/* Live: the next read shows the new value. */
 	ctx->cstats[0].exits = 43;
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "exits"), "43\n");
+	KUNIT_EXPECT_STREQ(test, show(test, dir, "exits"), "43\n");
 }
 
 static void statsfd_debugfs_show_prints_histogram_on_one_line(struct kunit *test)
 {
+	static const char *const want[][2] = {
+		{ "lin", "1 22 0 4444\n" }, { "log", "0 0 0 0 0 0\n" },
+	};
 	struct dfs_ctx *ctx = test->priv;
 	struct statsfd_source *c = &ctx->child[1]->src;
 
 	ctx->cstats[1].lin[0] = 1;
 	ctx->cstats[1].lin[1] = 22;
 	ctx->cstats[1].lin[3] = 4444;
-	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(c, "vcpu-1",
-							    ctx->dir), 0);
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "lin"),
-			   "1 22 0 4444\n");
-	KUNIT_EXPECT_STREQ(test, show(test, c->priv->debugfs->dir, "log"),
-			   "0 0 0 0 0 0\n");
+	expect_shows(test, dfs_create(test, c, "vcpu-1"), want,
+		     ARRAY_SIZE(want));
 }
 
 static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
 {
+	static const char *const want[][2] = {
+		{ "created", "2\n" }, { "exits_sum", "11\n" },
+		{ "exits_min", "3\n" }, { "exits_avg", "5\n" },
+		{ "log_sum", "0 0 0 0 0 3\n" },
+	};
 	struct dfs_ctx *ctx = test->priv;
 	struct statsfd_source *p = &ctx->parent->src;
 
@@ -153,17 +182,7 @@ static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
 	ctx->cstats[1].exits = 8;
 	ctx->cstats[0].log[5] = 1;
 	ctx->cstats[1].log[5] = 2;
-	KUNIT_ASSERT_EQ(test, statsfd_source_debugfs_create(p, "vm", ctx->dir),
-			0);
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "created"), "2\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "exits_sum"),
-			   "11\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "exits_min"),
-			   "3\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "exits_avg"),
-			   "5\n");
-	KUNIT_EXPECT_STREQ(test, show(test, p->priv->debugfs->dir, "log_sum"),
-			   "0 0 0 0 0 3\n");
+	expect_shows(test, dfs_create(test, p, "vm"), want, ARRAY_SIZE(want));
 }
 
 /*
@@ -173,10 +192,7 @@ static void statsfd_debugfs_show_computes_aggregates(struct kunit *test)
 static void statsfd_debugfs_show_of_a_snapshot_source_is_its_last_window(struct kunit *test)
 {
 	struct dfs_ctx *ctx = test->priv;
-	struct statsfd_schema *cs =
-		statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
-	struct statsfd_kunit_src *s =
-		statsfd_kunit_source(test, cs, NULL, "vcpu");
+	struct statsfd_kunit_src *s = snap_source(test);
 	struct statsfd_kunit_child *v = statsfd_source_stats(&s->src);
 	struct dentry *dir;
 
@@ -205,10 +221,7 @@ static void statsfd_debugfs_show_of_a_snapshot_source_is_its_last_window(struct 
 static void statsfd_source_debugfs_create_gives_only_a_copying_view_a_buffer(struct kunit *test)
 {
 	struct dfs_ctx *ctx = test->priv;
-	struct statsfd_schema *cs =
-		statsfd_kunit_schema(test, &statsfd_kunit_snap_child_tmpl, NULL);
-	struct statsfd_kunit_src *s =
-		statsfd_kunit_source(test, cs, NULL, "vcpu");
+	struct statsfd_kunit_src *s = snap_source(test);
 	struct statsfd_source *plain = &ctx->child[0]->src;
 
 	KUNIT_EXPECT_NULL(test, s->src.priv->debugfs);
@@ -371,10 +384,4 @@ static struct kunit_case statsfd_debugfs_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_debugfs_suite = {
-	.name = "statsfd_debugfs",
-	.init = dfs_init,
-	.test_cases = statsfd_debugfs_cases,
-};
-
-kunit_test_suites(&statsfd_debugfs_suite);
+STATSFD_KUNIT_SUITE(statsfd_debugfs, dfs_init);

@@ -162,13 +162,8 @@ static void statsfd_show_fdinfo_names_id_and_schema(struct kunit *test)
 {
 	struct fd_ctx *ctx = test->priv;
 	struct file *file = statsfd_kunit_file(test, ctx->src);
-	struct seq_file m = {};
 
-	m.size = 256;
-	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m.buf);
-	file->f_op->show_fdinfo(&m, file);
-	KUNIT_EXPECT_STREQ(test, m.buf,
+	KUNIT_EXPECT_STREQ(test, statsfd_kunit_fdinfo(test, file),
 			   "statsfd-id:\tvm-1-0/vcpu-2\n"
 			   "statsfd-schema:\tkunit.child\n");
 }
@@ -184,10 +179,4 @@ static struct kunit_case statsfd_fd_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_fd_suite = {
-	.name = "statsfd_fd",
-	.init = fd_init,
-	.test_cases = statsfd_fd_cases,
-};
-
-kunit_test_suites(&statsfd_fd_suite);
+STATSFD_KUNIT_SUITE(statsfd_fd, fd_init);

@@ -4,11 +4,14 @@
  */
 #include <kunit/resource.h>
 #include <kunit/test.h>
+#include <linux/dcache.h>
+#include <linux/debugfs.h>
 #include <linux/err.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/mman.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/statsfd.h>
 #include <linux/string.h>
@@ -289,6 +292,118 @@ ssize_t statsfd_kunit_read(struct kunit *test, struct file *file,
 	if (ret > 0)
 		KUNIT_ASSERT_EQ(test, copy_from_user(kbuf, ubuf, ret), 0);
 	return ret;
+}
+
+/**
+ * statsfd_kunit_seq() - a zeroed seq_file with a test-owned buffer
+ * @test: the test
+ * @m: the seq_file to set up
+ * @size: bytes of buffer
+ */
+void statsfd_kunit_seq(struct kunit *test, struct seq_file *m, size_t size)
+{
+	memset(m, 0, sizeof(*m));
+	m->size = size;
+	m->buf = kunit_kzalloc(test, size, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, m->buf);
+}
+
+/**
+ * statsfd_kunit_debugfs_seq() - the seq_file a read of one debugfs stat uses
+ * @test: the test
+ * @dir: a source's debugfs directory
+ * @stat: the stat's file in @dir, which must exist
+ * @m: set up for statsfd_debugfs_show() on that file (512 bytes)
+ *
+ * The file's own i_private, as the debugfs read would pass it.
+ */
+void statsfd_kunit_debugfs_seq(struct kunit *test, struct dentry *dir,
+			       const char *stat, struct seq_file *m)
+{
+	struct dentry *d = debugfs_lookup(stat, dir);
+
+	KUNIT_ASSERT_NOT_ERR_OR_NULL_MSG(test, d, "no file %s", stat);
+	statsfd_kunit_seq(test, m, 512);
+	m->private = d_inode(d)->i_private;
+	dput(d);
+}
+
+/**
+ * statsfd_kunit_fdinfo() - what /proc/PID/fdinfo shows for @file
+ * @test: the test (the text is test-owned)
+ * @file: a stats file
+ *
+ * Return: the lines its ->show_fdinfo writes.
+ */
+const char *statsfd_kunit_fdinfo(struct kunit *test, struct file *file)
+{
+	struct seq_file m;
+
+	statsfd_kunit_seq(test, &m, 256);
+	file->f_op->show_fdinfo(&m, file);
+	return m.buf;
+}
+
+/**
+ * statsfd_kunit_fill_child() - distinct values in every stat of a child
+ * @c: the child's stats
+ * @seed: 1, 2, ...: each child its own values, none of them zero
+ *
+ * Child @seed's exits are 1000 * @seed + 11 and its wait_ns 7000000 *
+ * @seed + 3: tests that check an aggregate by number count on these.
+ */
+void statsfd_kunit_fill_child(struct statsfd_kunit_child *c, u64 seed)
+{
+	unsigned int i;
+
+	c->exits = 1000 * seed + 11;
+	c->blocking = seed & 1;
+	c->max_run = 500 + seed;
+	c->wait_ns = 7000000 * seed + 3;
+	for (i = 0; i < ARRAY_SIZE(c->lin); i++)
+		c->lin[i] = seed * 100 + i;
+	for (i = 0; i < ARRAY_SIZE(c->log); i++)
+		c->log[i] = (seed << (i + 4)) + i;
+	c->io_bytes = 4096 * seed + 1;
+	c->cycles = 0x0fedcba987654321ULL + seed;
+}
+
+/**
+ * statsfd_kunit_family() - a parent of the plain schemas and its children
+ * @test: the test; schemas and sources are test-owned
+ * @f: the family, zeroed by the caller; its values are what the sources
+ *	show
+ * @id: the parent's id; child i's is "@id/vcpu-i"
+ * @nr: how many children (at most SFK_FAMILY_MAX), child i filled by
+ *	statsfd_kunit_fill_child(i + 1)
+ * @nr_added: how many of them, the first ones, are the parent's children
+ *	(the others are spares a test adds itself)
+ *
+ * The parent's own stats are created = 9 and alive = 4.
+ */
+void statsfd_kunit_family(struct kunit *test, struct statsfd_kunit_family *f,
+			  const char *id, unsigned int nr,
+			  unsigned int nr_added)
+{
+	struct statsfd_schema *cs, *ps;
+	unsigned int i;
+	char cid[32];
+
+	KUNIT_ASSERT_LE(test, nr, SFK_FAMILY_MAX);
+	cs = statsfd_kunit_schema(test, &statsfd_kunit_child_tmpl, NULL);
+	ps = statsfd_kunit_schema(test, &statsfd_kunit_parent_tmpl, cs);
+	f->pstats.created = 9;
+	f->pstats.alive = 4;
+	f->parent = statsfd_kunit_source(test, ps, &f->pstats, id);
+	for (i = 0; i < nr; i++) {
+		statsfd_kunit_fill_child(&f->cstats[i], i + 1);
+		snprintf(cid, sizeof(cid), "%s/vcpu-%u", id, i);
+		f->child[i] = statsfd_kunit_source(test, cs, &f->cstats[i],
+						   cid);
+		if (i < nr_added)
+			statsfd_source_add_child(&f->parent->src,
+						 &f->child[i]->src);
+	}
 }
 
 static void statsfd_kunit_put32(u8 *img, u32 off, u32 v)

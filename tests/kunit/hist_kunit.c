@@ -130,46 +130,52 @@ static void statsfd_loghist_update_counts_one_bucket(struct kunit *test)
  * as such (KCSAN checks the marking in make check-kcsan); here: the value
  * each one leaves behind.
  */
+/* One call of a single-writer helper, and what the stat holds after it. */
+struct stat_step {
+	u64 arg;
+	u64 want;
+};
+
+/* From @stat, @op with each step's argument, each step's value after it. */
+static void expect_steps(struct kunit *test, void (*op)(u64 *stat, u64 arg),
+			 u64 stat, const struct stat_step *steps,
+			 unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		op(&stat, steps[i].arg);
+		KUNIT_EXPECT_EQ_MSG(test, stat, steps[i].want, "step %u", i);
+	}
+}
+
 static void statsfd_stat_add_adds_and_wraps_modulo_2_64(struct kunit *test)
 {
-	u64 stat = 0;
-
-	statsfd_stat_add(&stat, 5);
-	statsfd_stat_add(&stat, 0);
-	KUNIT_EXPECT_EQ(test, stat, 5);
 	/* Counters wrap like KVM's: no saturation, no trap. */
-	statsfd_stat_add(&stat, U64_MAX - 4);
-	KUNIT_EXPECT_EQ(test, stat, 0);
-	statsfd_stat_add(&stat, U64_MAX);
-	KUNIT_EXPECT_EQ(test, stat, U64_MAX);
+	static const struct stat_step steps[] = {
+		{ 5, 5 }, { 0, 5 }, { U64_MAX - 4, 0 }, { U64_MAX, U64_MAX },
+	};
+
+	expect_steps(test, statsfd_stat_add, 0, steps, ARRAY_SIZE(steps));
 }
 
 static void statsfd_stat_set_overwrites_whatever_was_there(struct kunit *test)
 {
-	u64 stat = 7;
+	static const struct stat_step steps[] = {
+		{ 1, 1 }, { 0, 0 }, { U64_MAX, U64_MAX },
+	};
 
-	statsfd_stat_set(&stat, 1);
-	KUNIT_EXPECT_EQ(test, stat, 1);
-	statsfd_stat_set(&stat, 0);
-	KUNIT_EXPECT_EQ(test, stat, 0);
-	statsfd_stat_set(&stat, U64_MAX);
-	KUNIT_EXPECT_EQ(test, stat, U64_MAX);
+	expect_steps(test, statsfd_stat_set, 7, steps, ARRAY_SIZE(steps));
 }
 
 static void statsfd_stat_max_only_ever_raises(struct kunit *test)
 {
-	u64 stat = 0;
+	static const struct stat_step steps[] = {
+		{ 10, 10 }, { 3, 10 }, { 10, 10 },
+		{ U64_MAX, U64_MAX }, { 0, U64_MAX },
+	};
 
-	statsfd_stat_max(&stat, 10);
-	KUNIT_EXPECT_EQ(test, stat, 10);
-	statsfd_stat_max(&stat, 3);
-	KUNIT_EXPECT_EQ(test, stat, 10);
-	statsfd_stat_max(&stat, 10);
-	KUNIT_EXPECT_EQ(test, stat, 10);
-	statsfd_stat_max(&stat, U64_MAX);
-	KUNIT_EXPECT_EQ(test, stat, U64_MAX);
-	statsfd_stat_max(&stat, 0);
-	KUNIT_EXPECT_EQ(test, stat, U64_MAX);
+	expect_steps(test, statsfd_stat_max, 0, steps, ARRAY_SIZE(steps));
 }
 
 static struct kunit_case statsfd_hist_cases[] = {
@@ -188,9 +194,4 @@ static struct kunit_case statsfd_hist_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_hist_suite = {
-	.name = "statsfd_hist",
-	.test_cases = statsfd_hist_cases,
-};
-
-kunit_test_suites(&statsfd_hist_suite);
+STATSFD_KUNIT_SUITE(statsfd_hist, NULL);

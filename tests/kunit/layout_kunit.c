@@ -662,9 +662,4 @@ static struct kunit_case statsfd_layout_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_layout_suite = {
-	.name = "statsfd_layout",
-	.test_cases = statsfd_layout_cases,
-};
-
-kunit_test_suites(&statsfd_layout_suite);
+STATSFD_KUNIT_SUITE(statsfd_layout, NULL);

@@ -25,32 +25,13 @@
 
 /* A parent with three children, its file, a user buffer and the image. */
 struct read_ctx {
-	struct statsfd_kunit_parent pstats;
-	struct statsfd_kunit_child cstats[NUM_CHILDREN];
-	struct statsfd_kunit_src *parent;
-	struct statsfd_kunit_src *child[NUM_CHILDREN];
+	struct statsfd_kunit_family f;
 	struct file *file;
 	char __user *ubuf;
 	u8 *kbuf;
 	u8 *image;
 	u32 size;
 };
-
-static void fill_child(struct statsfd_kunit_child *c, u64 seed)
-{
-	unsigned int i;
-
-	c->exits = 100 * seed + 1;
-	c->blocking = seed & 1;
-	c->max_run = 1000 + seed;
-	c->wait_ns = 5000000 * seed;
-	for (i = 0; i < ARRAY_SIZE(c->lin); i++)
-		c->lin[i] = seed * 10 + i;
-	for (i = 0; i < ARRAY_SIZE(c->log); i++)
-		c->log[i] = seed << i;
-	c->io_bytes = 4096 * seed;
-	c->cycles = 0x0123456789abcdefULL + seed;
-}
 
 static void build_parent_image(struct kunit *test, struct read_ctx *ctx)
 {
@@ -59,8 +40,8 @@ static void build_parent_image(struct kunit *test, struct read_ctx *ctx)
 	unsigned int i;
 
 	for (i = 0; i < NUM_CHILDREN; i++)
-		c[i] = &ctx->cstats[i];
-	statsfd_kunit_parent_data(&ctx->pstats, c, NUM_CHILDREN, data);
+		c[i] = &ctx->f.cstats[i];
+	statsfd_kunit_parent_data(&ctx->f.pstats, c, NUM_CHILDREN, data);
 	ctx->image = statsfd_kunit_image(test, statsfd_kunit_parent_expect,
 					 SFK_PARENT_NUM_DESCS,
 					 SFK_PARENT_DATA_SIZE, "vm-42-0", data);
@@ -68,28 +49,15 @@ static void build_parent_image(struct kunit *test, struct read_ctx *ctx)
 
 static int read_init(struct kunit *test)
 {
-	struct statsfd_schema *cs, *ps;
 	struct read_ctx *ctx;
-	unsigned int i;
-	char id[32];
 
 	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
 	test->priv = ctx;
 
-	cs = statsfd_kunit_schema(test, &statsfd_kunit_child_tmpl, NULL);
-	ps = statsfd_kunit_schema(test, &statsfd_kunit_parent_tmpl, cs);
-	ctx->pstats.created = 7;
-	ctx->pstats.alive = 3;
-	ctx->parent = statsfd_kunit_source(test, ps, &ctx->pstats, "vm-42-0");
-	for (i = 0; i < NUM_CHILDREN; i++) {
-		fill_child(&ctx->cstats[i], i + 1);
-		snprintf(id, sizeof(id), "vm-42-0/vcpu-%u", i);
-		ctx->child[i] = statsfd_kunit_source(test, cs, &ctx->cstats[i],
-						     id);
-		statsfd_source_add_child(&ctx->parent->src, &ctx->child[i]->src);
-	}
-	ctx->file = statsfd_kunit_file(test, ctx->parent);
+	statsfd_kunit_family(test, &ctx->f, "vm-42-0", NUM_CHILDREN,
+			     NUM_CHILDREN);
+	ctx->file = statsfd_kunit_file(test, ctx->f.parent);
 	ctx->size = SFK_PARENT_FILE_SIZE;
 	ctx->ubuf = statsfd_kunit_ubuf(test, 2 * PAGE_SIZE,
 				       PROT_READ | PROT_WRITE);
@@ -119,7 +87,7 @@ static void statsfd_read_whole_file_matches_reference(struct kunit *test)
 {
 	struct read_ctx *ctx = test->priv;
 
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->schema->file_size,
+	KUNIT_EXPECT_EQ(test, ctx->f.parent->src.priv->schema->file_size,
 			SFK_PARENT_FILE_SIZE);
 	expect_range(test, ctx, 0, ctx->size);
 }
@@ -341,37 +309,39 @@ static void statsfd_read_sees_live_values(struct kunit *test)
 {
 	struct read_ctx *ctx = test->priv;
 
-	ctx->pstats.created = U64_MAX;
-	ctx->cstats[1].exits = 0;
-	ctx->cstats[2].lin[3] += 1000;
+	ctx->f.pstats.created = U64_MAX;
+	ctx->f.cstats[1].exits = 0;
+	ctx->f.cstats[2].lin[3] += 1000;
 	build_parent_image(test, ctx);
 	expect_range(test, ctx, 0, ctx->size);
+}
+
+/* The parent's exits_sum, exits_min and exits_max, as ->read gives them. */
+static void expect_exits_aggs(struct kunit *test, struct read_ctx *ctx,
+			      u64 sum, u64 min, u64 max)
+{
+	u64 got[3];
+
+	KUNIT_ASSERT_EQ(test, statsfd_kunit_read(test, ctx->file, ctx->ubuf,
+						 got, sizeof(got),
+						 SFK_DATA_OFFSET + 16), 24);
+	KUNIT_EXPECT_EQ(test, got[0], sum);
+	KUNIT_EXPECT_EQ(test, got[1], min);
+	KUNIT_EXPECT_EQ(test, got[2], max);
 }
 
 static void statsfd_read_aggregates_follow_children(struct kunit *test)
 {
 	struct read_ctx *ctx = test->priv;
-	u64 got[3];
 
-	/* Before: three children, exits 101 + 201 + 301. */
-	KUNIT_ASSERT_EQ(test, statsfd_kunit_read(test, ctx->file, ctx->ubuf,
-						 got, sizeof(got),
-						 SFK_DATA_OFFSET + 16), 24);
-	KUNIT_EXPECT_EQ(test, got[0], 603);
-	KUNIT_EXPECT_EQ(test, got[1], 101);
-	KUNIT_EXPECT_EQ(test, got[2], 301);
-
+	/* Before: three children, exits 1011 + 2011 + 3011. */
+	expect_exits_aggs(test, ctx, 6033, 1011, 3011);
 	/*
-	 * After the first child leaves: min and max are over 201 and 301;
-	 * exits is cumulative, so its sum keeps the 101 the child counted.
+	 * After the first child leaves: min and max are over 2011 and 3011;
+	 * exits is cumulative, so its sum keeps the 1011 the child counted.
 	 */
-	statsfd_source_del_child(&ctx->child[0]->src);
-	KUNIT_ASSERT_EQ(test, statsfd_kunit_read(test, ctx->file, ctx->ubuf,
-						 got, sizeof(got),
-						 SFK_DATA_OFFSET + 16), 24);
-	KUNIT_EXPECT_EQ(test, got[0], 603);
-	KUNIT_EXPECT_EQ(test, got[1], 201);
-	KUNIT_EXPECT_EQ(test, got[2], 301);
+	statsfd_source_del_child(&ctx->f.child[0]->src);
+	expect_exits_aggs(test, ctx, 6033, 2011, 3011);
 }
 
 #define AGG_START	(SFK_DATA_OFFSET + SFK_PARENT_STATS_SIZE)
@@ -452,9 +422,9 @@ static int torn_writer(void *data)
 static void statsfd_read_never_tears_a_value(struct kunit *test)
 {
 	struct read_ctx *ctx = test->priv;
-	struct statsfd_kunit_src *child = ctx->child[0];
+	struct statsfd_kunit_src *child = ctx->f.child[0];
 	struct file *file = statsfd_kunit_file(test, child);
-	struct torn_ctx t = { .stats = &ctx->cstats[0] };
+	struct torn_ctx t = { .stats = &ctx->f.cstats[0] };
 	struct task_struct *writer;
 	struct rnd_state rnd;
 	unsigned int round, torn = 0, changes = 0;
@@ -517,10 +487,4 @@ static struct kunit_case statsfd_read_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_read_suite = {
-	.name = "statsfd_read",
-	.init = read_init,
-	.test_cases = statsfd_read_cases,
-};
-
-kunit_test_suites(&statsfd_read_suite);
+STATSFD_KUNIT_SUITE(statsfd_read, read_init);

@@ -691,6 +691,21 @@ static void statsfd_source_init_snapshot_live_values_are_outside_the_area(struct
 	KUNIT_EXPECT_NULL(test, memchr_inv(live, 0, SFK_CHILD_DATA_SIZE));
 }
 
+/* statsfd_source_init_snapshot() refuses @stats and leaves nothing. */
+static void expect_init_snapshot_einval(struct kunit *test,
+					const struct statsfd_schema *cs,
+					void *stats)
+{
+	struct statsfd_source src = {};
+
+	KUNIT_EXPECT_EQ(test, statsfd_source_init_snapshot(&src, cs, stats,
+							   &statsfd_kunit_ops,
+							   "x"),
+			-EINVAL);
+	KUNIT_EXPECT_NULL(test, src.priv);
+	KUNIT_EXPECT_NULL(test, src.area);
+}
+
 /* The live values must be there, and aligned for the u64 copies. */
 static void statsfd_source_init_snapshot_rejects_a_bad_stats_pointer(struct kunit *test)
 {
@@ -700,19 +715,8 @@ static void statsfd_source_init_snapshot_rejects_a_bad_stats_pointer(struct kuni
 				   GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, stats);
-	KUNIT_EXPECT_EQ(test, statsfd_source_init_snapshot(&src, ctx->cs, NULL,
-							   &statsfd_kunit_ops,
-							   "x"),
-			-EINVAL);
-	KUNIT_EXPECT_NULL(test, src.priv);
-	KUNIT_EXPECT_NULL(test, src.area);
-	KUNIT_EXPECT_EQ(test, statsfd_source_init_snapshot(&src, ctx->cs,
-							   (void *)stats + 4,
-							   &statsfd_kunit_ops,
-							   "x"),
-			-EINVAL);
-	KUNIT_EXPECT_NULL(test, src.priv);
-	KUNIT_EXPECT_NULL(test, src.area);
+	expect_init_snapshot_einval(test, ctx->cs, NULL);
+	expect_init_snapshot_einval(test, ctx->cs, (void *)stats + 4);
 	/* Control: the same memory, aligned, is accepted. */
 	KUNIT_ASSERT_EQ(test, statsfd_source_init_snapshot(&src, ctx->cs,
 							   stats + 1,
@@ -1400,12 +1404,28 @@ struct mix_count {
 };
 
 /*
- * Copy the child's values @how for @ms (or until @enough mixes) while the
- * writer runs: a copy mixes if its values differ, or, through ->read, if
- * the generation is not the pass that wrote them.
+ * What a mix check copies while a loop_writer writes its sources: @copy
+ * takes one copy @how into @dst (false: the copy failed), @mixed tells
+ * whether that copy mixes two passes; @thread names the writer.
  */
-static struct mix_count child_reads(struct kunit *test, enum copy_how how,
-				    unsigned int ms, unsigned long enough)
+struct mix_check {
+	const char *thread;
+	bool (*copy)(struct snap_ctx *ctx, void *arg, enum copy_how how,
+		     u64 *dst);
+	bool (*mixed)(const u64 *got, enum copy_how how);
+};
+
+/*
+ * Copy @m's values (@arg for its copy) @how for @ms (or until @enough
+ * mixes) while a writer writes the @nsrc sources @src, counting the
+ * copies, the mixes, the failed copies and the changes of the first value
+ * (the writer really wrote).
+ */
+static struct mix_count mix_reads(struct kunit *test,
+				  const struct mix_check *m, void *arg,
+				  struct statsfd_source *const *src,
+				  unsigned int nsrc, enum copy_how how,
+				  unsigned int ms, unsigned long enough)
 {
 	struct snap_ctx *ctx = test->priv;
 	struct loop_writer *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
@@ -1415,18 +1435,17 @@ static struct mix_count child_reads(struct kunit *test, enum copy_how how,
 	struct sfk_thread *t;
 
 	KUNIT_ASSERT_NOT_NULL(test, w);
-	w->src[0] = &ctx->src->src;
-	w->nsrc = 1;
-	t = sfk_thread_start(test, loop_writer_fn, w, "sfk_loop");
+	KUNIT_ASSERT_LE(test, nsrc, ARRAY_SIZE(w->src));
+	memcpy(w->src, src, nsrc * sizeof(*src));
+	w->nsrc = nsrc;
+	t = sfk_thread_start(test, loop_writer_fn, w, m->thread);
 	while (time_before(jiffies, end) && c.mixed < enough) {
 		c.reads++;
-		if (!copy_child(ctx, ctx->file, &ctx->src->src, how, got)) {
+		if (!m->copy(ctx, arg, how, got)) {
 			c.errors++;
 			continue;
 		}
-		if (!all_words(got, CHILD_WORDS, got[0]) ||
-		    (how == THROUGH_READ && got[GENERATION] != got[0]))
-			c.mixed++;
+		c.mixed += m->mixed(got, how);
 		c.changes += got[0] != last;
 		last = got[0];
 		if (c.reads % 16 == 0)
@@ -1439,33 +1458,67 @@ static struct mix_count child_reads(struct kunit *test, enum copy_how how,
 	return c;
 }
 
-static void statsfd_snapshot_read_never_mixes_two_windows(struct kunit *test)
+/* No copy through ->read mixed two passes, and the writer did write. */
+static void expect_no_mix(struct kunit *test, struct mix_count c)
 {
-	struct mix_count c = child_reads(test, THROUGH_READ, 1000, ULONG_MAX);
-
 	KUNIT_EXPECT_EQ(test, c.mixed, 0);
 	KUNIT_EXPECT_EQ(test, c.errors, 0);
-	/* The writer really wrote during the reads. */
 	KUNIT_EXPECT_GT(test, c.reads, 20);
 	KUNIT_EXPECT_GT(test, c.changes, 5);
 }
 
-static void statsfd_snapshot_copy_of_the_live_values_does_see_a_mix(struct kunit *test)
+/* A control: the same check does see mixes where nothing prevents them. */
+static void expect_a_mix(struct kunit *test, struct mix_count c)
 {
-	struct mix_count c = child_reads(test, LIVE_VALUES, 5000, 10);
-
-	/* Control: the same check, the values as the writer stores them. */
 	KUNIT_EXPECT_GT(test, c.mixed, 0);
 	KUNIT_EXPECT_EQ(test, c.errors, 0);
 }
 
+static bool child_copy(struct snap_ctx *ctx, void *arg, enum copy_how how,
+		       u64 *dst)
+{
+	return copy_child(ctx, ctx->file, &ctx->src->src, how, dst);
+}
+
+/*
+ * A copy of the child's values mixes if its values differ, or, through
+ * ->read, if the generation is not the pass that wrote them.
+ */
+static bool child_mixed(const u64 *got, enum copy_how how)
+{
+	return !all_words(got, CHILD_WORDS, got[0]) ||
+	       (how == THROUGH_READ && got[GENERATION] != got[0]);
+}
+
+static const struct mix_check child_mix = {
+	.thread = "sfk_loop", .copy = child_copy, .mixed = child_mixed,
+};
+
+/* Copy the child's values @how while one writer writes them. */
+static struct mix_count child_reads(struct kunit *test, enum copy_how how,
+				    unsigned int ms, unsigned long enough)
+{
+	struct snap_ctx *ctx = test->priv;
+	struct statsfd_source *src = &ctx->src->src;
+
+	return mix_reads(test, &child_mix, NULL, &src, 1, how, ms, enough);
+}
+
+static void statsfd_snapshot_read_never_mixes_two_windows(struct kunit *test)
+{
+	expect_no_mix(test, child_reads(test, THROUGH_READ, 1000, ULONG_MAX));
+}
+
+/* Control: the same check, the values as the writer stores them. */
+static void statsfd_snapshot_copy_of_the_live_values_does_see_a_mix(struct kunit *test)
+{
+	expect_a_mix(test, child_reads(test, LIVE_VALUES, 5000, 10));
+}
+
+/* Control: the copy the latch keeps readers off while it is filled. */
 static void statsfd_snapshot_copy_being_filled_does_see_a_mix(struct kunit *test)
 {
-	struct mix_count c = child_reads(test, COPY_BEING_FILLED, 5000, 10);
-
-	/* Control: the copy the latch keeps readers off while it is filled. */
-	KUNIT_EXPECT_GT(test, c.mixed, 0);
-	KUNIT_EXPECT_EQ(test, c.errors, 0);
+	expect_a_mix(test, child_reads(test, COPY_BEING_FILLED, 5000, 10));
 }
 
 /* ---- the per-file buffer ---------------------------------------------- */
@@ -1870,58 +1923,40 @@ static bool copy_aggs(struct snap_ctx *ctx, struct family *f,
 	return true;
 }
 
+static bool agg_copy(struct snap_ctx *ctx, void *arg, enum copy_how how,
+		     u64 *dst)
+{
+	return copy_aggs(ctx, arg, how, dst);
+}
+
+static bool agg_mixed(const u64 *got, enum copy_how how)
+{
+	return !aggs_consistent(got);
+}
+
+static const struct mix_check agg_mix = {
+	.thread = "sfk_loop2", .copy = agg_copy, .mixed = agg_mixed,
+};
+
+/* Copy the parent's aggregates @how while one writer writes both children. */
 static struct mix_count agg_reads(struct kunit *test, enum copy_how how,
 				  unsigned int ms, unsigned long enough)
 {
-	struct snap_ctx *ctx = test->priv;
 	struct family *f = new_family(test);
-	struct loop_writer *w = kunit_kzalloc(test, sizeof(*w), GFP_KERNEL);
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-	struct mix_count c = {};
-	u64 *got = ctx->kbuf, last = 0;
-	struct sfk_thread *t;
+	struct statsfd_source *src[] = { &f->child[0]->src, &f->child[1]->src };
 
-	KUNIT_ASSERT_NOT_NULL(test, w);
-	w->src[0] = &f->child[0]->src;
-	w->src[1] = &f->child[1]->src;
-	w->nsrc = 2;
-	t = sfk_thread_start(test, loop_writer_fn, w, "sfk_loop2");
-	while (time_before(jiffies, end) && c.mixed < enough) {
-		c.reads++;
-		if (!copy_aggs(ctx, f, how, got)) {
-			c.errors++;
-			continue;
-		}
-		c.mixed += !aggs_consistent(got);
-		c.changes += got[0] != last;
-		last = got[0];
-		if (c.reads % 16 == 0)
-			cond_resched();
-	}
-	sfk_thread_stop(t);
-	kunit_info(test, "%s: %lu reads, %lu mixed, %lu errors, %lu changes, %llu passes\n",
-		   copy_how_name[how], c.reads, c.mixed, c.errors, c.changes,
-		   READ_ONCE(w->passes));
-	return c;
+	return mix_reads(test, &agg_mix, f, src, 2, how, ms, enough);
 }
 
 static void statsfd_snapshot_aggregates_never_mix_a_childs_windows(struct kunit *test)
 {
-	struct mix_count c = agg_reads(test, THROUGH_READ, 1000, ULONG_MAX);
-
-	KUNIT_EXPECT_EQ(test, c.mixed, 0);
-	KUNIT_EXPECT_EQ(test, c.errors, 0);
-	KUNIT_EXPECT_GT(test, c.reads, 20);
-	KUNIT_EXPECT_GT(test, c.changes, 5);
+	expect_no_mix(test, agg_reads(test, THROUGH_READ, 1000, ULONG_MAX));
 }
 
+/* Control: the same check over the values as the writer stores them. */
 static void statsfd_snapshot_aggregates_of_the_live_values_do_see_a_mix(struct kunit *test)
 {
-	struct mix_count c = agg_reads(test, LIVE_VALUES, 5000, 10);
-
-	/* Control: the same check over the values as the writer stores them. */
-	KUNIT_EXPECT_GT(test, c.mixed, 0);
-	KUNIT_EXPECT_EQ(test, c.errors, 0);
+	expect_a_mix(test, agg_reads(test, LIVE_VALUES, 5000, 10));
 }
 
 /* ---- a source destroyed while its files are open ---------------------- */
@@ -2136,10 +2171,4 @@ static struct kunit_case statsfd_snapshot_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_snapshot_suite = {
-	.name = "statsfd_snapshot",
-	.init = snap_init,
-	.test_cases = statsfd_snapshot_cases,
-};
-
-kunit_test_suites(&statsfd_snapshot_suite);
+STATSFD_KUNIT_SUITE(statsfd_snapshot, snap_init);

@@ -12,6 +12,24 @@
 
 #include "core/internal.h"
 
+/*
+ * STATSFD_KUNIT_SUITE() - define and register the suite of one file
+ * @suite: the suite's name, an identifier; its cases are @suite##_cases
+ * @init_fn: run before each case, or NULL
+ *
+ * tools/testing/manifest.py reads these lines for the cases a run owes.
+ * The definition and its registration are one line here: dropping it
+ * leaves the case array and every case unused, which the -Werror build
+ * refuses, so a suite cannot go missing from the manifest quietly.
+ */
+#define STATSFD_KUNIT_SUITE(suite, init_fn)		\
+	static struct kunit_suite suite##_suite = {	\
+		.name = #suite,				\
+		.init = init_fn,			\
+		.test_cases = suite##_cases,		\
+	};						\
+	kunit_test_suites(&suite##_suite)
+
 /* A vCPU-like child: every kind of stat the macros can declare. */
 struct statsfd_kunit_child {
 	u64 exits;
@@ -94,6 +112,20 @@ struct statsfd_kunit_src {
 
 extern const struct statsfd_source_ops statsfd_kunit_ops;
 
+/* The most children a struct statsfd_kunit_family has. */
+#define SFK_FAMILY_MAX	4
+
+/*
+ * A VM-like parent of the plain schemas and its vCPU-like children, their
+ * live values in the struct (statsfd_kunit_family()).
+ */
+struct statsfd_kunit_family {
+	struct statsfd_kunit_parent pstats;
+	struct statsfd_kunit_child cstats[SFK_FAMILY_MAX];
+	struct statsfd_kunit_src *parent;
+	struct statsfd_kunit_src *child[SFK_FAMILY_MAX];
+};
+
 struct statsfd_schema *statsfd_kunit_schema(struct kunit *test,
 					    const struct statsfd_schema_def *tmpl,
 					    const struct statsfd_schema *child);
@@ -110,6 +142,16 @@ ssize_t statsfd_kunit_read(struct kunit *test, struct file *file,
 void *statsfd_kunit_image(struct kunit *test,
 			  const struct statsfd_desc_def *expect, u32 num_desc,
 			  u32 data_size, const char *id, const void *data);
+struct seq_file;
+struct dentry;
+void statsfd_kunit_seq(struct kunit *test, struct seq_file *m, size_t size);
+void statsfd_kunit_debugfs_seq(struct kunit *test, struct dentry *dir,
+			       const char *stat, struct seq_file *m);
+const char *statsfd_kunit_fdinfo(struct kunit *test, struct file *file);
+void statsfd_kunit_fill_child(struct statsfd_kunit_child *c, u64 seed);
+void statsfd_kunit_family(struct kunit *test, struct statsfd_kunit_family *f,
+			  const char *id, unsigned int nr,
+			  unsigned int nr_added);
 void statsfd_kunit_parent_data(const struct statsfd_kunit_parent *p,
 			       const struct statsfd_kunit_child *const *c,
 			       unsigned int n, u64 *data);

@@ -61,10 +61,7 @@
  * arguments and for reads.
  */
 struct view_ctx {
-	struct statsfd_kunit_parent pstats;
-	struct statsfd_kunit_child cstats[NR_CHILDREN + 1];
-	struct statsfd_kunit_src *parent;
-	struct statsfd_kunit_src *child[NR_CHILDREN + 1];
+	struct statsfd_kunit_family f;
 	struct file *pfile;
 	struct file *cfile;
 	char __user *ubuf;
@@ -74,49 +71,18 @@ struct view_ctx {
 
 KUNIT_DEFINE_ACTION_WRAPPER(view_fput, __fput_sync, struct file *);
 
-static void fill_child(struct statsfd_kunit_child *c, u64 seed)
-{
-	unsigned int i;
-
-	c->exits = 1000 * seed + 11;
-	c->blocking = seed & 1;
-	c->max_run = 500 + seed;
-	c->wait_ns = 7000000 * seed + 3;
-	for (i = 0; i < ARRAY_SIZE(c->lin); i++)
-		c->lin[i] = seed * 100 + i;
-	for (i = 0; i < ARRAY_SIZE(c->log); i++)
-		c->log[i] = (seed << (i + 4)) + i;
-	c->io_bytes = 4096 * seed + 1;
-	c->cycles = 0x0fedcba987654321ULL + seed;
-}
-
 static int view_init(struct kunit *test)
 {
-	struct statsfd_schema *cs, *ps;
 	struct view_ctx *ctx;
-	unsigned int i;
-	char id[32];
 
 	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ctx);
 	test->priv = ctx;
 
-	cs = statsfd_kunit_schema(test, &statsfd_kunit_child_tmpl, NULL);
-	ps = statsfd_kunit_schema(test, &statsfd_kunit_parent_tmpl, cs);
-	ctx->pstats.created = 9;
-	ctx->pstats.alive = 4;
-	ctx->parent = statsfd_kunit_source(test, ps, &ctx->pstats, "vm-7-0");
-	for (i = 0; i <= NR_CHILDREN; i++) {
-		fill_child(&ctx->cstats[i], i + 1);
-		snprintf(id, sizeof(id), "vm-7-0/vcpu-%u", i);
-		ctx->child[i] = statsfd_kunit_source(test, cs, &ctx->cstats[i],
-						     id);
-		if (i < NR_CHILDREN)
-			statsfd_source_add_child(&ctx->parent->src,
-						 &ctx->child[i]->src);
-	}
-	ctx->pfile = statsfd_kunit_file(test, ctx->parent);
-	ctx->cfile = statsfd_kunit_file(test, ctx->child[0]);
+	statsfd_kunit_family(test, &ctx->f, "vm-7-0", NR_CHILDREN + 1,
+			     NR_CHILDREN);
+	ctx->pfile = statsfd_kunit_file(test, ctx->f.parent);
+	ctx->cfile = statsfd_kunit_file(test, ctx->f.child[0]);
 	ctx->ubuf = statsfd_kunit_ubuf(test, U_SIZE, PROT_READ | PROT_WRITE);
 	ctx->bad = statsfd_kunit_ubuf(test, PAGE_SIZE, PROT_NONE);
 	ctx->kbuf = kunit_kzalloc(test, READ_MAX, GFP_KERNEL);
@@ -265,24 +231,24 @@ static void statsfd_poll_fresh_file_has_no_event(struct kunit *test)
 	struct file *again;
 
 	/* The children were added before the files were made. */
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->children_gen, NR_CHILDREN);
+	KUNIT_EXPECT_EQ(test, ctx->f.parent->src.priv->children_gen, NR_CHILDREN);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_IDLE);
 	KUNIT_EXPECT_EQ(test, events(ctx->cfile), EV_IDLE);
 
 	/* A file made after a change (and unread) has none either. */
-	statsfd_source_add_child(&ctx->parent->src,
-				 &ctx->child[NR_CHILDREN]->src);
+	statsfd_source_add_child(&ctx->f.parent->src,
+				 &ctx->f.child[NR_CHILDREN]->src);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
-	again = statsfd_kunit_file(test, ctx->parent);
+	again = statsfd_kunit_file(test, ctx->f.parent);
 	KUNIT_EXPECT_EQ(test, events(again), EV_IDLE);
 }
 
 static void statsfd_poll_child_added_or_removed_is_an_event(struct kunit *test)
 {
 	struct view_ctx *ctx = test->priv;
-	struct statsfd_source *spare = &ctx->child[NR_CHILDREN]->src;
+	struct statsfd_source *spare = &ctx->f.child[NR_CHILDREN]->src;
 
-	statsfd_source_add_child(&ctx->parent->src, spare);
+	statsfd_source_add_child(&ctx->f.parent->src, spare);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
 	/* Polling acknowledges nothing: still there. */
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
@@ -295,9 +261,9 @@ static void statsfd_poll_child_added_or_removed_is_an_event(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_IDLE);
 
 	/* Two changes between two polls: one event, one read clears both. */
-	statsfd_source_add_child(&ctx->parent->src, spare);
+	statsfd_source_add_child(&ctx->f.parent->src, spare);
 	statsfd_source_del_child(spare);
-	KUNIT_EXPECT_EQ(test, ctx->parent->src.priv->num_children, NR_CHILDREN);
+	KUNIT_EXPECT_EQ(test, ctx->f.parent->src.priv->num_children, NR_CHILDREN);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
 	KUNIT_ASSERT_EQ(test, rd(test, ctx->pfile, 0, 24), 24);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_IDLE);
@@ -320,14 +286,14 @@ static void expect_reads_clear(struct kunit *test,
 			       const struct view_read *reads, unsigned int n)
 {
 	struct view_ctx *ctx = test->priv;
-	struct statsfd_source *spare = &ctx->child[NR_CHILDREN]->src;
+	struct statsfd_source *spare = &ctx->f.child[NR_CHILDREN]->src;
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
 		if (i % 2)
 			statsfd_source_del_child(spare);
 		else
-			statsfd_source_add_child(&ctx->parent->src, spare);
+			statsfd_source_add_child(&ctx->f.parent->src, spare);
 		KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
 		KUNIT_ASSERT_EQ(test, rd(test, ctx->pfile, reads[i].pos,
 					 reads[i].len),
@@ -381,8 +347,8 @@ static void statsfd_poll_id_or_descriptor_read_keeps_event(struct kunit *test)
 	unsigned int i;
 	ssize_t want;
 
-	statsfd_source_add_child(&ctx->parent->src,
-				 &ctx->child[NR_CHILDREN]->src);
+	statsfd_source_add_child(&ctx->f.parent->src,
+				 &ctx->f.child[NR_CHILDREN]->src);
 	for (i = 0; i < ARRAY_SIZE(reads); i++) {
 		want = reads[i].pos >= SFK_PARENT_FILE_SIZE ? 0 : reads[i].len;
 		KUNIT_ASSERT_EQ(test, rd(test, ctx->pfile, reads[i].pos,
@@ -440,13 +406,13 @@ static void statsfd_poll_change_during_read_stays_pending(struct kunit *test)
 	d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, d);
 	/* A first change, which the read will acknowledge. */
-	statsfd_source_del_child(&ctx->child[NR_CHILDREN - 1]->src);
-	gen = ctx->parent->src.priv->children_gen;
+	statsfd_source_del_child(&ctx->f.child[NR_CHILDREN - 1]->src);
+	gen = ctx->f.parent->src.priv->children_gen;
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
 
 	d->sf = ctx->pfile->private_data;
-	d->parent = &ctx->parent->src;
-	d->child = &ctx->child[NR_CHILDREN]->src;
+	d->parent = &ctx->f.parent->src;
+	d->child = &ctx->f.child[NR_CHILDREN]->src;
 	init_completion(&d->locked);
 	init_completion(&d->done);
 	t = kthread_run(change_during_read, d, "statsfd_kunit_change");
@@ -479,8 +445,8 @@ static void statsfd_poll_failed_read_keeps_event(struct kunit *test)
 					PAGE_SIZE), 0);
 	edge += PAGE_SIZE;
 
-	statsfd_source_add_child(&ctx->parent->src,
-				 &ctx->child[NR_CHILDREN]->src);
+	statsfd_source_add_child(&ctx->f.parent->src,
+				 &ctx->f.child[NR_CHILDREN]->src);
 	/* Nothing copied: a buffer that faults, a negative position. */
 	pos = 0;
 	KUNIT_EXPECT_EQ(test, ctx->pfile->f_op->read(ctx->pfile, ctx->bad, 24,
@@ -511,12 +477,12 @@ static void statsfd_poll_each_file_has_its_own_generation(struct kunit *test)
 {
 	struct view_ctx *ctx = test->priv;
 	static const char *const names[] = { "exits_sum" };
-	struct file *other = statsfd_kunit_file(test, ctx->parent);
+	struct file *other = statsfd_kunit_file(test, ctx->f.parent);
 	struct file *view = view_by_name(test, ctx->pfile, names, 1);
 
 	KUNIT_EXPECT_EQ(test, events(view), EV_IDLE);
-	statsfd_source_add_child(&ctx->parent->src,
-				 &ctx->child[NR_CHILDREN]->src);
+	statsfd_source_add_child(&ctx->f.parent->src,
+				 &ctx->f.child[NR_CHILDREN]->src);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED);
 	KUNIT_EXPECT_EQ(test, events(other), EV_CHANGED);
 	KUNIT_EXPECT_EQ(test, events(view), EV_CHANGED);
@@ -533,7 +499,7 @@ static void statsfd_poll_each_file_has_its_own_generation(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, events(view), EV_IDLE);
 	KUNIT_EXPECT_EQ(test, events(other), EV_CHANGED);
 	/* ...not with its descriptors (one, at 72 + 8). */
-	statsfd_source_del_child(&ctx->child[NR_CHILDREN]->src);
+	statsfd_source_del_child(&ctx->f.child[NR_CHILDREN]->src);
 	KUNIT_ASSERT_EQ(test, rd(test, view, SFK_DATA_OFFSET + 8, SFK_STRIDE),
 			SFK_STRIDE);
 	KUNIT_EXPECT_EQ(test, events(view), EV_CHANGED);
@@ -549,14 +515,14 @@ static void statsfd_poll_hangup_is_sticky_and_idempotent(struct kunit *test)
 	struct file *view = view_by_name(test, ctx->pfile, names, 1);
 	struct file *late;
 
-	KUNIT_EXPECT_FALSE(test, ctx->parent->src.priv->hung_up);
-	statsfd_source_hangup(&ctx->parent->src);
+	KUNIT_EXPECT_FALSE(test, ctx->f.parent->src.priv->hung_up);
+	statsfd_source_hangup(&ctx->f.parent->src);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_IDLE | EV_HUP);
 	KUNIT_EXPECT_EQ(test, events(view), EV_IDLE | EV_HUP);
 	/* Only the source hung up: its children's files are untouched. */
 	KUNIT_EXPECT_EQ(test, events(ctx->cfile), EV_IDLE);
 
-	statsfd_source_hangup(&ctx->parent->src);
+	statsfd_source_hangup(&ctx->f.parent->src);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_IDLE | EV_HUP);
 
 	/* Still readable, and a read does not clear a hangup. */
@@ -564,10 +530,10 @@ static void statsfd_poll_hangup_is_sticky_and_idempotent(struct kunit *test)
 			SFK_PARENT_FILE_SIZE);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_IDLE | EV_HUP);
 	/* Independent of changes of the children. */
-	statsfd_source_del_child(&ctx->child[0]->src);
+	statsfd_source_del_child(&ctx->f.child[0]->src);
 	KUNIT_EXPECT_EQ(test, events(ctx->pfile), EV_CHANGED | EV_HUP);
 	/* A file made afterwards hangs up from the start. */
-	late = statsfd_kunit_file(test, ctx->parent);
+	late = statsfd_kunit_file(test, ctx->f.parent);
 	KUNIT_EXPECT_EQ(test, events(late), EV_IDLE | EV_HUP);
 }
 
@@ -627,34 +593,34 @@ static void statsfd_poll_wakes_on_children_and_hangup_only(struct kunit *test)
 	struct view_ctx *ctx = test->priv;
 	struct poll_rec *p = poll_rec_add(test, ctx->pfile);
 	struct poll_rec *c = poll_rec_add(test, ctx->cfile);
-	struct statsfd_kunit_child *stats = &ctx->cstats[0];
+	struct statsfd_kunit_child *stats = &ctx->f.cstats[0];
 	unsigned int i;
 
-	KUNIT_EXPECT_PTR_EQ(test, p->head, &ctx->parent->src.priv->wq);
+	KUNIT_EXPECT_PTR_EQ(test, p->head, &ctx->f.parent->src.priv->wq);
 	/* Stats updates and reads wake nobody. */
 	for (i = 0; i < 1000; i++) {
 		statsfd_stat_add(&stats->exits, 1);
 		statsfd_stat_max(&stats->max_run, i);
-		statsfd_stat_add(&ctx->pstats.created, 1);
+		statsfd_stat_add(&ctx->f.pstats.created, 1);
 	}
 	KUNIT_ASSERT_EQ(test, rd(test, ctx->pfile, 0, SFK_PARENT_FILE_SIZE),
 			SFK_PARENT_FILE_SIZE);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->wakes), 0);
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->wakes), 0);
 
-	statsfd_source_add_child(&ctx->parent->src,
-				 &ctx->child[NR_CHILDREN]->src);
+	statsfd_source_add_child(&ctx->f.parent->src,
+				 &ctx->f.child[NR_CHILDREN]->src);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->wakes), 1);
 	KUNIT_EXPECT_EQ(test, p->key, EV(EPOLLPRI | EPOLLERR));
-	statsfd_source_del_child(&ctx->child[NR_CHILDREN]->src);
+	statsfd_source_del_child(&ctx->f.child[NR_CHILDREN]->src);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->wakes), 2);
 	KUNIT_EXPECT_EQ(test, p->key, EV(EPOLLPRI | EPOLLERR));
 
-	statsfd_source_hangup(&ctx->parent->src);
+	statsfd_source_hangup(&ctx->f.parent->src);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->wakes), 3);
 	KUNIT_EXPECT_EQ(test, p->key, EV_HUP);
 	/* Hanging up again wakes nobody. */
-	statsfd_source_hangup(&ctx->parent->src);
+	statsfd_source_hangup(&ctx->f.parent->src);
 	KUNIT_EXPECT_EQ(test, atomic_read(&p->wakes), 3);
 	/* The child's queue saw none of the parent's events. */
 	KUNIT_EXPECT_EQ(test, atomic_read(&c->wakes), 0);
@@ -692,7 +658,7 @@ static u8 *view_a_image(struct kunit *test, const struct statsfd_kunit_child *c)
 static void statsfd_view_by_name_matches_image(struct kunit *test)
 {
 	struct view_ctx *ctx = test->priv;
-	struct statsfd_kunit_child *c = &ctx->cstats[0];
+	struct statsfd_kunit_child *c = &ctx->f.cstats[0];
 	struct file *view = view_by_name(test, ctx->cfile, view_a_names, 4);
 
 	KUNIT_EXPECT_EQ(test, VIEW_A_FILE_SIZE, 424);
@@ -716,20 +682,20 @@ static void statsfd_view_by_index_matches_image(struct kunit *test)
 		{ 0x020, -9, 1, 0, 0, "wait_ns" },
 	};
 
-	expect_file(test, view, view_a_image(test, &ctx->cstats[0]),
+	expect_file(test, view, view_a_image(test, &ctx->f.cstats[0]),
 		    VIEW_A_FILE_SIZE);
 
 	view = view_by_index(test, ctx->cfile, one, 1);
 	expect_file(test, view,
 		    statsfd_kunit_image(test, wait_ns, 1, 8, "vm-7-0/vcpu-0",
-					&ctx->cstats[0].wait_ns),
+					&ctx->f.cstats[0].wait_ns),
 		    SFK_DATA_OFFSET + 8 + SFK_STRIDE);
 }
 
 static void statsfd_view_of_every_stat_reversed(struct kunit *test)
 {
 	struct view_ctx *ctx = test->priv;
-	struct statsfd_kunit_child *c = &ctx->cstats[0];
+	struct statsfd_kunit_child *c = &ctx->f.cstats[0];
 	static const u32 idx[] = { 7, 6, 5, 4, 3, 2, 1, 0 };
 	static const struct statsfd_desc_def expect[] = {
 		{ 0x030,  0, 1,   0,  0, "cycles" },
@@ -762,7 +728,7 @@ static void statsfd_view_of_every_stat_reversed(struct kunit *test)
 static void statsfd_view_of_view_matches_image(struct kunit *test)
 {
 	struct view_ctx *ctx = test->priv;
-	struct statsfd_kunit_child *c = &ctx->cstats[0];
+	struct statsfd_kunit_child *c = &ctx->f.cstats[0];
 	struct file *a = view_by_name(test, ctx->cfile, view_a_names, 4);
 	static const u32 lin_exits[] = { 3, 1 };
 	static const struct statsfd_desc_def b_expect[] = {
@@ -825,8 +791,8 @@ static void statsfd_view_with_aggregates_matches_image(struct kunit *test)
 	unsigned int i;
 
 	for (i = 0; i < NR_CHILDREN; i++)
-		c[i] = &ctx->cstats[i];
-	statsfd_kunit_parent_data(&ctx->pstats, c, NR_CHILDREN, full);
+		c[i] = &ctx->f.cstats[i];
+	statsfd_kunit_parent_data(&ctx->f.pstats, c, NR_CHILDREN, full);
 	/* exits_avg is word 5 of the full data, alive 1, log_sum 14-19... */
 	data[0] = full[5];
 	data[1] = full[1];
@@ -976,9 +942,9 @@ static void statsfd_view_copies_only_what_it_selects(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, sf->view->need_meta);
 
 	KUNIT_ASSERT_EQ(test, rd(test, view, SFK_DATA_OFFSET, 24), 24);
-	KUNIT_EXPECT_EQ(test, ((u64 *)ctx->kbuf)[0], ctx->cstats[0].cycles);
-	KUNIT_EXPECT_EQ(test, ((u64 *)ctx->kbuf)[1], ctx->cstats[0].exits);
-	KUNIT_EXPECT_EQ(test, ((u64 *)ctx->kbuf)[2], ctx->cstats[0].blocking);
+	KUNIT_EXPECT_EQ(test, ((u64 *)ctx->kbuf)[0], ctx->f.cstats[0].cycles);
+	KUNIT_EXPECT_EQ(test, ((u64 *)ctx->kbuf)[1], ctx->f.cstats[0].exits);
+	KUNIT_EXPECT_EQ(test, ((u64 *)ctx->kbuf)[2], ctx->f.cstats[0].blocking);
 	/* Every other value of the source was left alone (all non-zero). */
 	for (i = 0; i < SFK_CHILD_DATA_SIZE / 8; i++)
 		if (i != 0 && i != 1 && i != 15)
@@ -989,25 +955,20 @@ static void statsfd_view_file_pins_source_and_shows_fdinfo(struct kunit *test)
 {
 	struct view_ctx *ctx = test->priv;
 	static const char *const names[] = { "lin_sum", "created" };
-	struct seq_file m = {};
 	struct file *view;
-	int gets = atomic_read(&ctx->parent->gets);
-	int puts = atomic_read(&ctx->parent->puts);
+	int gets = atomic_read(&ctx->f.parent->gets);
+	int puts = atomic_read(&ctx->f.parent->puts);
 	int mine = module_refcount(THIS_MODULE);
 
 	view = view_by_name(test, ctx->pfile, names, 2);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->parent->gets), gets + 1);
-	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->parent->puts), puts);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->f.parent->gets), gets + 1);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->f.parent->puts), puts);
 	KUNIT_EXPECT_EQ(test, module_refcount(THIS_MODULE), mine + 1);
 	KUNIT_EXPECT_EQ(test, view->f_flags & O_ACCMODE, O_RDONLY);
 	KUNIT_EXPECT_FALSE(test, view->f_mode & FMODE_WRITE);
 	KUNIT_EXPECT_TRUE(test, view->f_mode & FMODE_PREAD);
 
-	m.size = 256;
-	m.buf = kunit_kzalloc(test, m.size, GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, m.buf);
-	view->f_op->show_fdinfo(&m, view);
-	KUNIT_EXPECT_STREQ(test, m.buf,
+	KUNIT_EXPECT_STREQ(test, statsfd_kunit_fdinfo(test, view),
 			   "statsfd-id:\tvm-7-0\n"
 			   "statsfd-schema:\tkunit.parent\n"
 			   "statsfd-view:\t2\n");
@@ -1030,8 +991,8 @@ static void expect_fails(struct kunit *test, struct file *file,
 			 const struct statsfd_view_args *args, long err)
 {
 	struct view_ctx *ctx = test->priv;
-	int gets = atomic_read(&ctx->parent->gets) +
-		   atomic_read(&ctx->child[0]->gets);
+	int gets = atomic_read(&ctx->f.parent->gets) +
+		   atomic_read(&ctx->f.child[0]->gets);
 	unsigned int i;
 	long ret;
 
@@ -1040,8 +1001,8 @@ static void expect_fails(struct kunit *test, struct file *file,
 		drop_fd(ret);
 		KUNIT_ASSERT_EQ_MSG(test, ret, err, "round %u", i);
 	}
-	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->parent->gets) +
-				      atomic_read(&ctx->child[0]->gets),
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->f.parent->gets) +
+				      atomic_read(&ctx->f.child[0]->gets),
 			gets);
 }
 
@@ -1213,7 +1174,7 @@ static void statsfd_view_bad_pointer_efault(struct kunit *test)
 	static const char *const names[] = { "exits", "lin" };
 	struct statsfd_view_args args = { .count = 2 };
 	u64 __user *list = (u64 __user *)(ctx->ubuf + U_LIST);
-	int gets = atomic_read(&ctx->child[0]->gets);
+	int gets = atomic_read(&ctx->f.child[0]->gets);
 	unsigned int i;
 	long ret;
 
@@ -1229,7 +1190,7 @@ static void statsfd_view_bad_pointer_efault(struct kunit *test)
 		drop_fd(ret);
 		KUNIT_ASSERT_EQ(test, ret, -EFAULT);
 	}
-	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->child[0]->gets), gets);
+	KUNIT_EXPECT_EQ(test, atomic_read(&ctx->f.child[0]->gets), gets);
 
 	/* The list, of names and of indices. */
 	args.list = (u64)(uintptr_t)ctx->bad;
@@ -1298,10 +1259,4 @@ static struct kunit_case statsfd_view_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_view_suite = {
-	.name = "statsfd_view",
-	.init = view_init,
-	.test_cases = statsfd_view_cases,
-};
-
-kunit_test_suites(&statsfd_view_suite);
+STATSFD_KUNIT_SUITE(statsfd_view, view_init);

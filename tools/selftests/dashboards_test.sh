@@ -180,12 +180,8 @@ check_quiet "$ndash dashboards (fleet, VM, host), $nuid uids: unique" \
 	sh -c "[ $ndash -ge 3 ] && [ $nuid -eq $ndash ]"
 
 # ---- 2. Real data: collector --host, statsfd-vmm, Prometheus ---------
-statsfd-collector --host --socket "$tmp/c.sock" --socket-mode 0600 \
-	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
-	--interval 1000 2>"$tmp/collector.log" &
-cpid=$!
-wait_started 600 "$tmp/port" "$tmp/collector.log" "statsfd-collector --host starts"
-port=$(cat "$tmp/port")
+collector_start "$tmp" 600 "statsfd-collector --host starts" \
+	--host --interval 1000
 # vm0 halts, polls and wakes up all the time; vm1 idles in long halts:
 # every family moves, and the guest's CPUs are left to Prometheus (one
 # vCPU each: fewer series for a slow guest to scrape).

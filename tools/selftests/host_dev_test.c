@@ -42,6 +42,7 @@
 #include <linux/veth.h>
 
 #include "kselftest_harness.h"
+#include "fd_pass.h"
 #include "host_util.h"
 #include "stats_file.h"
 
@@ -477,43 +478,6 @@ TEST(deleted_interface_hangs_up_and_keeps_last_values)
 }
 
 /* ----- namespaces ----- */
-
-static int send_fd(int sock, int fd)
-{
-	char c = 'f', cbuf[CMSG_SPACE(sizeof(int))] = {};
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
-
-static int recv_fd(int sock)
-{
-	char c, cbuf[CMSG_SPACE(sizeof(int))] = {};
-	struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-	struct msghdr m = {
-		.msg_iov = &iov, .msg_iovlen = 1,
-		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cm;
-	int fd;
-
-	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cm = CMSG_FIRSTHDR(&m);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
 
 /*
  * The child, in a namespace of its own: a dummy at FAR_IFINDEX with some

@@ -110,12 +110,8 @@ statsfd show --host --prometheus >"$tmp/cli-prom.txt" 2>/dev/null
 promtool_on_host "show --host --prometheus passes promtool" "$tmp/cli-prom.txt"
 
 # ---- statsfd-collector --host -------------------------------------------
-statsfd-collector --host --socket "$tmp/c.sock" --socket-mode 0600 \
-	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
-	--interval 200 --discover-interval 500 2>"$tmp/collector.log" &
-cpid=$!
-wait_started 100 "$tmp/port" "$tmp/collector.log" "collector --host starts"
-port=$(cat "$tmp/port")
+collector_start "$tmp" 100 "collector --host starts" \
+	--host --interval 200 --discover-interval 500
 ok "collector --host listening on 127.0.0.1:$port"
 check "collector runs as uid nobody (65534)" \
 	grep -q '^Uid:[[:space:]]*65534' /proc/$cpid/status

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,37 +185,46 @@ static inline void host_nl_init(struct host_nlreq *r, int type, int flags,
 
 /* ----- block devices ----- */
 
+/*
+ * fscanf(@fmt, ...) on the file that snprintf(@path_fmt, @name) names:
+ * the items matched (0 at end of file), or -errno if it does not open.
+ */
+static inline int host_scan_file(const char *path_fmt, const char *name,
+				 const char *fmt, ...)
+{
+	char path[128];
+	va_list ap;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), path_fmt, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	va_start(ap, fmt);
+	n = vfscanf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+	return n == EOF ? 0 : n;
+}
+
 /* "MAJ:MIN" of /sys/class/block/@name/dev: 0, or -errno. */
 static inline int host_sysfs_devt(const char *name, unsigned int *major,
 				  unsigned int *minor)
 {
-	char path[128];
-	FILE *f;
-	int n;
+	int n = host_scan_file("/sys/class/block/%s/dev", name, "%u:%u",
+			       major, minor);
 
-	snprintf(path, sizeof(path), "/sys/class/block/%s/dev", name);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	n = fscanf(f, "%u:%u", major, minor);
-	fclose(f);
-	return n == 2 ? 0 : -EIO;
+	return n == 2 ? 0 : n < 0 ? n : -EIO;
 }
 
 /* The reference count of module @name, or -1 (built in, or no such). */
 static inline int host_module_refcnt(const char *name)
 {
-	char path[128];
-	FILE *f;
 	int n;
 
-	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", name);
-	f = fopen(path, "re");
-	if (!f)
+	if (host_scan_file("/sys/module/%s/refcnt", name, "%d", &n) != 1)
 		return -1;
-	if (fscanf(f, "%d", &n) != 1)
-		n = -1;
-	fclose(f);
 	return n;
 }
 

@@ -25,8 +25,6 @@
 #include "kselftest_harness.h"
 #include "statsfd_vm_util.h"
 
-enum kind { VM, VCPU };
-
 FIXTURE(map)
 {
 	struct vm_env e; /* a VM with vCPU 0, which has run; kicked once */
@@ -74,11 +72,8 @@ static bool is_plain(const struct statsfd_desc *d)
 FIXTURE_SETUP(map)
 {
 	struct statsfd_vm_run run = {
-		.io_exits = 5,
-		.mmio_exits = 3,
-		.hypercall_exits = 2,
-		.io_bytes = 4,
-		.cycles_per_exit = 10,
+		.io_exits = 5, .mmio_exits = 3, .hypercall_exits = 2,
+		.io_bytes = 4, .cycles_per_exit = 10,
 	};
 	unsigned int i;
 	int dev;
@@ -99,8 +94,7 @@ FIXTURE_SETUP(map)
 	ASSERT_VM_ENV(&self->e, dev, 1, &run, 0);
 	self->e.own_dev = true;
 	ASSERT_EQ(0, vcpu_kick(self->e.vcpu[0]));
-	self->fd =
-		stats_fd(variant->kind == VCPU ? self->e.vcpu[0] : self->e.vm);
+	self->fd = vm_env_kind_fd(&self->e, variant->kind, 0);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, sfile_parse(self->fd, &self->s));
 	ASSERT_EQ(0, sfile_read_data(self->fd, &self->s));
@@ -165,26 +159,32 @@ static int map_diff(const struct statsfd_mmap_header *mh, const struct sfile *s)
 
 /* ------------------------------------------------------------ bad inputs */
 
+/* A writable mapping (@flags), with and without PROT_READ: EACCES. */
+static void expect_map_write_eacces(struct __test_metadata *_metadata,
+				    int fd, long page, int flags)
+{
+	static const int prots[] = { PROT_READ | PROT_WRITE, PROT_WRITE };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(prots); i++) {
+		EXPECT_EQ(MAP_FAILED, map_at(fd, page, prots[i], flags, 0));
+		EXPECT_EQ(EACCES, errno)
+		{
+			TH_LOG("prot %#x", prots[i]);
+		}
+	}
+}
+
 /* A writable shared mapping: the fd is O_RDONLY, the VFS says EACCES. */
 TEST_F(map, prot_write_shared_eacces)
 {
-	EXPECT_EQ(MAP_FAILED, map_at(self->fd, self->page,
-				     PROT_READ | PROT_WRITE, MAP_SHARED, 0));
-	EXPECT_EQ(EACCES, errno);
-	EXPECT_EQ(MAP_FAILED,
-		  map_at(self->fd, self->page, PROT_WRITE, MAP_SHARED, 0));
-	EXPECT_EQ(EACCES, errno);
+	expect_map_write_eacces(_metadata, self->fd, self->page, MAP_SHARED);
 }
 
 /* A writable private mapping would be a copy one could write: EACCES. */
 TEST_F(map, prot_write_private_eacces)
 {
-	EXPECT_EQ(MAP_FAILED, map_at(self->fd, self->page,
-				     PROT_READ | PROT_WRITE, MAP_PRIVATE, 0));
-	EXPECT_EQ(EACCES, errno);
-	EXPECT_EQ(MAP_FAILED,
-		  map_at(self->fd, self->page, PROT_WRITE, MAP_PRIVATE, 0));
-	EXPECT_EQ(EACCES, errno);
+	expect_map_write_eacces(_metadata, self->fd, self->page, MAP_PRIVATE);
 }
 
 /* A read-only mapping never becomes writable, shared or private. */
@@ -599,32 +599,36 @@ TEST_F(map, fork_child_reads_mapping)
 }
 
 /* What the uid-nobody child found wrong, one bit each. */
-#define NOBODY_DROP BIT(0) /* could not become nobody */
-#define NOBODY_RECV BIT(1) /* no fd received */
-#define NOBODY_MAP BIT(2) /* PROT_READ mmap failed */
-#define NOBODY_HEADER BIT(3) /* header not version 2 */
-#define NOBODY_VALUES BIT(4) /* values differ from the sender's pread */
-#define NOBODY_WRITE BIT(5) /* PROT_WRITE mmap not EACCES */
-#define NOBODY_MPROTECT BIT(6) /* mprotect(PROT_WRITE) not EACCES */
+#define NOBODY_MAP (NOBODY_CHECK << 0) /* PROT_READ mmap failed */
+#define NOBODY_HEADER (NOBODY_CHECK << 1) /* header not version 2 */
+#define NOBODY_VALUES (NOBODY_CHECK << 2) /* values differ from the sender's pread */
+#define NOBODY_WRITE (NOBODY_CHECK << 3) /* PROT_WRITE mmap not EACCES */
+#define NOBODY_MPROTECT (NOBODY_CHECK << 4) /* mprotect(PROT_WRITE) not EACCES */
 
-static int nobody_child(int sk, const struct sfile *s)
+/* In the child: nothing of the test's but the socket. */
+static void nobody_forget(void *arg)
 {
+	FIXTURE_DATA(map) * self = arg;
+
+	close(self->fd);
+	close(self->sys);
+	vm_env_close(&self->e);
+}
+
+/* In the child, as nobody: @fd maps the values, read-only. */
+static int nobody_maps(int fd, void *arg)
+{
+	FIXTURE_DATA(map) * self = arg;
 	const struct statsfd_mmap_header *mh;
-	int fd, bad = 0;
+	int bad = 0;
 	size_t len;
 
-	if (setgroups(0, NULL) || setgid(GID_NOBODY) || setuid(UID_NOBODY) ||
-	    getuid() != UID_NOBODY)
-		return NOBODY_DROP;
-	fd = recv_fd(sk);
-	if (fd < 0)
-		return NOBODY_RECV;
 	mh = stats_map(fd, &len);
 	if (mh == MAP_FAILED)
 		return NOBODY_MAP;
 	if (mh->version != STATSFD_MMAP_VERSION)
 		bad |= NOBODY_HEADER;
-	if (map_diff(mh, s))
+	if (map_diff(mh, &self->s))
 		bad |= NOBODY_VALUES;
 	errno = 0;
 	if (mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) !=
@@ -645,33 +649,8 @@ static int nobody_child(int sk, const struct sfile *s)
  */
 TEST_F(map, scm_rights_nobody_maps)
 {
-	int sk[2], status, bad = -1;
-	pid_t pid;
-
-	/* the guest runs every test as root: dropping to nobody needs it */
-	ASSERT_EQ(0, geteuid());
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sk));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(self->fd);
-		close(self->sys);
-		vm_env_close(&self->e);
-		close(sk[0]);
-		bad = nobody_child(sk[1], &self->s);
-		_exit(write(sk[1], &bad, sizeof(bad)) == sizeof(bad) ? 0 : 1);
-	}
-	close(sk[1]);
-	ASSERT_EQ(0, send_fd(sk[0], self->fd));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(sizeof(bad), read(sk[0], &bad, sizeof(bad)));
-	EXPECT_EQ(0, bad)
-	{
-		TH_LOG("child failures: %#x", bad);
-	}
-	close(sk[0]);
+	expect_nobody_clean(_metadata, self->fd, nobody_forget, nobody_maps,
+			    self);
 }
 
 /* Close the stats fd, the vCPU fd, the VM fd and the device. */

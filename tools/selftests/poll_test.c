@@ -84,6 +84,26 @@ static unsigned char *whole_file(int fd, size_t *size)
 	return buf;
 }
 
+/* A device fd, a VM on it and the VM's stats fd, each asserted. */
+static void open_vm_stats(struct __test_metadata *_metadata, int *dev,
+			  int *vm, int *vs)
+{
+	*dev = dev_open();
+	ASSERT_LE(0, *dev);
+	*vm = vm_create(*dev);
+	ASSERT_LE(0, *vm);
+	*vs = stats_fd(*vm);
+	ASSERT_LE(0, *vs);
+}
+
+/* Closes what open_vm_stats() opened. */
+static void close_vm_stats(int dev, int vm, int vs)
+{
+	close(vs);
+	close(vm);
+	close(dev);
+}
+
 /* A thread blocked in poll() on one fd. */
 struct waiter {
 	pthread_t thread;
@@ -152,12 +172,7 @@ TEST_F(ev, vcpu_add_is_an_event_of_the_vm_stats_fd)
 	struct timeval tv = { 0 };
 	char id[8];
 
-	dev = dev_open();
-	ASSERT_LE(0, dev);
-	vm = vm_create(dev);
-	ASSERT_LE(0, vm);
-	vs = stats_fd(vm);
-	ASSERT_LE(0, vs);
+	open_vm_stats(_metadata, &dev, &vm, &vs);
 	ASSERT_EQ(0, parse(vs, &s));
 	/* A fresh fd has no event. */
 	EXPECT_EQ(IDLE, state(vs));
@@ -212,9 +227,7 @@ TEST_F(ev, vcpu_add_is_an_event_of_the_vm_stats_fd)
 	close(cs);
 	for (i = 0; i < 3; i++)
 		close(vcpu[i]);
-	close(vs);
-	close(vm);
-	close(dev);
+	close_vm_stats(dev, vm, vs);
 }
 
 /* A poller asleep on the VM stats fd wakes when a vCPU is added. */
@@ -223,12 +236,7 @@ TEST_F(ev, blocked_poller_wakes_on_vcpu_add)
 	struct waiter w;
 	int dev, vm, vs, vcpu;
 
-	dev = dev_open();
-	ASSERT_LE(0, dev);
-	vm = vm_create(dev);
-	ASSERT_LE(0, vm);
-	vs = stats_fd(vm);
-	ASSERT_LE(0, vs);
+	open_vm_stats(_metadata, &dev, &vm, &vs);
 	ASSERT_EQ(0, waiter_start(&w, vs, POLLPRI, 20000));
 	/* Nothing happened: still asleep. */
 	EXPECT_EQ(0, atomic_load(&w.done));
@@ -239,9 +247,7 @@ TEST_F(ev, blocked_poller_wakes_on_vcpu_add)
 	EXPECT_EQ(POLLPRI | POLLERR, w.revents);
 	EXPECT_GT(5000000000ULL, w.ns);
 	close(vcpu);
-	close(vs);
-	close(vm);
-	close(dev);
+	close_vm_stats(dev, vm, vs);
 }
 
 /*
@@ -299,6 +305,51 @@ TEST_F(ev, vm_create_and_destroy_are_events_of_the_system_fd)
 	close(dev);
 }
 
+/* A stats fd's whole file, taken before a hangup. */
+struct fd_image {
+	unsigned char *bytes;
+	size_t size;
+	long long mask; /* file offset of sample_ns, or -1 */
+};
+
+/* Take @fd's whole file into @im; @fd has no event pending. */
+static void image_take(struct __test_metadata *_metadata, int fd,
+		       struct fd_image *im)
+{
+	struct sfile s;
+
+	ASSERT_EQ(0, parse(fd, &s));
+	im->mask = sfile_off(&s, STATSFD_STAT_SAMPLE_NS);
+	sfile_free(&s);
+	im->bytes = whole_file(fd, &im->size);
+	ASSERT_NE(NULL, im->bytes);
+	EXPECT_EQ(IDLE, state(fd));
+}
+
+/*
+ * @fd is hung up, for good (reads and polls do not clear it), and still
+ * reads the same bytes as @im (but sample_ns, taken anew by every read).
+ * Frees @im.
+ */
+static void expect_hung_same(struct __test_metadata *_metadata, int fd,
+			     struct fd_image *im)
+{
+	unsigned char *after;
+	size_t size;
+
+	EXPECT_EQ(HUNG, state(fd));
+	after = whole_file(fd, &size);
+	ASSERT_NE(NULL, after);
+	ASSERT_EQ(im->size, size);
+	EXPECT_EQ(0, image_cmp(after, im->bytes, 0, size, im->mask))
+	{
+		TH_LOG("fd %d changed after the hangup", fd);
+	}
+	EXPECT_EQ(HUNG, state(fd));
+	free(after);
+	free(im->bytes);
+}
+
 FIXTURE(hup)
 {
 	struct vm_env e;
@@ -346,21 +397,12 @@ TEST_F(hup, closing_every_vmm_fd_hangs_up)
 	int *handle[3] = { &self->e.vm, &self->e.vcpu[0], &self->e.vcpu[1] };
 	int fds[3] = { self->e.vm_stats, self->e.vcpu_stats[0],
 		       self->e.vcpu_stats[1] };
-	unsigned char *before[3], *after;
-	long long mask[3];
-	size_t size[3], size2;
+	struct fd_image before[3];
 	struct waiter w;
-	struct sfile s;
 	int i, k;
 
-	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, parse(fds[i], &s));
-		mask[i] = sfile_off(&s, STATSFD_STAT_SAMPLE_NS);
-		sfile_free(&s);
-		before[i] = whole_file(fds[i], &size[i]);
-		ASSERT_NE(NULL, before[i]);
-		EXPECT_EQ(IDLE, state(fds[i]));
-	}
+	for (i = 0; i < 3; i++)
+		image_take(_metadata, fds[i], &before[i]);
 	for (k = 0; k < 2; k++) {
 		close_fd(handle[variant->order[k]]);
 		for (i = 0; i < 3; i++)
@@ -378,68 +420,12 @@ TEST_F(hup, closing_every_vmm_fd_hangs_up)
 	EXPECT_EQ(POLLHUP, w.revents);
 	EXPECT_GT(5000000000ULL, w.ns);
 
-	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(HUNG, state(fds[i]));
-		/* For good: reads and polls do not clear it. */
-		after = whole_file(fds[i], &size2);
-		ASSERT_NE(NULL, after);
-		ASSERT_EQ(size[i], size2);
-		EXPECT_EQ(0, image_cmp(after, before[i], 0, size2, mask[i]))
-		{
-			TH_LOG("fd %d changed after the hangup", i);
-		}
-		EXPECT_EQ(HUNG, state(fds[i]));
-		free(after);
-		free(before[i]);
-	}
+	for (i = 0; i < 3; i++)
+		expect_hung_same(_metadata, fds[i], &before[i]);
 	EXPECT_EQ(5 + 2, stat_get(fds[1], "exits"));
 	EXPECT_EQ(2 * (5 + 2), stat_get(fds[0], "exits_sum"));
 	/* The system source never hangs up; the VM is still alive. */
 	EXPECT_EQ(IDLE, state(self->sys));
-}
-
-static int send_fds(int sock, const int *fds, int n, char byte)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)] = { 0 };
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
-
-	if (n) {
-		msg.msg_control = cbuf;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
-	}
-	return sendmsg(sock, &msg, 0) == 1 ? 0 : -1;
-}
-
-/* Receive up to @n fds and one byte; returns how many fds, or -1. */
-static int recv_fds(int sock, int *fds, int n, char *byte)
-{
-	char cbuf[CMSG_SPACE(sizeof(int) * 4)] = { 0 };
-	struct iovec iov = { .iov_base = byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = cbuf,
-			      .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *c;
-	int got;
-
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&msg);
-	if (!c)
-		return 0;
-	if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-		return -1;
-	got = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-	if (got > n)
-		return -1;
-	memcpy(fds, CMSG_DATA(c), sizeof(int) * got);
-	return got;
 }
 
 /*
@@ -484,13 +470,10 @@ fail:
 TEST_F(ev, vmm_exit_hangs_up_fds_passed_to_another_process)
 {
 	struct epoll_event ev, evs[4];
-	unsigned char *before[3], *after;
-	long long mask[3];
-	size_t size[3], size2;
+	struct fd_image before[3];
 	__u64 alive = sys_stat("vms_alive");
 	int sv[2], fds[3], ep, i, n, hups = 0, status;
 	unsigned int seen = 0;
-	struct sfile s;
 	__u64 t_end;
 	pid_t pid;
 	char byte;
@@ -509,12 +492,7 @@ TEST_F(ev, vmm_exit_hangs_up_fds_passed_to_another_process)
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_LE(0, ep);
 	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(0, parse(fds[i], &s));
-		mask[i] = sfile_off(&s, STATSFD_STAT_SAMPLE_NS);
-		sfile_free(&s);
-		before[i] = whole_file(fds[i], &size[i]);
-		ASSERT_NE(NULL, before[i]);
-		EXPECT_EQ(IDLE, state(fds[i]));
+		image_take(_metadata, fds[i], &before[i]);
 		ev.events = EPOLLPRI;
 		ev.data.u32 = i;
 		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev));
@@ -539,15 +517,8 @@ TEST_F(ev, vmm_exit_hangs_up_fds_passed_to_another_process)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-	for (i = 0; i < 3; i++) {
-		EXPECT_EQ(HUNG, state(fds[i]));
-		after = whole_file(fds[i], &size2);
-		ASSERT_NE(NULL, after);
-		ASSERT_EQ(size[i], size2);
-		EXPECT_EQ(0, image_cmp(after, before[i], 0, size2, mask[i]));
-		free(after);
-		free(before[i]);
-	}
+	for (i = 0; i < 3; i++)
+		expect_hung_same(_metadata, fds[i], &before[i]);
 	EXPECT_EQ(7, stat_get(fds[2], "exits"));
 	EXPECT_EQ(14, stat_get(fds[0], "io_exits_sum"));
 	/* The monitor's fds alone keep the VM. */
@@ -569,12 +540,7 @@ TEST_F(ev, change_between_two_polls_is_never_lost)
 	struct epoll_event ev = { .events = EPOLLPRI | EPOLLET }, out;
 	int dev, vm, vs, ep, vcpu[4], i;
 
-	dev = dev_open();
-	ASSERT_LE(0, dev);
-	vm = vm_create(dev);
-	ASSERT_LE(0, vm);
-	vs = stats_fd(vm);
-	ASSERT_LE(0, vs);
+	open_vm_stats(_metadata, &dev, &vm, &vs);
 	EXPECT_EQ(IDLE, state(vs));
 
 	/* Two changes with no poll between: one event, until read. */
@@ -609,9 +575,7 @@ TEST_F(ev, change_between_two_polls_is_never_lost)
 	close(ep);
 	for (i = 0; i < 4; i++)
 		close(vcpu[i]);
-	close(vs);
-	close(vm);
-	close(dev);
+	close_vm_stats(dev, vm, vs);
 }
 
 FIXTURE(race)
@@ -776,12 +740,8 @@ static void *run_fn(void *arg)
 {
 	struct runner *r = arg;
 	struct statsfd_vm_run run = {
-		.io_exits = 300,
-		.mmio_exits = 50,
-		.hypercall_exits = 50,
-		.halt_exits = 2,
-		.io_bytes = 4,
-		.halt_timeout_ns = 50000,
+		.io_exits = 300, .mmio_exits = 50, .hypercall_exits = 50,
+		.halt_exits = 2, .io_bytes = 4, .halt_timeout_ns = 50000,
 	};
 
 	while (!atomic_load(r->stop)) {
@@ -956,12 +916,7 @@ FIXTURE_SETUP(ep)
 		self->vcpu[i] = -1;
 	self->debugfs = debugfs_param_get();
 	ASSERT_EQ(0, debugfs_param_set(false));
-	self->dev = dev_open();
-	ASSERT_LE(0, self->dev);
-	self->vm = vm_create(self->dev);
-	ASSERT_LE(0, self->vm);
-	self->vs = stats_fd(self->vm);
-	ASSERT_LE(0, self->vs);
+	open_vm_stats(_metadata, &self->dev, &self->vm, &self->vs);
 	self->ep = epoll_create1(EPOLL_CLOEXEC);
 	ASSERT_LE(0, self->ep);
 	if (variant->et)

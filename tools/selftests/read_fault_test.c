@@ -140,11 +140,7 @@ FIXTURE_SETUP(ufault)
 		self->saved[i][strcspn(self->saved[i], "\n")] = 0;
 	}
 	/* only tasks that ask for it fail, every copy, quietly */
-	ASSERT_EQ(0, knob_set("verbose", "0"));
-	ASSERT_EQ(0, knob_set("task-filter", "Y"));
-	ASSERT_EQ(0, knob_set("space", "0"));
-	ASSERT_EQ(0, knob_set("interval", "1"));
-	ASSERT_EQ(0, knob_set("times", "-1"));
+	ASSERT_EQ(0, fault_knobs_task_only(FAIL_USERCOPY));
 	ASSERT_EQ(0, knob_set("probability", "100"));
 
 	ASSERT_VM_ENV(&self->e, -1, NR_VCPUS, &run, VM_ENV_STATS);

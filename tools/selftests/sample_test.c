@@ -237,18 +237,27 @@ TEST_F(sample, writes_on_every_cpu_are_counted_exactly)
 			  sfile_stat(&after[1], "size_hist", NULL)[i], a[i]);
 }
 
+/* Opens and closes the sample device @n times: 0, or -1 at a failed open. */
+static int open_close(int n)
+{
+	int fd;
+
+	while (n--) {
+		fd = open(SAMPLE_DEV, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	return 0;
+}
+
 /* The device's own counter: one per open, whoever opens. */
 TEST_F(sample, opens_are_counted)
 {
 	uint64_t before = stat1(self->dfd, "opens");
-	int i, fd;
 
 	ASSERT_NE(UINT64_MAX, before);
-	for (i = 0; i < 3; i++) {
-		fd = open(SAMPLE_DEV, O_RDONLY | O_CLOEXEC);
-		ASSERT_LE(0, fd);
-		close(fd);
-	}
+	ASSERT_EQ(0, open_close(3));
 	EXPECT_EQ(before + 3, stat1(self->dfd, "opens"));
 }
 
@@ -261,15 +270,10 @@ TEST_F(sample, each_open_is_one_window)
 {
 	uint64_t opens = stat1(self->dfd, "opens");
 	uint64_t gen = stat1(self->dfd, "generation");
-	int i, fd;
 
 	ASSERT_NE(UINT64_MAX, opens);
 	ASSERT_NE(UINT64_MAX, gen);
-	for (i = 0; i < 4; i++) {
-		fd = open(SAMPLE_DEV, O_RDONLY | O_CLOEXEC);
-		ASSERT_LE(0, fd);
-		close(fd);
-	}
+	ASSERT_EQ(0, open_close(4));
 	EXPECT_EQ(opens + 4, stat1(self->dfd, "opens"));
 	EXPECT_EQ(gen + 4, stat1(self->dfd, "generation"));
 }

@@ -283,19 +283,28 @@ static int read_values(struct reader *r, int fd, const struct layout *l,
 	return -1;
 }
 
-static void read_block(struct reader *r, unsigned int v)
+/*
+ * One pread of the whole data block of source @who (a vCPU, or NR_VCPUS
+ * for the VM) through @fd, laid out as @l, checked like every copy.
+ */
+static void read_data_block(struct reader *r, int fd, const struct layout *l,
+			    unsigned int who)
 {
-	const struct layout *l = &r->c->vcpu;
 	__u64 t0, t1;
 
 	t0 = boottime_ns();
-	if (read_values(r, r->c->vcpu_fd[v], l, 0, l->data_size / 8))
+	if (read_values(r, fd, l, 0, l->data_size / 8))
 		return;
 	t1 = boottime_ns();
 	if (!consistent(l, r->buf))
-		note_bad(r, l, r->buf, v);
-	note_key(r, v, r->buf[l->exits], 1);
-	check_meta(r, v, r->buf[l->ns], r->buf[l->gen], t0, t1);
+		note_bad(r, l, r->buf, who);
+	note_key(r, who, r->buf[l->exits], 1);
+	check_meta(r, who, r->buf[l->ns], r->buf[l->gen], t0, t1);
+}
+
+static void read_block(struct reader *r, unsigned int v)
+{
+	read_data_block(r, r->c->vcpu_fd[v], &r->c->vcpu, v);
 }
 
 /*
@@ -391,17 +400,7 @@ static void read_map(struct reader *r, unsigned int v, bool all)
 
 static void read_vm(struct reader *r)
 {
-	const struct layout *l = &r->c->vm;
-	__u64 t0, t1;
-
-	t0 = boottime_ns();
-	if (read_values(r, r->c->vm_fd, l, 0, l->data_size / 8))
-		return;
-	t1 = boottime_ns();
-	if (!consistent(l, r->buf))
-		note_bad(r, l, r->buf, NR_VCPUS);
-	note_key(r, NR_VCPUS, r->buf[l->exits], 1);
-	check_meta(r, NR_VCPUS, r->buf[l->ns], r->buf[l->gen], t0, t1);
+	read_data_block(r, r->c->vm_fd, &r->c->vm, NR_VCPUS);
 }
 
 /*
@@ -477,16 +476,6 @@ static void *runner_fn(void *arg)
 			w->runs++;
 	}
 	return NULL;
-}
-
-/* Pins @thread to @cpu; 0 or an error number. */
-static int pin(pthread_t thread, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(thread, sizeof(set), &set);
 }
 
 /* Pins @thread to every CPU but the last (the runners' CPU). */

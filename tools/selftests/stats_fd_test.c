@@ -42,8 +42,6 @@ static ssize_t raw_pread(int fd, void *buf, size_t len, off_t off)
 	return syscall(__NR_pread64, fd, buf, len, off);
 }
 
-enum kind { SYSTEM, VM, VCPU };
-
 FIXTURE(sfd)
 {
 	struct vm_env e; /* a VM with vCPUs 0 and 1, both have run */
@@ -70,31 +68,16 @@ FIXTURE_VARIANT_ADD(sfd, vcpu) { .kind = VCPU };
 FIXTURE_SETUP(sfd)
 {
 	struct statsfd_vm_run run = {
-		.io_exits = 300,
-		.mmio_exits = 7,
-		.hypercall_exits = 99,
-		.halt_exits = 3,
-		.io_bytes = 17,
-		.cycles_per_exit = 12345,
-		.halt_poll_ns = 1000,
-		.halt_timeout_ns = 10000,
+		.io_exits = 300, .mmio_exits = 7, .hypercall_exits = 99,
+		.halt_exits = 3, .io_bytes = 17, .cycles_per_exit = 12345,
+		.halt_poll_ns = 1000, .halt_timeout_ns = 10000,
 	};
 	ssize_t ret;
 
 	self->page = sysconf(_SC_PAGESIZE);
 	self->fd = -1;
 	ASSERT_VM_ENV(&self->e, -1, 2, &run, 0);
-	switch (variant->kind) {
-	case SYSTEM:
-		self->fd = stats_fd(self->e.dev);
-		break;
-	case VM:
-		self->fd = stats_fd(self->e.vm);
-		break;
-	case VCPU:
-		self->fd = stats_fd(self->e.vcpu[1]);
-		break;
-	}
+	self->fd = vm_env_kind_fd(&self->e, variant->kind, 1);
 	ASSERT_GE(self->fd, 0);
 	ASSERT_EQ(0, sfile_parse(self->fd, &self->s));
 	self->mask = sfile_off(&self->s, STATSFD_STAT_SAMPLE_NS);
@@ -599,15 +582,13 @@ TEST_F(sfd, dup_and_fork_12)
 }
 
 /* What the unprivileged child found wrong, one bit each. */
-#define NOBODY_DROP BIT(0) /* could not become nobody */
-#define NOBODY_RECV BIT(1) /* no fd received */
-#define NOBODY_READ BIT(2) /* pread failed or differed */
-#define NOBODY_WRITE BIT(3) /* write was not EBADF */
-#define NOBODY_MMAP BIT(4) /* mmap did not do what the source allows */
-#define NOBODY_IOCTL BIT(5) /* ioctl was not ENOTTY */
-#define NOBODY_DEV BIT(6) /* opening the device was not EACCES */
-#define NOBODY_REOPEN BIT(7) /* /proc/self/fd reopen succeeded */
-#define NOBODY_CHMOD BIT(8) /* fchmod succeeded */
+#define NOBODY_READ (NOBODY_CHECK << 0) /* pread failed or differed */
+#define NOBODY_WRITE (NOBODY_CHECK << 1) /* write was not EBADF */
+#define NOBODY_MMAP (NOBODY_CHECK << 2) /* mmap did not do what the source allows */
+#define NOBODY_IOCTL (NOBODY_CHECK << 3) /* ioctl was not ENOTTY */
+#define NOBODY_DEV (NOBODY_CHECK << 4) /* opening the device was not EACCES */
+#define NOBODY_REOPEN (NOBODY_CHECK << 5) /* /proc/self/fd reopen succeeded */
+#define NOBODY_CHMOD (NOBODY_CHECK << 6) /* fchmod succeeded */
 
 /*
  * What a mapping of @fd must show: the values of @image's data block
@@ -640,23 +621,31 @@ static int nobody_map(int fd, const unsigned char *image, off_t data_offset)
 	return bad;
 }
 
-/*
- * Runs as uid nobody with the fd it receives on @sk; what it found wrong
- * goes back on @sk (an exit status has too few bits for it).
- */
-static int nobody_child(int sk, const unsigned char *image, size_t size,
-			long long mask, off_t data_offset, bool mappable)
+/* What the child needs: the parent's image, and whether it maps. */
+struct nobody_arg {
+	FIXTURE_DATA(sfd) * self;
+	bool mappable;
+};
+
+/* In the child: nothing of the test's but the socket. */
+static void nobody_forget(void *arg)
 {
+	struct nobody_arg *a = arg;
+
+	close(a->self->fd);
+	vm_env_close(&a->self->e);
+}
+
+/* In the child, as nobody: @fd reads (and maps, if it may), nothing else. */
+static int nobody_check(int fd, void *arg)
+{
+	const struct nobody_arg *a = arg;
+	const unsigned char *image = a->self->image;
+	size_t size = a->self->size;
+	long long mask = a->self->mask;
 	unsigned char *buf = malloc(size + 8);
 	char path[64];
-	int fd, bad = 0, dev;
-
-	if (setgroups(0, NULL) || setgid(GID_NOBODY) || setuid(UID_NOBODY) ||
-	    getuid() != UID_NOBODY)
-		return NOBODY_DROP;
-	fd = recv_fd(sk);
-	if (fd < 0)
-		return NOBODY_RECV;
+	int bad = 0, dev;
 
 	if (!buf || pread(fd, buf, size + 8, 0) != size ||
 	    image_cmp(buf, image, 0, size, mask))
@@ -665,8 +654,8 @@ static int nobody_child(int sk, const unsigned char *image, size_t size,
 	if (write(fd, buf, 8) != -1 || errno != EBADF)
 		bad |= NOBODY_WRITE;
 	errno = 0;
-	if (mappable)
-		bad |= nobody_map(fd, image, data_offset);
+	if (a->mappable)
+		bad |= nobody_map(fd, image, a->self->s.hdr.data_offset);
 	else if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0) != MAP_FAILED ||
 		 errno != ENODEV)
 		bad |= NOBODY_MMAP;
@@ -696,35 +685,10 @@ static int nobody_child(int sk, const unsigned char *image, size_t size,
  */
 TEST_F(sfd, scm_rights_to_nobody_13)
 {
-	int sk[2], status, bad = -1;
-	pid_t pid;
+	struct nobody_arg a = { self, variant->kind != SYSTEM };
 
-	/* the guest runs every test as root: dropping to nobody needs it */
-	ASSERT_EQ(0, geteuid());
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sk));
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		/* keep nothing inherited from the parent but the socket */
-		close(self->fd);
-		vm_env_close(&self->e);
-		close(sk[0]);
-		bad = nobody_child(sk[1], self->image, self->size, self->mask,
-				   self->s.hdr.data_offset,
-				   variant->kind != SYSTEM);
-		_exit(write(sk[1], &bad, sizeof(bad)) == sizeof(bad) ? 0 : 1);
-	}
-	close(sk[1]);
-	ASSERT_EQ(0, send_fd(sk[0], self->fd));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(sizeof(bad), read(sk[0], &bad, sizeof(bad)));
-	EXPECT_EQ(0, bad)
-	{
-		TH_LOG("child failures: %#x", bad);
-	}
-	close(sk[0]);
+	expect_nobody_clean(_metadata, self->fd, nobody_forget, nobody_check,
+			    &a);
 }
 
 /*

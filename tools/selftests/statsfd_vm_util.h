@@ -12,6 +12,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,12 +24,14 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/statsfd.h>
 #include <linux/statsfd_vm.h>
 
+#include "fd_pass.h"
 #include "stats_file.h"
 
 /*
@@ -60,6 +65,10 @@
 
 #ifndef BIT
 #define BIT(n) (1U << (n))
+#endif
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
 #define HIST_BUCKETS 32
@@ -133,6 +142,9 @@ static inline void close_fd(int *fd)
 		close(*fd);
 	*fd = -1;
 }
+
+/* The kinds of source: the device's own, a VM, a vCPU. */
+enum kind { SYSTEM, VM, VCPU };
 
 #define VM_ENV_MAX_VCPUS 4
 
@@ -263,7 +275,82 @@ static inline int vm_env_open(struct vm_env *e, int dev, unsigned int nr_vcpus,
 			TH_LOG("%s", __e->err);                           \
 		}                                                         \
 	} while (0)
+
+/*
+ * What a child that dropped to uid nobody found wrong, one bit each: the
+ * first two are expect_nobody_clean()'s, a test's own @check returns the
+ * bits from NOBODY_CHECK up.
+ */
+#define NOBODY_DROP BIT(0) /* could not become nobody */
+#define NOBODY_RECV BIT(1) /* no fd received */
+#define NOBODY_CHECK BIT(2)
+
+/* In the child, as nobody: @check the fd that comes over @sk. */
+static inline int nobody_recv_check(int sk, int (*check)(int fd, void *arg),
+				    void *arg)
+{
+	int fd = recv_fd(sk);
+
+	return fd < 0 ? NOBODY_RECV : check(fd, arg);
+}
+
+/*
+ * @fd passed over SCM_RIGHTS to a child process that dropped to uid nobody
+ * and holds nothing else of ours (@forget closes, in the child, what the
+ * test holds): @check(its fd, @arg) must find nothing wrong (return 0).
+ * The bits come back over the socket: an exit status has too few.
+ */
+static inline void expect_nobody_clean(struct __test_metadata *_metadata,
+				       int fd, void (*forget)(void *arg),
+				       int (*check)(int fd, void *arg),
+				       void *arg)
+{
+	int sk[2], status, bad = -1;
+	pid_t pid;
+
+	/* the guest runs every test as root: dropping to nobody needs it */
+	ASSERT_EQ(0, geteuid());
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sk));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		forget(arg);
+		close(sk[0]);
+		if (setgroups(0, NULL) || setgid(GID_NOBODY) ||
+		    setuid(UID_NOBODY) || getuid() != UID_NOBODY)
+			bad = NOBODY_DROP;
+		else
+			bad = nobody_recv_check(sk[1], check, arg);
+		_exit(write(sk[1], &bad, sizeof(bad)) == sizeof(bad) ? 0 : 1);
+	}
+	close(sk[1]);
+	ASSERT_EQ(0, send_fd(sk[0], fd));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(sizeof(bad), read(sk[0], &bad, sizeof(bad)));
+	EXPECT_EQ(0, bad)
+	{
+		TH_LOG("child failures: %#x", bad);
+	}
+	close(sk[0]);
+}
 #endif
+
+/* The stats fd of @e's source of @kind (for VCPU, vCPU @vcpu's); or -1. */
+static inline int vm_env_kind_fd(const struct vm_env *e, enum kind kind,
+				 unsigned int vcpu)
+{
+	switch (kind) {
+	case SYSTEM:
+		return stats_fd(e->dev);
+	case VM:
+		return stats_fd(e->vm);
+	case VCPU:
+		return stats_fd(e->vcpu[vcpu]);
+	}
+	return -1;
+}
 
 /**
  * struct sfile - a stats fd's immutable part, parsed with pread() only
@@ -529,6 +616,25 @@ static inline int fault_knob_set(const char *dir, const char *knob,
 	return ret;
 }
 
+/*
+ * The knobs of fault-injection @dir that every statsfd fault test sets
+ * alike: only the tasks that ask for it (make-it-fail) fail, every time
+ * from the first try, quietly.  0, or -1 (the knob named on stderr).
+ */
+static inline int fault_knobs_task_only(const char *dir)
+{
+	static const char *const knobs[][2] = {
+		{ "verbose", "0" },  { "task-filter", "Y" }, { "space", "0" },
+		{ "interval", "1" }, { "times", "-1" },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(knobs); i++)
+		if (fault_knob_set(dir, knobs[i][0], knobs[i][1]))
+			return -1;
+	return 0;
+}
+
 /* The reference count of module @module, or -1 (not loaded). */
 static inline long long module_refs(const char *module)
 {
@@ -672,49 +778,17 @@ static inline int map_copy(const struct statsfd_mmap_header *h,
 	return 0;
 }
 
-/* Pass @fd over the AF_UNIX socket @sk (SCM_RIGHTS); 0 or -1. */
-static inline int send_fd(int sk, int fd)
+/*
+ * Pins @thread to @cpu; 0 or an error number (the
+ * caller defines _GNU_SOURCE, as every test program does).
+ */
+static inline int pin(pthread_t thread, int cpu)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char c = 'F';
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf,
-		.msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+	cpu_set_t set;
 
-	cmsg->cmsg_level = SOL_SOCKET;
-	cmsg->cmsg_type = SCM_RIGHTS;
-	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sk, &msg, 0) == 1 ? 0 : -1;
-}
-
-/* An fd passed over @sk with send_fd(), close-on-exec; or -1. */
-static inline int recv_fd(int sk)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char c;
-	struct iovec iov = { &c, 1 };
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = cbuf,
-		.msg_controllen = sizeof(cbuf),
-	};
-	struct cmsghdr *cmsg;
-	int fd;
-
-	if (recvmsg(sk, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
-		return -1;
-	memcpy(&fd, CMSG_DATA(cmsg), sizeof(int));
-	return fd;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(thread, sizeof(set), &set);
 }
 
 /*

@@ -35,12 +35,7 @@ metric_at() { # port name{labels} -> value (0 when absent)
 require "tools end to end" /dev/statsfd_vm statsfd statsfd-collector statsfd-vmm
 scratch_dir "$tmp"
 
-statsfd-collector --socket "$tmp/c.sock" --socket-mode 0600 \
-	--listen 127.0.0.1:0 --port-file "$tmp/port" --user nobody \
-	--interval 200 2>"$tmp/collector.log" &
-cpid=$!
-wait_started 100 "$tmp/port" "$tmp/collector.log" "collector starts"
-port=$(cat "$tmp/port")
+collector_start "$tmp" 100 "collector starts" --interval 200
 ok "collector listening on 127.0.0.1:$port"
 check "collector runs as uid nobody (65534)" \
 	grep -q '^Uid:[[:space:]]*65534' /proc/$cpid/status

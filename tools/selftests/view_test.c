@@ -182,8 +182,6 @@ static void indices_of(struct __test_metadata *_metadata, int fd,
  * Bad input
  */
 
-enum kind { SYSTEM, VM, VCPU };
-
 FIXTURE(bad)
 {
 	struct vm_env e;
@@ -201,6 +199,7 @@ FIXTURE_VARIANT(bad)
 	enum kind kind;
 };
 
+/* A variant is a definition, not a call: keep it on one line. */
 /* clang-format off */
 FIXTURE_VARIANT_ADD(bad, system) { .kind = SYSTEM };
 FIXTURE_VARIANT_ADD(bad, vm) { .kind = VM };
@@ -217,9 +216,7 @@ FIXTURE_SETUP(bad)
 	self->debugfs = debugfs_param_get();
 	ASSERT_EQ(0, debugfs_param_set(false));
 	ASSERT_VM_ENV(&self->e, -1, 2, &run, 0);
-	self->fd = stats_fd(variant->kind == SYSTEM ? self->e.dev :
-			    variant->kind == VM	    ? self->e.vm :
-						      self->e.vcpu[1]);
+	self->fd = vm_env_kind_fd(&self->e, variant->kind, 1);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, sfile_parse(self->fd, &self->s));
 	ASSERT_LE(3, self->s.hdr.num_desc);
@@ -279,6 +276,20 @@ static void expect_fail(struct __test_metadata *_metadata,
 	EXPECT_EQ(IDLE, state(self->fd));
 }
 
+/* STATSFD_IOC_VIEW with @args makes a view (closed again). */
+static void expect_view(struct __test_metadata *_metadata,
+			FIXTURE_DATA(bad) * self, const void *args)
+{
+	int fd = ioctl(self->fd, STATSFD_IOC_VIEW, args);
+
+	EXPECT_LE(0, fd)
+	{
+		TH_LOG("errno %d (%s)", errno, strerror(errno));
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 static void args_names(struct statsfd_view_args *a, __u64 *list,
 		       const char *const *names, __u32 n)
 {
@@ -303,7 +314,6 @@ TEST_F(bad, unknown_flags_einval)
 {
 	static const __u32 idx[] = { 0 };
 	struct statsfd_view_args a;
-	int fd;
 
 	args_index(&a, idx, 1);
 	a.flags = 1U << 1;
@@ -314,9 +324,7 @@ TEST_F(bad, unknown_flags_einval)
 	expect_fail(_metadata, self, &a, EINVAL);
 	/* The same with the one flag there is: a view. */
 	a.flags = STATSFD_VIEW_BY_INDEX;
-	fd = ioctl(self->fd, STATSFD_IOC_VIEW, &a);
-	EXPECT_LE(0, fd);
-	close(fd);
+	expect_view(_metadata, self, &a);
 }
 
 TEST_F(bad, reserved_nonzero_einval)
@@ -529,9 +537,7 @@ TEST_F(bad, too_many_fds_emfile)
 	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
 	EXPECT_EQ(self->fds_open, sys_stat("stats_fds_open"));
 	/* With room again, the same arguments make a view. */
-	fd = ioctl(self->fd, STATSFD_IOC_VIEW, &a);
-	EXPECT_LE(0, fd);
-	close(fd);
+	expect_view(_metadata, self, &a);
 }
 
 TEST_F(bad, other_ioctl_enotty)
@@ -567,12 +573,8 @@ FIXTURE(views)
 FIXTURE_SETUP(views)
 {
 	struct statsfd_vm_run run = {
-		.io_exits = 30,
-		.mmio_exits = 7,
-		.hypercall_exits = 5,
-		.halt_exits = 3,
-		.io_bytes = 16,
-		.cycles_per_exit = 1000,
+		.io_exits = 30, .mmio_exits = 7, .hypercall_exits = 5,
+		.halt_exits = 3, .io_bytes = 16, .cycles_per_exit = 1000,
 		.halt_timeout_ns = 20000,
 	};
 

@@ -233,12 +233,8 @@ static void failslab_setup(struct __test_metadata *_metadata,
 		}
 	}
 	ASSERT_EQ(0, knob_set("ignore-gfp-wait", "N"));
-	ASSERT_EQ(0, knob_set("verbose", "0"));
 	ASSERT_EQ(0, knob_set("probability", "0"));
-	ASSERT_EQ(0, knob_set("task-filter", "Y"));
-	ASSERT_EQ(0, knob_set("space", "0"));
-	ASSERT_EQ(0, knob_set("interval", "1"));
-	ASSERT_EQ(0, knob_set("times", "-1"));
+	ASSERT_EQ(0, fault_knobs_task_only(FAILSLAB));
 	f->usercopy_verbose[0] = 0;
 	if (!access(FAIL_USERCOPY_VERBOSE, F_OK)) {
 		ASSERT_LT(0, read_file(FAIL_USERCOPY_VERBOSE, f->usercopy_verbose,

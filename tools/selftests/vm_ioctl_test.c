@@ -340,9 +340,11 @@ TEST_F(ioc, max_vcpus_applies_to_new_vms)
  * RUN that fails validation: nothing ran, the run is not counted, and
  * nothing was written back (exits_done keeps what the caller put there).
  */
-static void expect_run_einval(struct __test_metadata *_metadata, int vcpu,
-			      int vcpu_stats, struct statsfd_vm_run *run)
+static void expect_run_einval(struct __test_metadata *_metadata,
+			      const struct vm_env *e,
+			      struct statsfd_vm_run *run)
 {
+	int vcpu = e->vcpu[0], vcpu_stats = e->vcpu_stats[0];
 	struct sys_snap before;
 	__u64 mark = run->exits_done;
 
@@ -370,17 +372,14 @@ TEST_F(ioc, run_flags_and_reserved_24)
 	struct statsfd_vm_run run = { .flags = 1, .io_exits = 1 };
 	size_t i;
 
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
+	expect_run_einval(_metadata, &self->e, &run);
 	run.flags = 0;
 	run.reserved0 = 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
+	expect_run_einval(_metadata, &self->e, &run);
 	run.reserved0 = 0;
 	for (i = 0; i < ARRAY_SIZE(run.reserved); i++) {
 		run.reserved[i] = 1;
-		expect_run_einval(_metadata, self->e.vcpu[0],
-				  self->e.vcpu_stats[0], &run);
+		expect_run_einval(_metadata, &self->e, &run);
 		run.reserved[i] = 0;
 	}
 	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
@@ -389,53 +388,30 @@ TEST_F(ioc, run_flags_and_reserved_24)
 /* #24: RUN values out of their documented ranges. */
 TEST_F(ioc, run_values_out_of_range_24)
 {
-	struct statsfd_vm_run run = { 0 };
+	static const struct statsfd_vm_run bad[] = {
+		{ .io_bytes = STATSFD_VM_IO_BYTES_MAX + 1 },
+		{ .io_bytes = UINT64_MAX },
+		{ .halt_timeout_ns = STATSFD_VM_HALT_TIMEOUT_NS_MAX + 1 },
+		{ .io_exits = STATSFD_VM_RUN_EXITS_MAX + 1 },
+		{ .io_exits = UINT64_MAX },
+		{ .mmio_exits = STATSFD_VM_RUN_EXITS_MAX + 1 },
+		{ .hypercall_exits = STATSFD_VM_RUN_EXITS_MAX + 1 },
+		{ .halt_exits = STATSFD_VM_RUN_EXITS_MAX + 1 },
+		/* the total too, and without wrapping around */
+		{ .halt_exits = 1, .io_exits = STATSFD_VM_RUN_EXITS_MAX },
+		{ .halt_exits = 1,
+		  .io_exits = STATSFD_VM_RUN_EXITS_MAX / 2,
+		  .mmio_exits = STATSFD_VM_RUN_EXITS_MAX / 2 },
+		{ .mmio_exits = STATSFD_VM_RUN_EXITS_MAX / 2,
+		  .hypercall_exits = UINT64_MAX - STATSFD_VM_RUN_EXITS_MAX / 2 },
+	};
+	struct statsfd_vm_run run;
+	size_t i;
 
-	run.io_bytes = STATSFD_VM_IO_BYTES_MAX + 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	run.io_bytes = UINT64_MAX;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	run.io_bytes = 0;
-
-	run.halt_timeout_ns = STATSFD_VM_HALT_TIMEOUT_NS_MAX + 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	run.halt_timeout_ns = 0;
-
-	run.io_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	run.io_exits = UINT64_MAX;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	run.io_exits = 0;
-	run.mmio_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	run.mmio_exits = 0;
-	run.hypercall_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	run.hypercall_exits = 0;
-	run.halt_exits = STATSFD_VM_RUN_EXITS_MAX + 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	/* the total too, and without wrapping around */
-	run.halt_exits = 1;
-	run.io_exits = STATSFD_VM_RUN_EXITS_MAX;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	run.io_exits = STATSFD_VM_RUN_EXITS_MAX / 2;
-	run.mmio_exits = STATSFD_VM_RUN_EXITS_MAX / 2;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
-	run.hypercall_exits = UINT64_MAX - STATSFD_VM_RUN_EXITS_MAX / 2;
-	run.io_exits = 0;
-	run.halt_exits = 0;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		run = bad[i];
+		expect_run_einval(_metadata, &self->e, &run);
+	}
 
 	/* the limits themselves are fine (validated, then a short run) */
 	memset(&run, 0, sizeof(run));
@@ -462,11 +438,9 @@ TEST_F(ioc, run_cycles_per_exit_bound_24)
 		  (1ULL << 62) / STATSFD_VM_RUN_EXITS_MAX);
 
 	run.cycles_per_exit = STATSFD_VM_CYCLES_PER_EXIT_MAX + 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
+	expect_run_einval(_metadata, &self->e, &run);
 	run.cycles_per_exit = UINT64_MAX;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
+	expect_run_einval(_metadata, &self->e, &run);
 
 	run.cycles_per_exit = STATSFD_VM_CYCLES_PER_EXIT_MAX;
 	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
@@ -484,15 +458,12 @@ TEST_F(ioc, run_halt_poll_over_max_24)
 
 	ASSERT_GE(max, 0);
 	run.halt_poll_ns = max + 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
+	expect_run_einval(_metadata, &self->e, &run);
 	run.halt_poll_ns = UINT64_MAX;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
+	expect_run_einval(_metadata, &self->e, &run);
 	ASSERT_EQ(0, param_set("halt_poll_ns_max", 0));
 	run.halt_poll_ns = 1;
-	expect_run_einval(_metadata, self->e.vcpu[0], self->e.vcpu_stats[0],
-			  &run);
+	expect_run_einval(_metadata, &self->e, &run);
 	ASSERT_EQ(0, param_set("halt_poll_ns_max", 5000));
 	run.halt_poll_ns = 5000;
 	EXPECT_EQ(0, vcpu_run(self->e.vcpu[0], &run));

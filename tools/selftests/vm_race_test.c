@@ -221,16 +221,6 @@ static int read_debugfs_dir(const char *dir)
 	return n;
 }
 
-/* Pins @thread to @cpu; 0 or an error number. */
-static int pin(pthread_t thread, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(thread, sizeof(set), &set);
-}
-
 /* A reader of the stall measurement: hammers while @go, idles otherwise. */
 struct stall_reader {
 	pthread_t thread;

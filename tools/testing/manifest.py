@@ -14,10 +14,14 @@ their own business).
 
 The set is derived from what will run, never kept by hand:
   - KUnit: every `struct kunit_suite` (.name, .test_cases) and every
-    KUNIT_CASE*() of its case array in DIR/*.c, plus load/unload of each
-    module DIR/Kbuild builds.  Registration (kunit_test_suites()) and the
-    Kbuild object list are deliberately not consulted: dropping either must
-    turn into missing results, not into a smaller manifest.
+    STATSFD_KUNIT_SUITE(name, init) (tests/kunit/statsfd_kunit.h: suite
+    "name", cases name_cases), and every KUNIT_CASE*() of its case array in
+    DIR/*.c, plus load/unload of each module DIR/Kbuild builds.
+    Registration (kunit_test_suites()) and the Kbuild object list are
+    deliberately not consulted: dropping either must turn into missing
+    results, not into a smaller manifest (STATSFD_KUNIT_SUITE() is both the
+    definition and the registration; without it the cases are unused and
+    the -Werror build fails).
   - selftests: each kselftest_harness binary's own test list (`BIN -l`,
     which lists and exits without running anything) expanded to the
     fixture.variant.test names its TAP prints, filtered exactly as the
@@ -35,6 +39,7 @@ import subprocess
 import sys
 
 SUITE_RE = re.compile(r"struct\s+kunit_suite\s+(\w+)\s*=\s*\{(.*?)\};", re.S)
+SUITE_MACRO_RE = re.compile(r"^STATSFD_KUNIT_SUITE\(\s*(\w+)\s*,\s*\w+\s*\)", re.M)
 CASES_RE = re.compile(r"struct\s+kunit_case\s+(\w+)\s*\[\s*\]\s*=\s*\{(.*?)\};", re.S)
 CASE_RE = re.compile(r"\bKUNIT_CASE\w*\s*\(\s*(\w+)")
 OBJ_RE = re.compile(r"^obj-[^\s+:]*\s*\+?=\s*(.*)$", re.M)
@@ -62,6 +67,13 @@ def kunit_suites(src_dir):
             if name.group(1) in suites:
                 raise ManifestError(f"{fn}: duplicate suite name {name.group(1)}")
             suites[name.group(1)] = arrays[cases.group(1)]
+        for m in SUITE_MACRO_RE.finditer(text):
+            name, cases = m.group(1), m.group(1) + "_cases"
+            if cases not in arrays:
+                raise ManifestError(f"{fn}: suite {name} has no case array {cases}")
+            if name in suites:
+                raise ManifestError(f"{fn}: duplicate suite name {name}")
+            suites[name] = arrays[cases]
     modules = []
     kbuild = os.path.join(src_dir, "Kbuild")
     if os.path.exists(kbuild):

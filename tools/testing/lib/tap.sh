@@ -25,6 +25,11 @@
 #   wait_started TENTHS FILE LOG DESC   a daemon's start: waits for FILE
 #                              (its port or ready file) to be written; if
 #                              it never is, bails out with DESC and LOG
+#   collector_start DIR TENTHS DESC [ARG...]  statsfd-collector with ARGs as
+#                              uid nobody on DIR/c.sock and 127.0.0.1:0, its
+#                              port in DIR/port, its log DIR/collector.log;
+#                              waits as wait_started does, then sets cpid
+#                              and port
 #
 # Set-up:
 #   require DESC NEED...       bails out with "DESC: missing ..." unless
@@ -114,6 +119,19 @@ wait_started() {
 	nok "$4"
 	sed 's/^/# /' "$3"
 	finish
+}
+
+# shellcheck disable=SC2034 # cpid and port are the caller's
+collector_start() {
+	local tap_dir="$1" tap_tenths="$2" tap_desc="$3"
+	shift 3
+	statsfd-collector "$@" --socket "$tap_dir/c.sock" --socket-mode 0600 \
+		--listen 127.0.0.1:0 --port-file "$tap_dir/port" --user nobody \
+		2>"$tap_dir/collector.log" &
+	cpid=$!
+	wait_started "$tap_tenths" "$tap_dir/port" "$tap_dir/collector.log" \
+		"$tap_desc"
+	port=$(cat "$tap_dir/port")
 }
 
 require() {
