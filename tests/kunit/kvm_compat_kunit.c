@@ -310,9 +310,4 @@ static struct kunit_case statsfd_kvm_compat_cases[] = {
 	{}
 };
 
-static struct kunit_suite statsfd_kvm_compat_suite = {
-	.name = "statsfd_kvm_compat",
-	.test_cases = statsfd_kvm_compat_cases,
-};
-
-kunit_test_suites(&statsfd_kvm_compat_suite);
+STATSFD_KUNIT_SUITE(statsfd_kvm_compat, NULL);
