@@ -72,8 +72,11 @@ static bool is_plain(const struct statsfd_desc *d)
 FIXTURE_SETUP(map)
 {
 	struct statsfd_vm_run run = {
-		.io_exits = 5, .mmio_exits = 3, .hypercall_exits = 2,
-		.io_bytes = 4, .cycles_per_exit = 10,
+		.io_exits = 5,
+		.mmio_exits = 3,
+		.hypercall_exits = 2,
+		.io_bytes = 4,
+		.cycles_per_exit = 10,
 	};
 	unsigned int i;
 	int dev;

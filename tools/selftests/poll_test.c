@@ -740,8 +740,12 @@ static void *run_fn(void *arg)
 {
 	struct runner *r = arg;
 	struct statsfd_vm_run run = {
-		.io_exits = 300, .mmio_exits = 50, .hypercall_exits = 50,
-		.halt_exits = 2, .io_bytes = 4, .halt_timeout_ns = 50000,
+		.io_exits = 300,
+		.mmio_exits = 50,
+		.hypercall_exits = 50,
+		.halt_exits = 2,
+		.io_bytes = 4,
+		.halt_timeout_ns = 50000,
 	};
 
 	while (!atomic_load(r->stop)) {

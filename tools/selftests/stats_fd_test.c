@@ -68,9 +68,14 @@ FIXTURE_VARIANT_ADD(sfd, vcpu) { .kind = VCPU };
 FIXTURE_SETUP(sfd)
 {
 	struct statsfd_vm_run run = {
-		.io_exits = 300, .mmio_exits = 7, .hypercall_exits = 99,
-		.halt_exits = 3, .io_bytes = 17, .cycles_per_exit = 12345,
-		.halt_poll_ns = 1000, .halt_timeout_ns = 10000,
+		.io_exits = 300,
+		.mmio_exits = 7,
+		.hypercall_exits = 99,
+		.halt_exits = 3,
+		.io_bytes = 17,
+		.cycles_per_exit = 12345,
+		.halt_poll_ns = 1000,
+		.halt_timeout_ns = 10000,
 	};
 	ssize_t ret;
 

@@ -573,8 +573,12 @@ FIXTURE(views)
 FIXTURE_SETUP(views)
 {
 	struct statsfd_vm_run run = {
-		.io_exits = 30, .mmio_exits = 7, .hypercall_exits = 5,
-		.halt_exits = 3, .io_bytes = 16, .cycles_per_exit = 1000,
+		.io_exits = 30,
+		.mmio_exits = 7,
+		.hypercall_exits = 5,
+		.halt_exits = 3,
+		.io_bytes = 16,
+		.cycles_per_exit = 1000,
 		.halt_timeout_ns = 20000,
 	};
 

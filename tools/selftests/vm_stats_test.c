@@ -601,8 +601,11 @@ TEST_F(vcpu, fresh_vcpu_is_zero)
 TEST_F(vcpu, exits_are_exact)
 {
 	struct statsfd_vm_run run = {
-		.io_exits = 100, .mmio_exits = 20, .hypercall_exits = 3,
-		.io_bytes = 4, .cycles_per_exit = 1000,
+		.io_exits = 100,
+		.mmio_exits = 20,
+		.hypercall_exits = 3,
+		.io_bytes = 4,
+		.cycles_per_exit = 1000,
 	};
 
 	ASSERT_EQ(0, vcpu_run(self->e.vcpu[0], &run));
@@ -672,7 +675,8 @@ TEST_F(vcpu, empty_run_counts_a_run)
 TEST_F(vcpu, timed_halts_sleep_and_count_exactly)
 {
 	struct statsfd_vm_run run = {
-		.halt_exits = 5, .halt_timeout_ns = 200000,
+		.halt_exits = 5,
+		.halt_timeout_ns = 200000,
 		.cycles_per_exit = 3,
 	};
 	__u64 low = 0;
@@ -704,7 +708,8 @@ TEST_F(vcpu, timed_halts_sleep_and_count_exactly)
 TEST_F(vcpu, unkicked_polls_fail)
 {
 	struct statsfd_vm_run run = {
-		.halt_exits = 4, .halt_poll_ns = 20000,
+		.halt_exits = 4,
+		.halt_poll_ns = 20000,
 		.halt_timeout_ns = 50000,
 	};
 
@@ -730,7 +735,9 @@ TEST_F(vcpu, unkicked_polls_fail)
 TEST_F(vcpu, pending_kick_ends_the_poll)
 {
 	struct statsfd_vm_run run = {
-		.halt_exits = 1, .halt_poll_ns = 100000, .halt_timeout_ns = 0,
+		.halt_exits = 1,
+		.halt_poll_ns = 100000,
+		.halt_timeout_ns = 0,
 	};
 
 	ASSERT_EQ(0, vcpu_kick(self->e.vcpu[0]));
@@ -769,7 +776,8 @@ TEST_F(vcpu, pending_kick_without_poll)
 TEST_F(vcpu, kicks_coalesce)
 {
 	struct statsfd_vm_run run = {
-		.halt_exits = 2, .halt_timeout_ns = 100000,
+		.halt_exits = 2,
+		.halt_timeout_ns = 100000,
 	};
 
 	ASSERT_EQ(0, vcpu_kick(self->e.vcpu[0]));
@@ -1561,8 +1569,11 @@ TEST(debugfs_view_matches_stats_fd)
 {
 	char vm_dir[256], vcpu_dir[300];
 	struct statsfd_vm_run run = {
-		.io_exits = 70, .halt_exits = 2, .halt_timeout_ns = 1000,
-		.io_bytes = 3, .cycles_per_exit = 9,
+		.io_exits = 70,
+		.halt_exits = 2,
+		.halt_timeout_ns = 1000,
+		.io_bytes = 3,
+		.cycles_per_exit = 9,
 	};
 	int vm_fd, vcpu_fd, sys_fd;
 	struct vm_env e;
