@@ -48,31 +48,12 @@ static const struct img_stat vm_stats[] = {
 	{ "io_exits_sum", STATSFD_TYPE_CUMULATIVE | STATSFD_AGG_SUM, 0, 1, 0 },
 };
 
-static int vcpu_memfd(const char *id)
-{
-	static unsigned char buf[1 << 14];
-	size_t n = img_build(buf, sizeof(buf), id, 48, img_vcpu_stats,
-			     img_vcpu_nstats, NULL, 0);
-
-	return img_memfd(buf, n);
-}
-
 static int vm_memfd(const char *id)
 {
 	static unsigned char buf[1 << 12];
 	size_t n = img_build(buf, sizeof(buf), id, 48, vm_stats, 2, NULL, 0);
 
 	return img_memfd(buf, n);
-}
-
-/* Write @v as value @idx of the data block of a statsfd-order image. */
-static void poke(int fd, unsigned int idx, uint64_t v)
-{
-	struct statsfd_header h;
-
-	if (pread(fd, &h, sizeof(h), 0) == sizeof(h))
-		if (pwrite(fd, &v, 8, h.data_offset + idx * 8) != 8)
-			tap_diag("pwrite failed");
 }
 
 static bool is_error(struct json_object *r, const char *cls)
@@ -92,6 +73,13 @@ static struct json_object *ret_of(struct json_object *r)
 	if (r)
 		json_object_object_get_ex(r, "return", &v);
 	return v;
+}
+
+/* The one element of the array a reply returns; NULL if not just one. */
+static struct json_object *only_one(struct json_object *r)
+{
+	return ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
+	       json_object_array_get_idx(ret_of(r), 0) : NULL;
 }
 
 static size_t count_sources(void)
@@ -147,8 +135,8 @@ static int count_fds(pid_t pid)
 static struct json_object *register_web(int s, int *fds)
 {
 	fds[0] = vm_memfd("vm-1-0");
-	fds[1] = vcpu_memfd("vm-1-0/vcpu-0");
-	fds[2] = vcpu_memfd("vm-1-0/vcpu-1");
+	fds[1] = img_vcpu_memfd("vm-1-0/vcpu-0");
+	fds[2] = img_vcpu_memfd("vm-1-0/vcpu-1");
 	return rpc_json(s, "{\"execute\":\"add-sources\",\"id\":7,\"arguments\":{"
 		   "\"provider\":\"statsfd_vm\",\"vm\":\"web\",\"sources\":["
 		   "{\"target\":\"vm\"},{\"target\":\"vcpu\",\"vcpu\":0},"
@@ -198,7 +186,7 @@ static void test_basic(const char *save)
 	       "query-stats-schemas target vcpu: one schema for 2 sources, all stats");
 	json_object_put(r);
 
-	poke(fds[2], 1, 1000);	/* vCPU 1 io_exits */
+	img_poke(fds[2], 1, 1000);	/* vCPU 1 io_exits */
 	msleep(400);		/* several 100 ms read intervals */
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
 		"\"vcpus\":[1],\"providers\":[{\"provider\":\"statsfd_vm\","
@@ -288,9 +276,9 @@ static void test_bad_input(void)
 	       strstr(json_object_to_json_string(r), "not a stats fd of statsfd or KVM (pipe:["),
 	       "a pipe is refused by the type check (PermissionDenied)");
 	json_object_put(r);
-	fds[0] = vcpu_memfd("good");
+	fds[0] = img_vcpu_memfd("good");
 	fds[1] = open("/dev/null", O_RDONLY);
-	fds[2] = vcpu_memfd("good2");
+	fds[2] = img_vcpu_memfd("good2");
 	r = rpc_json(s, add3, fds, 3);
 	tap_ok(is_error(r, NULL) && count_sources() == 0,
 	       "one bad fd (/dev/null) rejects the whole message, nothing kept");
@@ -362,7 +350,7 @@ static void test_unauthorized(void)
 		s = statsfd_msg_connect(sock_path);
 		if (s < 0)
 			_exit(4);
-		fd = vcpu_memfd("intruder");
+		fd = img_vcpu_memfd("intruder");
 		{
 			const char *q = "{\"execute\":\"add-sources\",\"arguments\":{"
 					"\"provider\":\"kvm\",\"vm\":\"x\",\"sources\":"
@@ -494,7 +482,7 @@ static void test_many_sources(void)
 				char id[48];
 
 				snprintf(id, sizeof(id), "vm-%d-%d/vcpu-%d", c, m, i);
-				fds[i] = vcpu_memfd(id);
+				fds[i] = img_vcpu_memfd(id);
 				statsfd_buf_printf(&req, "%s{\"target\":\"vcpu\",\"vcpu\":%d}",
 						   i ? "," : "", i);
 			}
@@ -545,7 +533,7 @@ static void test_stats_filter(const char *bin)
 	r = register_web(s, fds);
 	tap_ok(ret_of(r) != NULL, "--stats: VM web and its 2 vCPUs registered");
 	json_object_put(r);
-	poke(fds[2], 1, 4321);	/* vCPU 1 io_exits */
+	img_poke(fds[2], 1, 4321);	/* vCPU 1 io_exits */
 	msleep(400);
 	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
 	for (j = 0; ret_of(r) && j < json_object_array_length(ret_of(r)); j++) {
@@ -559,8 +547,7 @@ static void test_stats_filter(const char *bin)
 	       "--stats on memfds: \"view\": \"emulated\" (a file has no views), \"events\": false");
 	json_object_put(r);
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":[1]}}", NULL, 0);
-	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
-	    json_object_array_get_idx(ret_of(r), 0) : NULL;
+	v = only_one(r);
 	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
 	       json_object_array_length(x) == 2 &&
 	       json_object_object_get_ex(json_object_array_get_idx(x, 0), "name", &v) &&
@@ -570,8 +557,7 @@ static void test_stats_filter(const char *bin)
 	       "query-stats: only the 2 stats of the filter, in its order, values read");
 	json_object_put(r);
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vm\"}}", NULL, 0);
-	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
-	    json_object_array_get_idx(ret_of(r), 0) : NULL;
+	v = only_one(r);
 	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
 	       json_object_array_length(x) == 0,
 	       "the VM (none of the stats): kept, with no stats");
@@ -628,8 +614,8 @@ static int feed(const char *path, int seconds)
 	printf("registered\n");
 	fflush(stdout);
 	for (i = 0; i < seconds * 10; i++) {
-		poke(fds[1], 0, (uint64_t)i * 10);
-		poke(fds[2], 1, (uint64_t)i * 7);
+		img_poke(fds[1], 0, (uint64_t)i * 10);
+		img_poke(fds[2], 1, (uint64_t)i * 7);
 		msleep(100);
 	}
 	close(s);

@@ -64,25 +64,6 @@ static void msleep(int ms)
 	nanosleep(&ts, NULL);
 }
 
-static int vcpu_memfd(const char *id)
-{
-	static unsigned char buf[1 << 14];
-	size_t n = img_build(buf, sizeof(buf), id, 48, img_vcpu_stats,
-			     img_vcpu_nstats, NULL, 0);
-
-	return img_memfd(buf, n);
-}
-
-/* Write @v as value @idx of the data block of a statsfd-order image. */
-static void poke(int fd, unsigned int idx, uint64_t v)
-{
-	struct statsfd_header h;
-
-	if (pread(fd, &h, sizeof(h), 0) == sizeof(h))
-		if (pwrite(fd, &v, 8, h.data_offset + idx * 8) != 8)
-			tap_diag("pwrite failed");
-}
-
 static int stored(const char *name)
 {
 	unsigned int i;
@@ -356,7 +337,7 @@ static int register_vm(const char *path, const char *vm, int nvcpus,
 		char id[64];
 
 		snprintf(id, sizeof(id), "%s/vcpu-%d", vm, i);
-		memfds[i] = vcpu_memfd(id);
+		memfds[i] = img_vcpu_memfd(id);
 		statsfd_buf_printf(&req, "%s{\"target\":\"vcpu\",\"vcpu\":%d}",
 				   i ? "," : "", i);
 	}
@@ -473,8 +454,8 @@ int main(int argc, char **argv)
 	tap_ok(i <= 15 && nwatchdog - n >= 5,
 	       "WATCHDOG=1 every 100 ms for WATCHDOG_USEC=200000 (%u in 1 s, %u in all)",
 	       i, nwatchdog - n);
-	poke(web_fds[0], 0, 4242);
-	poke(db_fds[0], 0, 777);
+	img_poke(web_fds[0], 0, 4242);
+	img_poke(db_fds[0], 0, 777);
 	msleep(300);
 	q = statsfd_msg_connect(sock1);
 	tap_ok(value0(q, web_ids[0]) == 4242, "run 1 reads web:1 vCPU 0 = 4242");
@@ -487,8 +468,8 @@ int main(int argc, char **argv)
 	tap_ok(nremoved == n && nstore == 5,
 	       "exiting removes nothing from the fd store (%u entries)", nstore);
 	/* While it is down, the VMs go on. */
-	poke(web_fds[0], 0, 5151);
-	poke(web_fds[1], 0, 6161);
+	img_poke(web_fds[0], 0, 5151);
+	img_poke(web_fds[1], 0, 6161);
 
 	/* Run 2: the store, plus activated sockets, at fd 3 and up. */
 	lfd = listen_unix(sock2);
@@ -507,9 +488,9 @@ int main(int argc, char **argv)
 		goto out;
 	pass[n] = junk[0];
 	names[n++] = "junk";
-	pass[n] = vcpu_memfd("ghost/vcpu-0");
+	pass[n] = img_vcpu_memfd("ghost/vcpu-0");
 	names[n++] = "src.99.42.0.statsfd_vm.vcpu.ghost";
-	pass[n] = vcpu_memfd("bad/vcpu-0");
+	pass[n] = img_vcpu_memfd("bad/vcpu-0");
 	names[n++] = "src.x.bad";
 	for (i = 0; i < 3; i++) {
 		snprintf(store[nstore].name, sizeof(store[nstore].name), "%s", names[n - 3 + i]);
@@ -573,7 +554,7 @@ int main(int argc, char **argv)
 		static const char p32[] = "pxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 		static const char t32[] = "txxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 		char vm[65], req[512], want[256];
-		int lfd2 = vcpu_memfd("long"), ls = statsfd_msg_connect(sock2);
+		int lfd2 = img_vcpu_memfd("long"), ls = statsfd_msg_connect(sock2);
 		int64_t id;
 
 		memset(vm, ':', 64);
