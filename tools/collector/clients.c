@@ -152,12 +152,8 @@ static int client_index(struct collector *c, struct client *cl)
  */
 struct client *client_find(struct collector *c, uint64_t id)
 {
-	const ptrdiff_t off = offsetof(struct client, by_id);
-	struct hnode *n = htable_find_id(&c->clients_by_id, id,
-					 (ptrdiff_t)offsetof(struct client, id) - off,
-					 &c->steps);
-
-	return n ? (struct client *)((char *)n - off) : NULL;
+	return htable_find_id(&c->clients_by_id, id, offsetof(struct client, by_id),
+			      offsetof(struct client, id), &c->steps);
 }
 
 /* Renumber @cl (a restored connection takes its old id back). */

@@ -490,8 +490,8 @@ struct hnode *htable_first(const struct htable *t, uint64_t hash);
 struct hnode *htable_find(const struct htable *t, uint64_t hash,
 			  bool (*match)(const struct hnode *n, const void *key),
 			  const void *key, uint64_t *steps);
-struct hnode *htable_find_id(const struct htable *t, uint64_t id,
-			     ptrdiff_t id_off, uint64_t *steps);
+void *htable_find_id(const struct htable *t, uint64_t id, size_t node_off,
+		     size_t id_off, uint64_t *steps);
 int interval_timer(struct collector *c, unsigned int ms, void *tag);
 int array_grow(void *arr, unsigned int n, unsigned int *cap, size_t size);
 

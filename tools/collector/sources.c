@@ -985,12 +985,8 @@ void drop_source(struct collector *c, struct source *s)
  */
 struct source *source_find(struct collector *c, uint64_t id)
 {
-	const ptrdiff_t off = offsetof(struct source, by_id);
-	struct hnode *n = htable_find_id(&c->sources_by_id, id,
-					 (ptrdiff_t)offsetof(struct source, id) - off,
-					 &c->steps);
-
-	return n ? (struct source *)((char *)n - off) : NULL;
+	return htable_find_id(&c->sources_by_id, id, offsetof(struct source, by_id),
+			      offsetof(struct source, id), &c->steps);
 }
 
 /**
