@@ -340,7 +340,7 @@ static void test_reserved_slots(void)
 	extra[n] = NULL;
 	if (!tap_ok(!start(extra), "collector with 6+2 slots and basic auth starts"))
 		return;
-	t = siege_tricklers(16, 6);
+	t = siege_tricklers(16, 1, 6);
 	/* Let them take every general slot. */
 	msleep(1500);
 	ok = scrapes_served(1, auth, want, &attempts);
@@ -364,7 +364,7 @@ static void test_reserved_slots(void)
 	extra[n] = NULL;
 	if (!tap_ok(!start(extra), "collector with 6+2 slots and --http-scraper 127.0.0.9 starts"))
 		return;
-	t = siege_tricklers(16, 6);
+	t = siege_tricklers(16, 1, 6);
 	msleep(1500);
 	ok = scrapes_served(9, "", want, &attempts);
 	tap_ok(ok == want,
