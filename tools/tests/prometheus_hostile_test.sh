@@ -148,13 +148,7 @@ check_quiet "64 idle HTTP connections from 127.0.0.2 held open" grep -q ready "$
 timeout 120 "$attacker" --attack "$tmp/c.sock" "$port" "$cpid" >"$tmp/attack.log" \
 	2>"$tmp/attack.err"
 rc=$?
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) ok "attack: ${line#ok * - }" ;;
-	"not ok "*) nok "attack: ${line#not ok * - }" ;;
-	"#"*) echo "$line" ;;
-	esac
-done <"$tmp/attack.log"
+tap_merge attack "$tmp/attack.log"
 if [ "$rc" -ne 0 ] && ! grep -q '^not ok' "$tmp/attack.log"; then
 	nok "attack: collector_hostile_test --attack exited with status $rc"
 	tail -n 20 "$tmp/attack.err" | sed 's/^/# /'
