@@ -1319,6 +1319,19 @@ def reading_notes(res, host=None):
     return out
 
 
+def section(lines, title, head=None):
+    """A section of results.md: "## @title", and the head of its table
+    when @head ("a | b | ...") is given."""
+    lines += [f"## {title}", ""]
+    if head:
+        table_head(lines, head)
+
+
+def table_head(lines, head):
+    """The first two lines of a table whose columns are @head ("a | b")."""
+    lines += [f"| {head} |", "|" + "---|" * (head.count(" | ") + 1)]
+
+
 def markdown(res, j, info, command, notes):
     lines = []
     lines.append("# statsfd benchmark results")
@@ -1349,18 +1362,15 @@ def markdown(res, j, info, command, notes):
                      "Other load on the host inflates emulated timings unevenly; "
                      "results.json also has each figure's quartiles.")
         lines.append("")
-    lines.append("| Bench | Measure | Value | Target | Result | Detail |")
-    lines.append("|---|---|---|---|---|---|")
+    table_head(lines, "Bench | Measure | Value | Target | Result | Detail")
     for r in j.rows:
         lines.append(f"| {r['bench']} | {r['measure']} | {fmt(r['value'], r['unit'])} | "
                      f"{r['target']} | {r['result']} | {r['detail']} |")
     lines.append("")
     if "b1" in res:
-        lines.append("## B1: read cost by byte count (prefix of the data block, ns per pread)")
-        lines.append("")
-        lines.append("| bytes | /dev/zero | statsfd_vm vCPU | statsfd 4 KiB source | KVM vCPU | "
-                     "vCPU/KVM | vCPU/zero | 4K src/zero | KVM/zero |")
-        lines.append("|---|---|---|---|---|---|---|---|---|")
+        section(lines, "B1: read cost by byte count (prefix of the data block, ns per pread)",
+                "bytes | /dev/zero | statsfd_vm vCPU | statsfd 4 KiB source | KVM vCPU | "
+                "vCPU/KVM | vCPU/zero | 4K src/zero | KVM/zero")
         for s in res["b1"]["sizes"]:
             lines.append(
                 f"| {s['bytes']} | {fmt(s.get('zero_ns'))} | {fmt(s.get('ours_vcpu_ns'))} | "
@@ -1371,14 +1381,12 @@ def markdown(res, j, info, command, notes):
     if "b3" in res:
         on = res["b3"].get("snapshots_on", {}).get("schemas") or \
             [{} for _ in res["b3"]["schemas"]]
-        lines.append("## B3: schema size (1000 values; ns per pread), snapshots off and on")
-        lines.append("")
+        section(lines, "B3: schema size (1000 values; ns per pread), snapshots off and on")
         lines.append("With snapshots on, the schema has two more descriptors and the data "
                      "block 16 more bytes (sample_ns, generation).")
         lines.append("")
-        lines.append("| descriptors | file bytes | data-only | whole file | whole/data | "
-                     "on: data-only | on: whole file | on: whole/data | data-only on/off |")
-        lines.append("|---|---|---|---|---|---|---|---|---|")
+        table_head(lines, "descriptors | file bytes | data-only | whole file | whole/data | "
+                   "on: data-only | on: whole file | on: whole/data | data-only on/off")
         for s, t in zip(res["b3"]["schemas"], on):
             lines.append(f"| {s['num_desc']} | {s['file_bytes']} | {fmt(s['data_ns'])} | "
                          f"{fmt(s['whole_ns'])} | {fmt(s['whole_vs_data'])} | "
@@ -1389,10 +1397,8 @@ def markdown(res, j, info, command, notes):
         lines.append("![B3](b3.png)")
         lines.append("")
     if "b6" in res:
-        lines.append("## B6: VM aggregate read vs vCPU count (ns per read)")
-        lines.append("")
-        lines.append("| vCPUs | VM stats fd pread | pread + sum of every vCPU fd |")
-        lines.append("|---|---|---|")
+        section(lines, "B6: VM aggregate read vs vCPU count (ns per read)",
+                "vCPUs | VM stats fd pread | pread + sum of every vCPU fd")
         for s in res["b6"]["points"]:
             lines.append(f"| {s['vcpus']} | {fmt(s['vm_pread_ns'])} | "
                          f"{fmt(s['vcpus_pread_sum_ns'])} |")
@@ -1401,11 +1407,9 @@ def markdown(res, j, info, command, notes):
         lines.append("")
     if "b7" in res:
         x = res["b7"]["raw"]
-        lines.append(f"## B7: a vCPU's values through the mapping vs pread "
-                     f"(idle vCPUs, ns per read, {x['rounds']} rounds)")
-        lines.append("")
-        lines.append("| contender | bytes | ns (median) | p25 | p75 | / pread of the values |")
-        lines.append("|---|---|---|---|---|---|")
+        section(lines, f"B7: a vCPU's values through the mapping vs pread "
+                       f"(idle vCPUs, ns per read, {x['rounds']} rounds)",
+                "contender | bytes | ns (median) | p25 | p75 | / pread of the values")
         base = res["b7"]["ns"].get("pread_values")
         for name, c in x["idle"].items():
             lines.append(f"| {name} | {c['bytes']} | {fmt(c['ns'])} | {fmt(c['p25_ns'])} | "
@@ -1413,10 +1417,8 @@ def markdown(res, j, info, command, notes):
         lines.append("")
     if "b8" in res and "on" in res["b8"]:
         b = res["b8"]
-        lines.append("## B8: run loop, ns per exit with update windows on and off (per module load)")
-        lines.append("")
-        lines.append("| load | on | off | on/off |")
-        lines.append("|---|---|---|---|")
+        section(lines, "B8: run loop, ns per exit with update windows on and off (per module load)",
+                "load | on | off | on/off")
         for i, (a, c, q) in enumerate(zip(b["on"]["per_load_ns_per_exit"],
                                           b["off"]["per_load_ns_per_exit"],
                                           b["per_load_ratio"])):
@@ -1426,11 +1428,9 @@ def markdown(res, j, info, command, notes):
         lines.append("")
     if "b9" in res:
         x = res["b9"]["raw"]
-        lines.append(f"## B9: 8 of a vCPU's stats through a view vs the full stats fd "
-                     f"(idle vCPUs, ns per read, {x['rounds']} rounds)")
-        lines.append("")
-        lines.append("| contender | bytes | ns (median) | p25 | p75 | / full data block |")
-        lines.append("|---|---|---|---|---|---|")
+        section(lines, f"B9: 8 of a vCPU's stats through a view vs the full stats fd "
+                       f"(idle vCPUs, ns per read, {x['rounds']} rounds)",
+                "contender | bytes | ns (median) | p25 | p75 | / full data block")
         base = res["b9"]["ns"].get("full")
         for name, c in x["reads"].items():
             nb = c["bytes"] if name != "separate" else "8 x 8"
@@ -1438,13 +1438,11 @@ def markdown(res, j, info, command, notes):
                          f"{fmt(c['p75_ns'])} | {fmt(ratio(c['ns'], base))} |")
         lines.append("")
     if "b10" in res:
-        lines.append("## B10: event latency (µs from the call that causes the event to "
-                     "the poller's wake-up)")
-        lines.append("")
-        lines.append("| event | waiter | events | median | p90 | p99 | max | "
-                     "from the ioctl's return / the last close: median | p99 | "
-                     "woke before the call returned | wrong revents |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        section(lines, "B10: event latency (µs from the call that causes the event to "
+                       "the poller's wake-up)",
+                "event | waiter | events | median | p90 | p99 | max | "
+                "from the ioctl's return / the last close: median | p99 | "
+                "woke before the call returned | wrong revents")
         for r in res["b10"]["series"]:
             ev = ("vCPU created -> POLLPRI" if r["event"] == "vcpu_create"
                   else "VM closed -> POLLHUP")
@@ -1460,13 +1458,11 @@ def markdown(res, j, info, command, notes):
     b14r = res.get("b14")
     if b14r and "states" in b14r["raw"]:
         x = b14r["raw"]
-        lines.append(f"## B14: snapshot reader latency by writer state (µs per read, "
-                     f"{x['reads_per_kind_and_state']:,} reads per kind and state, "
-                     f"{x['cpus']} CPUs, preemption {x['preempt']})")
-        lines.append("")
-        lines.append("| read | writer | p50 | p90 | p99 | max | p99 / running | EAGAIN | "
-                     "errors | inconsistent | windows published | writer preempted |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        section(lines, f"B14: snapshot reader latency by writer state (µs per read, "
+                       f"{x['reads_per_kind_and_state']:,} reads per kind and state, "
+                       f"{x['cpus']} CPUs, preemption {x['preempt']})",
+                "read | writer | p50 | p90 | p99 | max | p99 / running | EAGAIN | "
+                "errors | inconsistent | windows published | writer preempted")
         for kind, _ in B14_KINDS:
             base = x["states"]["running"]["reads"][kind]["p99_ns"]
             for state in ("running", "preempted", "stopped"):
@@ -1482,14 +1478,12 @@ def markdown(res, j, info, command, notes):
     b15r = res.get("b15")
     if b15r and "p99_ms" in b15r["raw"].get("idle", {}):
         x = b15r["raw"]
-        lines.append(f"## B15: an honest scrape under siege (ms to the last byte, "
-                     f"{x['vms']} VMs x {x['vcpus_per_vm']} vCPUs, {x['scrapes']} scrapes "
-                     f"every {x['interval_ms']} ms per state, {x['cpus']} CPUs)")
-        lines.append("")
-        lines.append("| state | p50 | p99 | max | p99 / idle | failed | first (login) | "
-                     "RSS max (MB) | VmHWM (MB) | 503 | refused | evicted | deadlines | "
-                     "auth 429 | longest request (s) |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        section(lines, f"B15: an honest scrape under siege (ms to the last byte, "
+                       f"{x['vms']} VMs x {x['vcpus_per_vm']} vCPUs, {x['scrapes']} scrapes "
+                       f"every {x['interval_ms']} ms per state, {x['cpus']} CPUs)",
+                "state | p50 | p99 | max | p99 / idle | failed | first (login) | "
+                "RSS max (MB) | VmHWM (MB) | 503 | refused | evicted | deadlines | "
+                "auth 429 | longest request (s)")
         for k in ["idle"] + [n for n, _ in B15_ATTACKS] + ["double"]:
             st = x.get(k)
             if not st or "p99_ms" not in st:
