@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "spawn.h"
 #include "statsfd_client.h"
 #include "tap.h"
 
@@ -47,14 +48,6 @@ static unsigned int count(const char *s)
 		p++;
 	}
 	return n;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* The VMM's loop: poll the clients' fds, dispatch, for @secs or @until. */

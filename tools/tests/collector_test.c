@@ -66,20 +66,11 @@ static bool is_error(struct json_object *r, const char *cls)
 			!strcmp(json_object_get_string(c), cls));
 }
 
-static struct json_object *ret_of(struct json_object *r)
-{
-	struct json_object *v = NULL;
-
-	if (r)
-		json_object_object_get_ex(r, "return", &v);
-	return v;
-}
-
 /* The one element of the array a reply returns; NULL if not just one. */
 static struct json_object *only_one(struct json_object *r)
 {
-	return ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
-	       json_object_array_get_idx(ret_of(r), 0) : NULL;
+	return rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 1 ?
+	       json_object_array_get_idx(rpc_ret(r), 0) : NULL;
 }
 
 static size_t count_sources(void)
@@ -91,8 +82,8 @@ static size_t count_sources(void)
 	if (s < 0)
 		return n;
 	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
-	if (ret_of(r))
-		n = json_object_array_length(ret_of(r));
+	if (rpc_ret(r))
+		n = json_object_array_length(rpc_ret(r));
 	json_object_put(r);
 	close(s);
 	return n;
@@ -151,20 +142,20 @@ static void test_basic(const char *save)
 
 	tap_ok(proc_status(daemon_pid, "Uid") == 65534, "daemon dropped to uid nobody after binding");
 	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "client", &v) &&
+	tap_ok(rpc_ret(r) && json_object_object_get_ex(rpc_ret(r), "client", &v) &&
 	       json_object_object_get_ex(v, "pid", &x) && json_object_get_int(x) == getpid(),
 	       "hello: SO_PEERCRED pid recorded");
 	json_object_put(r);
 
 	r = register_web(s, fds);
-	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "sources", &v) &&
+	tap_ok(rpc_ret(r) && json_object_object_get_ex(rpc_ret(r), "sources", &v) &&
 	       json_object_array_length(v) == 3 &&
 	       json_object_object_get_ex(r, "id", &x) && json_object_get_int(x) == 7,
 	       "add-sources: VM + 2 vCPU memfds registered, id echoed");
 	json_object_put(r);
 
 	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
-	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
+	v = rpc_ret(r) ? json_object_array_get_idx(rpc_ret(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "client", &x) &&
 	       json_object_object_get_ex(x, "uid", &x) && json_object_get_int(x) == 0,
 	       "query-sources: client uid recorded with each source");
@@ -174,12 +165,12 @@ static void test_basic(const char *save)
 	json_object_put(r);
 
 	r = rpc_json(s, "{\"execute\":\"query-stats-schemas\"}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 2,
+	tap_ok(rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 2,
 	       "query-stats-schemas: 2 schemas (vm, vcpu shared by both vCPUs)");
 	json_object_put(r);
 	r = rpc_json(s, "{\"execute\":\"query-stats-schemas\",\"arguments\":{\"target\":\"vcpu\"}}",
 		NULL, 0);
-	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
+	v = rpc_ret(r) ? json_object_array_get_idx(rpc_ret(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "sources", &x) && json_object_get_int(x) == 2 &&
 	       json_object_object_get_ex(v, "stats", &x) &&
 	       json_object_array_length(x) == img_vcpu_nstats,
@@ -191,7 +182,7 @@ static void test_basic(const char *save)
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
 		"\"vcpus\":[1],\"providers\":[{\"provider\":\"statsfd_vm\","
 		"\"names\":[\"io_exits\",\"halt_wait_hist_ns\"]}]}}", NULL, 0);
-	v = ret_of(r);
+	v = rpc_ret(r);
 	x = v && json_object_array_length(v) == 1 ? json_object_array_get_idx(v, 0) : NULL;
 	tap_ok(x && json_object_object_get_ex(x, "stats", &x) && json_object_array_length(x) == 2,
 	       "query-stats filtered by target, vcpu subset, provider and names");
@@ -209,7 +200,7 @@ static void test_basic(const char *save)
 	}
 	json_object_put(r);
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vms\":[\"nope\"]}}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 0, "query-stats vms filter");
+	tap_ok(rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 0, "query-stats vms filter");
 	json_object_put(r);
 
 	m = test_http_get(http_port, "/metrics", NULL);
@@ -239,7 +230,7 @@ static void test_basic(const char *save)
 	json_object_put(r);
 
 	r = rpc_json(s, "{\"execute\":\"remove-sources\",\"arguments\":{\"vm\":\"web\"}}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "removed", &x) &&
+	tap_ok(rpc_ret(r) && json_object_object_get_ex(rpc_ret(r), "removed", &x) &&
 	       json_object_get_int(x) == 3 && count_sources() == 0,
 	       "remove-sources by vm drops all three");
 	json_object_put(r);
@@ -327,7 +318,7 @@ static void test_bad_input(void)
 	close(s);
 	s = statsfd_msg_connect(sock_path);
 	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
-	tap_ok(ret_of(r) != NULL, "collector still serves other clients");
+	tap_ok(rpc_ret(r) != NULL, "collector still serves other clients");
 	json_object_put(r);
 	close(s);
 }
@@ -439,7 +430,7 @@ static void test_hanging_clients(void)
 	       t * 1000, N);
 	free(m);
 	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 3,
+	tap_ok(rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 3,
 	       "queries still answered meanwhile");
 	json_object_put(r);
 	t0 = now_s();
@@ -488,7 +479,7 @@ static void test_many_sources(void)
 			}
 			statsfd_buf_printf(&req, "]}}");
 			r = rpc_json(conn[c], req.data, fds, PER_MSG);
-			ok &= ret_of(r) != NULL;
+			ok &= rpc_ret(r) != NULL;
 			json_object_put(r);
 			statsfd_buf_free(&req);
 			for (i = 0; i < PER_MSG; i++)
@@ -531,19 +522,19 @@ static void test_stats_filter(const char *bin)
 		return;
 	s = statsfd_msg_connect(sock_path);
 	r = register_web(s, fds);
-	tap_ok(ret_of(r) != NULL, "--stats: VM web and its 2 vCPUs registered");
+	tap_ok(rpc_ret(r) != NULL, "--stats: VM web and its 2 vCPUs registered");
 	json_object_put(r);
 	img_poke(fds[2], 1, 4321);	/* vCPU 1 io_exits */
 	msleep(400);
 	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
-	for (j = 0; ret_of(r) && j < json_object_array_length(ret_of(r)); j++) {
-		v = json_object_array_get_idx(ret_of(r), j);
+	for (j = 0; rpc_ret(r) && j < json_object_array_length(rpc_ret(r)); j++) {
+		v = json_object_array_get_idx(rpc_ret(r), j);
 		ok &= json_object_object_get_ex(v, "view", &x) &&
 		      !strcmp(json_object_get_string(x), "emulated") &&
 		      json_object_object_get_ex(v, "events", &x) &&
 		      !json_object_get_boolean(x);
 	}
-	tap_ok(ret_of(r) && j == 3 && ok,
+	tap_ok(rpc_ret(r) && j == 3 && ok,
 	       "--stats on memfds: \"view\": \"emulated\" (a file has no views), \"events\": false");
 	json_object_put(r);
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":[1]}}", NULL, 0);
@@ -606,7 +597,7 @@ static int feed(const char *path, int seconds)
 		return 1;
 	}
 	r = register_web(s, fds);
-	if (!ret_of(r)) {
+	if (!rpc_ret(r)) {
 		fprintf(stderr, "feed: %s\n", r ? json_object_to_json_string(r) : "no reply");
 		return 1;
 	}
