@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "spawn.h"
 
 #define B16_PROTOBUF	"application/vnd.google.protobuf;" \
 			"proto=io.prometheus.client.MetricFamily;encoding=delimited"
@@ -58,11 +59,11 @@ void phase_b16(int nvm, int nvcpu, int scrapes)
 		goto out;
 	for (it = 0; it < scrapes && !collector_reregister(sock, &f); it++) {
 		s = collector_http(port);
-		c0 = cpu_seconds(pid);
+		c0 = proc_cpu(pid);
 		t = collector_scrape(s, NULL, false);
-		c1 = cpu_seconds(pid);
+		c1 = proc_cpu(pid);
 		p = collector_scrape(s, B16_PROTOBUF, false);
-		c2 = cpu_seconds(pid);
+		c2 = proc_cpu(pid);
 		tz = collector_scrape(s, NULL, true);
 		pz = collector_scrape(s, B16_PROTOBUF, true);
 		text_cpu[it] = (c1 - c0) * 1e3;

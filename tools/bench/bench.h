@@ -320,8 +320,6 @@ struct scrape collector_scrape(int s, const char *accept, bool gz);
 void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
 	      uint32_t vc_off, uint32_t vc_len, double *vm_ns,
 	      double *vcpu_ns);
-/* utime + stime of process @pid in seconds (/proc, clock ticks), -1 if gone. */
-double cpu_seconds(pid_t pid);
 /* Sum of every "key": N in a JSON text, and how many there were. */
 uint64_t json_sum(const char *json, const char *key, unsigned int *n);
 /* One request and its reply on the collector's socket; reply malloc()ed. */

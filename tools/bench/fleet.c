@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "bench.h"
+#include "spawn.h"
 #include "statsfd_client.h"
 
 /* Where collector_start() has its collector listen and say its port. */
@@ -57,28 +58,6 @@ void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
 	t2 = now_ns();
 	*vm_ns = t1 - t0;
 	*vcpu_ns = t2 - t1;
-}
-
-double cpu_seconds(pid_t pid)
-{
-	char path[64], line[1024], *p;
-	unsigned long utime, stime;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(line, sizeof(line), f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	p = strrchr(line, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			 &utime, &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
 }
 
 /* Sum of every "key": N in a JSON text, and how many there were. */
@@ -396,10 +375,10 @@ char *collector_window(pid_t pid, int sock, int seconds, uint64_t *reads)
 	reply = collector_call(sock, q, NULL, 0);
 	reads0 = json_sum(reply, "reads", &nsrc);
 	free(reply);
-	cpu0 = cpu_seconds(pid);
+	cpu0 = proc_cpu(pid);
 	t0 = now_ns();
 	sleep(seconds);
-	cpu1 = cpu_seconds(pid);
+	cpu1 = proc_cpu(pid);
 	t1 = now_ns();
 	reply = collector_call(sock, q, NULL, 0);
 	*reads = json_sum(reply, "reads", &nsrc) - reads0;
