@@ -25,6 +25,7 @@
 #include "collector.h"
 #include "sd.h"
 #include "statsfd_client.h"
+#include "statsfd_priv.h"
 
 /*
  * Refused connections being answered (one short error each) at a time;
@@ -404,7 +405,6 @@ static ssize_t recv_packet(int fd, char *pkt, size_t size, int *fds,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
 	};
-	struct cmsghdr *cm;
 	ssize_t r;
 
 	*nfds = 0;
@@ -413,21 +413,7 @@ static ssize_t recv_packet(int fd, char *pkt, size_t size, int *fds,
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t i, n;
-		int x;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			memcpy(&x, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (*nfds < STATSFD_MSG_MAX_FDS)
-				fds[(*nfds)++] = x;
-			else
-				close(x);
-		}
-	}
+	statsfd__msg_fds(&mh, fds, STATSFD_MSG_MAX_FDS, nfds);
 	*flags = mh.msg_flags;
 	return r;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "spawn.h"
+#include "statsfd_priv.h"
 
 void msleep(int ms)
 {
@@ -166,7 +167,6 @@ ssize_t notify_recv(int s, char *buf, size_t size, int *fds, unsigned int max,
 		.msg_control = u.b, .msg_controllen = sizeof(u.b),
 	};
 	struct pollfd p = { .fd = s, .events = POLLIN };
-	struct cmsghdr *cm;
 	ssize_t r;
 
 	*nfds = 0;
@@ -178,20 +178,6 @@ ssize_t notify_recv(int s, char *buf, size_t size, int *fds, unsigned int max,
 	if (r < 0)
 		return -1;
 	buf[r] = '\0';
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t i, n;
-		int fd;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(fd));
-			if (*nfds < max)
-				fds[(*nfds)++] = fd;
-			else
-				close(fd);
-		}
-	}
+	statsfd__msg_fds(&mh, fds, max, nfds);
 	return r;
 }
