@@ -200,9 +200,7 @@ void drop_client(struct collector *c, struct client *cl, const char *why)
 	htable_del(&c->clients_by_id, &cl->by_id);
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
-	*(cl->prev ? &cl->prev->next : &c->clients) = cl->next;
-	if (cl->next)
-		cl->next->prev = cl->prev;
+	DLIST_UNLINK(c->clients, cl, next, prev);
 	if (cl->refused)
 		c->nrefused--;
 	else
@@ -595,10 +593,7 @@ static struct client *new_client(struct collector *c, int fd,
 		}
 		cl->user->nclients++;
 	}
-	cl->next = c->clients;
-	if (c->clients)
-		c->clients->prev = cl;
-	c->clients = cl;
+	DLIST_PUSH(c->clients, cl, next, prev);
 	if (refused)
 		c->nrefused++;
 	else
