@@ -112,12 +112,9 @@ static const struct statsfd_desc_def statsfd_host_block_descs[] = {
 
 #undef STATSFD_STATS_TYPE
 
-static const struct statsfd_schema_def statsfd_host_block_def = {
-	.name = "statsfd_host.block",
-	.descs = statsfd_host_block_descs,
-	.num_descs = ARRAY_SIZE(statsfd_host_block_descs),
-	.stats_size = sizeof(struct statsfd_host_block_stats),
-};
+static const struct statsfd_schema_def statsfd_host_block_def =
+	STATSFD_HOST_SCHEMA("statsfd_host.block", statsfd_host_block,
+			    struct statsfd_host_block_stats);
 
 static struct statsfd_schema statsfd_host_block_schema;
 

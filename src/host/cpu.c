@@ -32,12 +32,9 @@ static const struct statsfd_desc_def statsfd_host_cpu_descs[] = {
 
 #undef STATSFD_STATS_TYPE
 
-static const struct statsfd_schema_def statsfd_host_cpu_def = {
-	.name = "statsfd_host.cpu",
-	.descs = statsfd_host_cpu_descs,
-	.num_descs = ARRAY_SIZE(statsfd_host_cpu_descs),
-	.stats_size = sizeof(struct statsfd_host_cpu_stats),
-};
+static const struct statsfd_schema_def statsfd_host_cpu_def =
+	STATSFD_HOST_SCHEMA("statsfd_host.cpu", statsfd_host_cpu,
+			    struct statsfd_host_cpu_stats);
 
 struct statsfd_schema statsfd_host_cpu_schema;
 

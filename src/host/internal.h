@@ -59,6 +59,19 @@ struct statsfd_host_cpu_stats {
 };
 
 /*
+ * STATSFD_HOST_SCHEMA() - the definition of this module's schema @_name:
+ * the whole descriptor table @_var##_descs, which covers the stats struct
+ * @_stype, then any more fields (.child_schema = ...).
+ */
+#define STATSFD_HOST_SCHEMA(_name, _var, _stype, ...) {		\
+	.name = (_name),						\
+	.descs = _var##_descs,						\
+	.num_descs = ARRAY_SIZE(_var##_descs),				\
+	.stats_size = sizeof(_stype),					\
+	__VA_ARGS__							\
+}
+
+/*
  * Every file owns its schemas: it defines them, initializes them in its
  * init function and destroys them in its exit function.  A parent's
  * schema names its child's, so main.c initializes the CPUs' schema before

@@ -99,42 +99,42 @@ static struct miscdevice statsfd_host_misc = {
 	.mode = 0444,
 };
 
+/* The parts of the module in the order they start; they stop in reverse. */
+static const struct {
+	int (*init)(void);
+	void (*exit)(void);
+} statsfd_host_parts[] = {
+	/* The CPUs' schema first: the node's names it as its child schema. */
+	{ statsfd_host_cpu_schema_init, statsfd_host_cpu_schema_exit },
+	{ statsfd_host_node_init, statsfd_host_node_exit },
+	{ statsfd_host_cpu_init, statsfd_host_cpu_exit },
+	{ statsfd_host_net_init, statsfd_host_net_exit },
+	{ statsfd_host_block_init, statsfd_host_block_exit },
+};
+
+/* Stop the first @n parts, the last first. */
+static void statsfd_host_stop(unsigned int n)
+{
+	while (n--)
+		statsfd_host_parts[n].exit();
+}
+
 static int __init statsfd_host_init(void)
 {
+	unsigned int i;
 	int ret;
 
-	/* The CPUs' schema first: the node's names it as its child schema. */
-	ret = statsfd_host_cpu_schema_init();
-	if (ret)
-		return ret;
-	ret = statsfd_host_node_init();
-	if (ret)
-		goto out_cpu_schema;
-	ret = statsfd_host_cpu_init();
-	if (ret)
-		goto out_node;
-	ret = statsfd_host_net_init();
-	if (ret)
-		goto out_cpu;
-	ret = statsfd_host_block_init();
-	if (ret)
-		goto out_net;
+	for (i = 0; i < ARRAY_SIZE(statsfd_host_parts); i++) {
+		ret = statsfd_host_parts[i].init();
+		if (ret)
+			goto out;
+	}
 	/* Last: no stats fd before every kind is ready. */
 	ret = misc_register(&statsfd_host_misc);
-	if (ret)
-		goto out_block;
-	return 0;
-
-out_block:
-	statsfd_host_block_exit();
-out_net:
-	statsfd_host_net_exit();
-out_cpu:
-	statsfd_host_cpu_exit();
-out_node:
-	statsfd_host_node_exit();
-out_cpu_schema:
-	statsfd_host_cpu_schema_exit();
+	if (!ret)
+		return 0;
+out:
+	statsfd_host_stop(i);
 	return ret;
 }
 
@@ -142,11 +142,7 @@ out_cpu_schema:
 static void __exit statsfd_host_exit(void)
 {
 	misc_deregister(&statsfd_host_misc);
-	statsfd_host_block_exit();
-	statsfd_host_net_exit();
-	statsfd_host_cpu_exit();
-	statsfd_host_node_exit();
-	statsfd_host_cpu_schema_exit();
+	statsfd_host_stop(ARRAY_SIZE(statsfd_host_parts));
 }
 
 module_init(statsfd_host_init);

@@ -87,12 +87,9 @@ static const struct statsfd_desc_def statsfd_host_net_descs[] = {
  * that), so a field added by a later kernel fails at load time rather than
  * going unread.
  */
-static const struct statsfd_schema_def statsfd_host_net_def = {
-	.name = "statsfd_host.netdev",
-	.descs = statsfd_host_net_descs,
-	.num_descs = ARRAY_SIZE(statsfd_host_net_descs),
-	.stats_size = sizeof(struct rtnl_link_stats64),
-};
+static const struct statsfd_schema_def statsfd_host_net_def =
+	STATSFD_HOST_SCHEMA("statsfd_host.netdev", statsfd_host_net,
+			    struct rtnl_link_stats64);
 
 static struct statsfd_schema statsfd_host_net_schema;
 

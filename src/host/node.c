@@ -174,13 +174,10 @@ static const struct statsfd_desc_def statsfd_host_node_descs[] = {
 
 #undef STATSFD_STATS_TYPE
 
-static const struct statsfd_schema_def statsfd_host_node_def = {
-	.name = "statsfd_host.node",
-	.descs = statsfd_host_node_descs,
-	.num_descs = ARRAY_SIZE(statsfd_host_node_descs),
-	.stats_size = sizeof(struct statsfd_host_node_stats),
-	.child_schema = &statsfd_host_cpu_schema,
-};
+static const struct statsfd_schema_def statsfd_host_node_def =
+	STATSFD_HOST_SCHEMA("statsfd_host.node", statsfd_host_node,
+			    struct statsfd_host_node_stats,
+			    .child_schema = &statsfd_host_cpu_schema);
 
 static struct statsfd_schema statsfd_host_node_schema;
 

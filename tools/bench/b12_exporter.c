@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "spawn.h"
 #include "siege.h"
 
 #define B12_DIR		"/tmp/b12"
@@ -156,8 +157,8 @@ void phase_b12(int scrapes)
 		get_metrics(B12_NE_PORT);
 		get_metrics(col_port);
 	}
-	ne0 = cpu_seconds(ne);
-	col0 = cpu_seconds(col);
+	ne0 = proc_cpu(ne);
+	col0 = proc_cpu(col);
 	t0 = now_ns();
 	next = t0;
 	for (i = 0; i < scrapes; i++) {
@@ -175,8 +176,8 @@ void phase_b12(int scrapes)
 			nanosleep(&ts, NULL);
 		}
 	}
-	ne1 = cpu_seconds(ne);
-	col1 = cpu_seconds(col);
+	ne1 = proc_cpu(ne);
+	col1 = proc_cpu(col);
 	jnum("window_s", (now_ns() - t0) / 1e9);
 	jnum("failed_scrapes", fails);
 	jopen("node_exporter", '{');

@@ -116,47 +116,21 @@ static unsigned int count_of(const char *s, const char *pat)
 static void b13_collector_cpu(const struct fleet *f, const char *cmd,
 			      int seconds)
 {
-	double cpu0, cpu1, t0, t1;
-	uint64_t reads0, reads1;
-	unsigned int nsrc, port;
+	unsigned int port;
+	uint64_t reads;
 	char *reply;
 	int sock;
 	pid_t pid;
 
 	jopen("collector", '{');
 	jstr("command", cmd);
-	pid = collector_start(cmd, "500", &port, &sock);
+	pid = collector_fleet(cmd, "500", f, &port, &sock);
 	if (pid < 0)
 		goto out;
-	t0 = now_ns();
-	if (collector_register(sock, f)) {
-		collector_stop(pid, sock);
-		goto out;
-	}
-	jnum("sources", f->nvm * (1 + f->nvcpu));
-	jnum("register_ms", (now_ns() - t0) / 1e6);
-
-	/* Let it settle into its read cycle, then measure. */
-	sleep(3);
-	reply = collector_call(sock, "{\"execute\":\"query-sources\"}", NULL, 0);
-	reads0 = json_sum(reply, "reads", &nsrc);
-	free(reply);
-	cpu0 = cpu_seconds(pid);
-	t0 = now_ns();
-	sleep(seconds);
-	cpu1 = cpu_seconds(pid);
-	t1 = now_ns();
-	reply = collector_call(sock, "{\"execute\":\"query-sources\"}", NULL, 0);
-	reads1 = json_sum(reply, "reads", &nsrc);
+	reply = collector_window(pid, sock, seconds, &reads);
 	jnum("sources_mapped", count_of(reply, "\"mapped\": true") +
 	     count_of(reply, "\"mapped\":true"));
 	free(reply);
-	jnum("window_s", (t1 - t0) / 1e9);
-	jnum("cpu_s", cpu1 - cpu0);
-	jnum("cpu_percent", 100.0 * (cpu1 - cpu0) / ((t1 - t0) / 1e9));
-	jnum("sources_reported", nsrc);
-	jnum("reads_per_source_per_s",
-	     nsrc ? (reads1 - reads0) / ((t1 - t0) / 1e9) / nsrc : 0);
 	collector_stop(pid, sock);
 out:
 	jclose('}');
@@ -178,25 +152,15 @@ static void b13_scrapes(const struct fleet *f, const char *cmd, int scrapes)
 	size_t plain_len = 0, gz_len = 0;
 	unsigned int port;
 	int s, sock, it, same = 0;
-	char *reply;
 	pid_t pid;
 
 	if (scrapes > B13_MAX_SCRAPES)
 		scrapes = B13_MAX_SCRAPES;
 	jopen("scrapes", '{');
-	pid = collector_start(cmd, "3600000", &port, &sock);
+	pid = collector_fleet(cmd, "3600000", f, &port, &sock);
 	if (pid < 0)
 		goto out;
-	if (collector_register(sock, f)) {
-		collector_stop(pid, sock);
-		goto out;
-	}
-	for (it = 0; it < scrapes; it++) {
-		reply = collector_call(sock, "{\"execute\":\"remove-sources\","
-				       "\"arguments\":{\"vm\":\"bench-0\"}}", NULL, 0);
-		free(reply);
-		if (collector_register_vm(sock, f, 0))
-			break;
+	for (it = 0; it < scrapes && !collector_reregister(sock, f); it++) {
 		s = collector_http(port);
 		p1 = scrape(s, false);
 		p2 = scrape(s, false);

@@ -147,6 +147,23 @@ static bool b14_policy(pid_t pid, int policy)
 	return !sched_setscheduler(pid, policy, &sp);
 }
 
+/*
+ * A child process pinned to @cpu, which never outlives the bench, whatever
+ * ends it.  Return: its pid in the parent, 0 in the child.
+ */
+static pid_t b14_child(int cpu, const char *what)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork (%s)", what);
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	b14_pin(0, cpu);
+	return 0;
+}
+
 /* The writer: a child process running vCPU @vcpu on @cpu until killed. */
 static pid_t b14_writer(int vcpu, int cpu)
 {
@@ -155,15 +172,10 @@ static pid_t b14_writer(int vcpu, int cpu)
 		.io_bytes = 4,
 		.cycles_per_exit = 1000,
 	};
-	pid_t pid = fork();
+	pid_t pid = b14_child(cpu, "writer");
 
-	if (pid < 0)
-		die("fork (writer)");
 	if (pid)
 		return pid;
-	/* Never outlive the bench, whatever ends it. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	b14_pin(0, cpu);
 	/* A stop or another signal ends a RUN with EINTR: run again. */
 	for (;;)
 		if (ioctl(vcpu, STATSFD_VM_RUN, &run) && errno != EINTR)
@@ -173,14 +185,10 @@ static pid_t b14_writer(int vcpu, int cpu)
 /* The CPU hog of the preempted state: a busy loop on @cpu until killed. */
 static pid_t b14_hog(int cpu)
 {
-	pid_t pid = fork();
+	pid_t pid = b14_child(cpu, "hog");
 
-	if (pid < 0)
-		die("fork (hog)");
 	if (pid)
 		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	b14_pin(0, cpu);
 	for (;;)
 		__asm__ __volatile__("" ::: "memory");
 }

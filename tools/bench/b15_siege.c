@@ -271,7 +271,7 @@ static void attack_start(enum b15_attack a, struct b15_attackers *at,
 		at->pid[at->n++] = siege_slow_readers(60, 8, 250);
 		break;
 	case B15_TRICKLE:
-		at->pid[at->n++] = siege_tricklers(256, 16);
+		at->pid[at->n++] = siege_tricklers(256, 1, 16);
 		break;
 	case B15_FLOOD:
 		for (i = 0; i < 4; i++)

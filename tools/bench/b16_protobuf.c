@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "spawn.h"
 
 #define B16_PROTOBUF	"application/vnd.google.protobuf;" \
 			"proto=io.prometheus.client.MetricFamily;encoding=delimited"
@@ -40,7 +41,6 @@ void phase_b16(int nvm, int nvcpu, int scrapes)
 	struct fleet f;
 	unsigned int port;
 	int s, sock, it;
-	char *reply;
 	pid_t pid;
 
 	if (scrapes > B16_MAX_SCRAPES)
@@ -54,26 +54,16 @@ void phase_b16(int nvm, int nvcpu, int scrapes)
 		goto out;
 	}
 	/* Reading once an hour: only the forced changes render. */
-	pid = collector_start(cmd, "3600000", &port, &sock);
+	pid = collector_fleet(cmd, "3600000", &f, &port, &sock);
 	if (pid < 0)
 		goto out;
-	if (collector_register(sock, &f)) {
-		collector_stop(pid, sock);
-		jstr("error", "registering the fleet failed");
-		goto out;
-	}
-	for (it = 0; it < scrapes; it++) {
-		reply = collector_call(sock, "{\"execute\":\"remove-sources\","
-				       "\"arguments\":{\"vm\":\"bench-0\"}}", NULL, 0);
-		free(reply);
-		if (collector_register_vm(sock, &f, 0))
-			break;
+	for (it = 0; it < scrapes && !collector_reregister(sock, &f); it++) {
 		s = collector_http(port);
-		c0 = cpu_seconds(pid);
+		c0 = proc_cpu(pid);
 		t = collector_scrape(s, NULL, false);
-		c1 = cpu_seconds(pid);
+		c1 = proc_cpu(pid);
 		p = collector_scrape(s, B16_PROTOBUF, false);
-		c2 = cpu_seconds(pid);
+		c2 = proc_cpu(pid);
 		tz = collector_scrape(s, NULL, true);
 		pz = collector_scrape(s, B16_PROTOBUF, true);
 		text_cpu[it] = (c1 - c0) * 1e3;

@@ -149,10 +149,7 @@ void phase_b1(void)
 	}
 	fprintf(stderr, "b1: whole data blocks\n");
 	measure(c, n, 3 * rounds);
-	jopen("whole", '{');
-	for (j = 0; j < n; j++)
-		jcont(&c[j]);
-	jclose('}');
+	jconts("whole", c, n);
 	jnum("matched_bytes", matched);
 	jend();
 

@@ -43,19 +43,8 @@ void phase_b4(const char *label, uint64_t exits)
 	for (r = 0; r < 3; r++)
 		if (vcpu_run_exits(vcpu, exits))
 			die("STATSFD_VM_RUN");
-	for (r = 0; r < nr; r++) {
-		double t0, t1, t2;
-
-		t0 = now_ns();
-		if (vcpu_run_exits(vcpu, exits))
-			die("STATSFD_VM_RUN");
-		t1 = now_ns();
-		if (vcpu_run_exits(vcpu, shorter))
-			die("STATSFD_VM_RUN");
-		t2 = now_ns();
-		sample[r] = ((t1 - t0) - (t2 - t1)) / (exits - shorter);
-		whole[r] = (t1 - t0) / exits;
-	}
+	for (r = 0; r < nr; r++)
+		sample[r] = vcpu_exit_ns(vcpu, exits, shorter, &whole[r]);
 	/*
 	 * Compiled-out stats must leave the stored values all zero (not
 	 * sample_ns, the time of the read, which the core fills in).

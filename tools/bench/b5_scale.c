@@ -312,12 +312,10 @@ static void b5_bench_sources(int bdev, uint32_t num_desc, uint32_t values,
 static void b5_collector(const struct fleet *f, int seconds)
 {
 	const char *cmd = getenv("STATSFD_BENCH_COLLECTOR");
-	const char *sock_path = "/tmp/statsfd-bench-collector.sock";
+	uint64_t reads, errs;
+	unsigned int nerr;
 	char *reply;
-	double cpu0, cpu1, t0, t1, treg;
-	uint64_t reads0, reads1, errs;
-	unsigned int nsrc, nerr;
-	int status, i, sock = -1;
+	int sock;
 	pid_t pid;
 
 	jopen("collector", '{');
@@ -327,67 +325,17 @@ static void b5_collector(const struct fleet *f, int seconds)
 		return;
 	}
 	jstr("command", cmd);
-	unlink(sock_path);
-	pid = fork();
+	pid = collector_fleet(cmd, "500", f, NULL, &sock);
 	if (pid < 0)
-		die("fork");
-	if (!pid) {
-		/* Our fds are O_CLOEXEC: it gets them only by registration. */
-		execlp(cmd, cmd, "--socket", sock_path, "--listen", "none",
-		       "--interval", "500", "--max-sources", "65536",
-		       (char *)NULL);
-		_exit(127);
-	}
-	for (i = 0; i < 300 && sock < 0; i++) {
-		sock = statsfd_msg_connect(sock_path);
-		if (sock < 0)
-			usleep(100000);
-	}
-	if (sock < 0) {
-		kill(pid, SIGTERM);
-		waitpid(pid, &status, 0);
-		jstr("error", "collector socket never came up");
-		jclose('}');
-		return;
-	}
-
-	t0 = now_ns();
-	if (collector_register(sock, f))
 		goto out;
-	treg = now_ns() - t0;
-	jnum("sources", f->nvm * (1 + f->nvcpu));
-	jnum("register_ms", treg / 1e6);
-
-	/* Let it settle into its read cycle, then measure. */
-	sleep(3);
-	reply = collector_call(sock, "{\"execute\":\"query-sources\"}",
-			       NULL, 0);
-	reads0 = json_sum(reply, "reads", &nsrc);
-	free(reply);
-	cpu0 = cpu_seconds(pid);
-	t0 = now_ns();
-	sleep(seconds);
-	cpu1 = cpu_seconds(pid);
-	t1 = now_ns();
-	reply = collector_call(sock, "{\"execute\":\"query-sources\"}",
-			       NULL, 0);
-	reads1 = json_sum(reply, "reads", &nsrc);
+	jnum("pid", pid);
+	reply = collector_window(pid, sock, seconds, &reads);
 	errs = json_sum(reply, "read-errors", &nerr);
 	free(reply);
-
-	jnum("pid", pid);
-	jnum("window_s", (t1 - t0) / 1e9);
-	jnum("cpu_s", cpu1 - cpu0);
-	jnum("cpu_percent", 100.0 * (cpu1 - cpu0) / ((t1 - t0) / 1e9));
-	jnum("sources_reported", nsrc);
-	jnum("reads_in_window", reads1 - reads0);
-	jnum("reads_per_source_per_s",
-	     nsrc ? (reads1 - reads0) / ((t1 - t0) / 1e9) / nsrc : 0);
+	jnum("reads_in_window", reads);
 	jnum("read_errors", errs);
+	collector_stop(pid, sock);
 out:
-	close(sock);
-	kill(pid, SIGTERM);
-	waitpid(pid, &status, 0);
 	jclose('}');
 }
 

@@ -417,10 +417,7 @@ void phase_b7(int busy_seconds)
 			  s[0].h.data_offset + one_off, 10), fds, NFD);
 	fprintf(stderr, "b7: idle vCPUs, %d contenders\n", n);
 	measure(c, n, 3 * rounds);
-	jopen("idle", '{');
-	for (i = 0; i < n; i++)
-		jcont(&c[i]);
-	jclose('}');
+	jconts("idle", c, n);
 	jnum("idle_retries", st.retries);
 	jnum("idle_fallbacks", st.fallbacks);
 

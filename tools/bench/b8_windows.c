@@ -115,7 +115,6 @@ void phase_b8(uint64_t exits)
 		int i;
 
 		for (i = 0; i < 2; i++) {
-			double t0, t1, t2;
 			uint64_t s0, s1, want, e0, e1;
 
 			k = (r & 1) ^ i;
@@ -123,19 +122,10 @@ void phase_b8(uint64_t exits)
 				die("write %s", b8_param);
 			s0 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
 			e0 = b8_published_exits(h, exits_idx);
-			t0 = now_ns();
-			if (vcpu_run_exits(vcpu, exits))
-				die("STATSFD_VM_RUN");
-			t1 = now_ns();
-			if (vcpu_run_exits(vcpu, shorter))
-				die("STATSFD_VM_RUN");
-			t2 = now_ns();
+			sample[k][r] = vcpu_exit_ns(vcpu, exits, shorter, &whole[k][r]);
 			total += exits + shorter;
 			s1 = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
 			e1 = b8_published_exits(h, exits_idx);
-			sample[k][r] = ((t1 - t0) - (t2 - t1)) /
-				       (exits - shorter);
-			whole[k][r] = (t1 - t0) / exits;
 			want = k ? b8_windows_per_run(exits) +
 				   b8_windows_per_run(shorter) : 0;
 			seq_bad[k] += s1 - s0 != want;

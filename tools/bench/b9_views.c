@@ -53,38 +53,37 @@ static void op_separate(struct cont *c)
 			die("pread %s (%s)", c->name, b9_names[i]);
 }
 
-/* STATSFD_IOC_VIEW on @fd: a view of @n stats named @names. */
-static int view_by_name(int fd, const char *const *names, int n)
-{
-	uint64_t list[B9_NSTATS];
-	struct statsfd_view_args a;
-	int i, v;
-
-	memset(&a, 0, sizeof(a));
-	for (i = 0; i < n; i++)
-		list[i] = (uintptr_t)names[i];
-	a.count = n;
-	a.list = (uintptr_t)list;
-	v = ioctl(fd, STATSFD_IOC_VIEW, &a);
-	if (v < 0)
-		die("STATSFD_IOC_VIEW");
-	return v;
-}
-
-/* STATSFD_IOC_VIEW with STATSFD_VIEW_BY_INDEX. */
-static int view_by_index(int fd, const uint32_t *idx, int n)
+/* STATSFD_IOC_VIEW on @fd with @flags: a view of the @n stats in @list. */
+static int view_ioctl(int fd, uint32_t flags, const void *list, int n)
 {
 	struct statsfd_view_args a;
 	int v;
 
 	memset(&a, 0, sizeof(a));
-	a.flags = STATSFD_VIEW_BY_INDEX;
+	a.flags = flags;
 	a.count = n;
-	a.list = (uintptr_t)idx;
+	a.list = (uintptr_t)list;
 	v = ioctl(fd, STATSFD_IOC_VIEW, &a);
 	if (v < 0)
-		die("STATSFD_IOC_VIEW by index");
+		die("STATSFD_IOC_VIEW%s", flags & STATSFD_VIEW_BY_INDEX ? " by index" : "");
 	return v;
+}
+
+/* A view of @n stats named @names. */
+static int view_by_name(int fd, const char *const *names, int n)
+{
+	uint64_t list[B9_NSTATS];
+	int i;
+
+	for (i = 0; i < n; i++)
+		list[i] = (uintptr_t)names[i];
+	return view_ioctl(fd, 0, list, n);
+}
+
+/* A view of the @n stats at indices @idx (STATSFD_VIEW_BY_INDEX). */
+static int view_by_index(int fd, const uint32_t *idx, int n)
+{
+	return view_ioctl(fd, STATSFD_VIEW_BY_INDEX, idx, n);
 }
 
 void phase_b9(void)
@@ -178,10 +177,7 @@ void phase_b9(void)
 			  vv.h.data_offset, 20), vvfds, NFD);
 	fprintf(stderr, "b9: view vs full vs separate\n");
 	measure(c, n, 3 * rounds);
-	jopen("reads", '{');
-	for (i = 0; i < n; i++)
-		jcont(&c[i]);
-	jclose('}');
+	jconts("reads", c, n);
 	jnum("view_vs_full", c[0].median / c[1].median);
 	jnum("view_vs_separate", c[0].median / c[2].median);
 	jend();

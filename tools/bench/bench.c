@@ -34,6 +34,18 @@ static void usage(void)
 	exit(2);
 }
 
+/* The phase's argument @i (after its name) as a number, @def if absent. */
+static unsigned long long u64_arg(int argc, char **argv, int i, unsigned long long def)
+{
+	return optind + i < argc ? strtoull(argv[optind + i], NULL, 0) : def;
+}
+
+/* The same for an int argument, read as atoi() reads it. */
+static int num_arg(int argc, char **argv, int i, int def)
+{
+	return optind + i < argc ? atoi(argv[optind + i]) : def;
+}
+
 int main(int argc, char **argv)
 {
 	const char *phase;
@@ -74,47 +86,43 @@ int main(int argc, char **argv)
 	else if (!strcmp(phase, "b3"))
 		phase_b3();
 	else if (!strcmp(phase, "b4") && optind < argc)
-		phase_b4(argv[optind],
-			 optind + 1 < argc ? strtoull(argv[optind + 1], NULL, 0)
-					   : 30000);
+		phase_b4(argv[optind], u64_arg(argc, argv, 1, 30000));
 	else if (!strcmp(phase, "b4kvm"))
-		phase_b4kvm(optind < argc ? strtoul(argv[optind], NULL, 0)
-					  : 2000);
+		phase_b4kvm(u64_arg(argc, argv, 0, 2000));
 	else if (!strcmp(phase, "b5"))
-		phase_b5(optind < argc ? atoi(argv[optind]) : 1024,
-			 optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
-			 optind + 2 < argc ? atoi(argv[optind + 2]) : 10);
+		phase_b5(num_arg(argc, argv, 0, 1024),
+			 num_arg(argc, argv, 1, 8),
+			 num_arg(argc, argv, 2, 10));
 	else if (!strcmp(phase, "b6"))
-		phase_b6(optind < argc ? atoi(argv[optind]) : 256);
+		phase_b6(num_arg(argc, argv, 0, 256));
 	else if (!strcmp(phase, "b7"))
-		phase_b7(optind < argc ? atoi(argv[optind]) : 4);
+		phase_b7(num_arg(argc, argv, 0, 4));
 	else if (!strcmp(phase, "b8"))
-		phase_b8(optind < argc ? strtoull(argv[optind], NULL, 0)
-				       : 50000);
+		phase_b8(u64_arg(argc, argv, 0, 50000));
 	else if (!strcmp(phase, "b9"))
 		phase_b9();
 	else if (!strcmp(phase, "b10"))
-		phase_b10(optind < argc ? atoi(argv[optind]) : 1000);
+		phase_b10(num_arg(argc, argv, 0, 1000));
 	else if (!strcmp(phase, "b11"))
 		phase_b11();
 	else if (!strcmp(phase, "b12"))
-		phase_b12(optind < argc ? atoi(argv[optind]) : 30);
+		phase_b12(num_arg(argc, argv, 0, 30));
 	else if (!strcmp(phase, "b13"))
-		phase_b13(optind < argc ? atoi(argv[optind]) : 1024,
-			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
-			  optind + 2 < argc ? atoi(argv[optind + 2]) : 10,
-			  optind + 3 < argc ? atoi(argv[optind + 3]) : 7);
+		phase_b13(num_arg(argc, argv, 0, 1024),
+			  num_arg(argc, argv, 1, 8),
+			  num_arg(argc, argv, 2, 10),
+			  num_arg(argc, argv, 3, 7));
 	else if (!strcmp(phase, "b16"))
-		phase_b16(optind < argc ? atoi(argv[optind]) : 1024,
-			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
-			  optind + 2 < argc ? atoi(argv[optind + 2]) : 7);
+		phase_b16(num_arg(argc, argv, 0, 1024),
+			  num_arg(argc, argv, 1, 8),
+			  num_arg(argc, argv, 2, 7));
 	else if (!strcmp(phase, "b15"))
-		phase_b15(optind < argc ? atoi(argv[optind]) : 32,
-			  optind + 1 < argc ? atoi(argv[optind + 1]) : 8,
-			  optind + 2 < argc ? atoi(argv[optind + 2]) : 30,
-			  optind + 3 < argc ? atoi(argv[optind + 3]) : 2000);
+		phase_b15(num_arg(argc, argv, 0, 32),
+			  num_arg(argc, argv, 1, 8),
+			  num_arg(argc, argv, 2, 30),
+			  num_arg(argc, argv, 3, 2000));
 	else if (!strcmp(phase, "b14"))
-		phase_b14(optind < argc ? atoi(argv[optind]) : 5000);
+		phase_b14(num_arg(argc, argv, 0, 5000));
 	else
 		usage();
 	return 0;

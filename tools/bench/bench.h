@@ -170,6 +170,8 @@ struct cont *cont_add(struct cont *c, int *n, const char *name, op_fn op,
 void cont_fds(struct cont *x, const int *fds, int n);
 /* JSON object of a measured contender: median, quartiles, bytes. */
 void jcont(const struct cont *c);
+/* JSON object @key of the @n contenders @c, each as jcont() has it. */
+void jconts(const char *key, const struct cont *c, int n);
 
 /* ---- providers: our VM device, KVM, the bench module ---- */
 
@@ -183,6 +185,12 @@ int vcpu_create(int vm, unsigned int id);
 int stats_fd(int fd);
 /* STATSFD_VM_RUN with @exits exits and no halts; the ioctl's result. */
 int vcpu_run_exits(int vcpu, uint64_t exits);
+/*
+ * vcpu_exit_ns() - the cost of one exit on @vcpu: a run of @exits exits
+ * and one of @shorter, timed, their difference per exit (what the run's
+ * fixed cost does not blur).  *@whole: the longer run's time per exit.
+ */
+double vcpu_exit_ns(int vcpu, uint64_t exits, uint64_t shorter, double *whole);
 /* Write @val to the file @path (a module parameter); false on failure. */
 bool write_param(const char *path, const char *val);
 
@@ -276,9 +284,32 @@ struct scrape {
 	size_t len;	/* body bytes */
 	uint64_t reads;	/* statsfd_collector_reads_total of a plain text body */
 };
-/* statsfd-collector @cmd started for a fleet; its port and a socket connection. */
+/*
+ * statsfd-collector @cmd started for a fleet; its port (NULL: it does not
+ * listen on HTTP) and a socket connection.
+ */
 pid_t collector_start(const char *cmd, const char *interval,
 		      unsigned int *port, int *sock);
+/*
+ * collector_start() and collector_register(@f), "sources" and the time it
+ * took, "register_ms", in the open object; -1 (JSON "error") if either
+ * failed.
+ */
+pid_t collector_fleet(const char *cmd, const char *interval,
+		      const struct fleet *f, unsigned int *port, int *sock);
+/*
+ * VM 0 of @f removed and registered again: a change of the sources, so
+ * that the next scrape renders; -1 (JSON "error") if refused.
+ */
+int collector_reregister(int sock, const struct fleet *f);
+/*
+ * collector_window() - the collector @pid on @sock given 3 s to settle into
+ * its read cycle, then its CPU time and reads over @seconds: window_s,
+ * cpu_s, cpu_percent, sources_reported and reads_per_source_per_s in the
+ * open object, the reads in *@reads.
+ * Return: its last query-sources reply, malloc()ed.
+ */
+char *collector_window(pid_t pid, int sock, int seconds, uint64_t *reads);
 /* Stop what collector_start() started. */
 void collector_stop(pid_t pid, int sock);
 /* A new HTTP connection to the collector's port on 127.0.0.1. */
@@ -289,8 +320,6 @@ struct scrape collector_scrape(int s, const char *accept, bool gz);
 void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
 	      uint32_t vc_off, uint32_t vc_len, double *vm_ns,
 	      double *vcpu_ns);
-/* utime + stime of process @pid in seconds (/proc, clock ticks), -1 if gone. */
-double cpu_seconds(pid_t pid);
 /* Sum of every "key": N in a JSON text, and how many there were. */
 uint64_t json_sum(const char *json, const char *key, unsigned int *n);
 /* One request and its reply on the collector's socket; reply malloc()ed. */

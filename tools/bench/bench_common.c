@@ -457,6 +457,21 @@ int vcpu_run_exits(int vcpu, uint64_t exits)
 	return ioctl(vcpu, STATSFD_VM_RUN, &run);
 }
 
+double vcpu_exit_ns(int vcpu, uint64_t exits, uint64_t shorter, double *whole)
+{
+	double t0, t1, t2;
+
+	t0 = now_ns();
+	if (vcpu_run_exits(vcpu, exits))
+		die("STATSFD_VM_RUN");
+	t1 = now_ns();
+	if (vcpu_run_exits(vcpu, shorter))
+		die("STATSFD_VM_RUN");
+	t2 = now_ns();
+	*whole = (t1 - t0) / exits;
+	return ((t1 - t0) - (t2 - t1)) / (exits - shorter);
+}
+
 bool kvm_open(struct kvm_vcpu_stats *k)
 {
 	int i;
@@ -570,5 +585,15 @@ void jcont(const struct cont *c)
 	jnum("p75_ns", c->p75);
 	jnum("bytes", c->len);
 	jnum("ns_per_byte", c->len ? c->median / c->len : 0.0 / 0.0);
+	jclose('}');
+}
+
+void jconts(const char *key, const struct cont *c, int n)
+{
+	int i;
+
+	jopen(key, '{');
+	for (i = 0; i < n; i++)
+		jcont(&c[i]);
 	jclose('}');
 }

@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 
 #include "bench.h"
+#include "spawn.h"
 #include "statsfd_client.h"
 
 /* Where collector_start() has its collector listen and say its port. */
@@ -57,28 +58,6 @@ void read_all(const struct fleet *f, uint32_t vm_off, uint32_t vm_len,
 	t2 = now_ns();
 	*vm_ns = t1 - t0;
 	*vcpu_ns = t2 - t1;
-}
-
-double cpu_seconds(pid_t pid)
-{
-	char path[64], line[1024], *p;
-	unsigned long utime, stime;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (!fgets(line, sizeof(line), f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	p = strrchr(line, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			 &utime, &stime) != 2)
-		return -1;
-	return (double)(utime + stime) / sysconf(_SC_CLK_TCK);
 }
 
 /* Sum of every "key": N in a JSON text, and how many there were. */
@@ -284,20 +263,33 @@ struct scrape collector_scrape(int s, const char *accept, bool gz)
 	return r;
 }
 
+/* The port the collector wrote to COLLECTOR_PORT_FILE, or 0. */
+static unsigned int collector_port(void)
+{
+	unsigned int port = 0;
+	FILE *pf = fopen(COLLECTOR_PORT_FILE, "r");
+
+	if (pf) {
+		if (fscanf(pf, "%u", &port) != 1)
+			port = 0;
+		fclose(pf);
+	}
+	return port;
+}
+
 /**
  * collector_start() - start statsfd-collector for a fleet
  * @cmd: its command
  * @interval: its --interval, in ms
- * @port: set to its HTTP port on 127.0.0.1
+ * @port: set to its HTTP port on 127.0.0.1; NULL: no HTTP listener
  * @sock: set to a connection to its unix socket
  *
  * Return: its pid, or -1 after adding "error" to the open object.
  */
 pid_t collector_start(const char *cmd, const char *interval,
-			  unsigned int *port, int *sock)
+		      unsigned int *port, int *sock)
 {
 	int status, i;
-	FILE *pf;
 	pid_t pid;
 
 	unlink(COLLECTOR_SOCK);
@@ -308,29 +300,35 @@ pid_t collector_start(const char *cmd, const char *interval,
 	if (!pid) {
 		/*
 		 * Our fds are O_CLOEXEC: it gets them only by registration.
-		 * Its limits are the defaults, which are sized for this fleet
+		 * Without HTTP it only reads, B5's fleets (which can be larger
+		 * than the default --max-sources allows).  With HTTP its
+		 * limits are the defaults, which are sized for this fleet
 		 * (collector_scale_test checks it fits them), but for one:
 		 * under TCG the fleet's whole exposition (156 MB) takes about
 		 * 15 s to render and as long to send, past the default
 		 * --http-send-timeout (30 s) meant for hostile readers, which
 		 * would cut the bench's scrapes.
 		 */
-		execlp(cmd, cmd, "--socket", COLLECTOR_SOCK, "--listen", "127.0.0.1:0",
-		       "--port-file", COLLECTOR_PORT_FILE, "--interval", interval,
-		       "--http-send-timeout", "600", (char *)NULL);
+		if (!port)
+			execlp(cmd, cmd, "--socket", COLLECTOR_SOCK, "--listen", "none",
+			       "--interval", interval, "--max-sources", "65536",
+			       (char *)NULL);
+		else
+			execlp(cmd, cmd, "--socket", COLLECTOR_SOCK,
+			       "--listen", "127.0.0.1:0", "--port-file", COLLECTOR_PORT_FILE,
+			       "--interval", interval, "--http-send-timeout", "600",
+			       (char *)NULL);
 		_exit(127);
 	}
-	*port = 0;
-	for (i = 0; i < 300 && !*port; i++) {
-		pf = fopen(COLLECTOR_PORT_FILE, "r");
-		if (!pf || fscanf(pf, "%u", port) != 1)
-			*port = 0;
-		if (pf)
-			fclose(pf);
-		if (!*port)
+	*sock = -1;
+	for (i = 0; i < 300 && *sock < 0; i++) {
+		if (port)
+			*port = collector_port();
+		if (!port || *port)
+			*sock = statsfd_msg_connect(COLLECTOR_SOCK);
+		if (*sock < 0)
 			usleep(100000);
 	}
-	*sock = *port ? statsfd_msg_connect(COLLECTOR_SOCK) : -1;
 	if (*sock < 0) {
 		jstr("error", "collector never came up");
 		kill(pid, SIGTERM);
@@ -338,6 +336,58 @@ pid_t collector_start(const char *cmd, const char *interval,
 		return -1;
 	}
 	return pid;
+}
+
+pid_t collector_fleet(const char *cmd, const char *interval,
+		      const struct fleet *f, unsigned int *port, int *sock)
+{
+	pid_t pid = collector_start(cmd, interval, port, sock);
+	double t0 = now_ns();
+
+	if (pid < 0)
+		return -1;
+	if (collector_register(*sock, f)) {
+		collector_stop(pid, *sock);
+		return -1;
+	}
+	jnum("sources", f->nvm * (1 + f->nvcpu));
+	jnum("register_ms", (now_ns() - t0) / 1e6);
+	return pid;
+}
+
+int collector_reregister(int sock, const struct fleet *f)
+{
+	free(collector_call(sock, "{\"execute\":\"remove-sources\","
+			    "\"arguments\":{\"vm\":\"bench-0\"}}", NULL, 0));
+	return collector_register_vm(sock, f, 0);
+}
+
+char *collector_window(pid_t pid, int sock, int seconds, uint64_t *reads)
+{
+	const char *q = "{\"execute\":\"query-sources\"}";
+	double cpu0, cpu1, t0, t1;
+	uint64_t reads0;
+	unsigned int nsrc;
+	char *reply;
+
+	/* Let it settle into its read cycle, then measure. */
+	sleep(3);
+	reply = collector_call(sock, q, NULL, 0);
+	reads0 = json_sum(reply, "reads", &nsrc);
+	free(reply);
+	cpu0 = proc_cpu(pid);
+	t0 = now_ns();
+	sleep(seconds);
+	cpu1 = proc_cpu(pid);
+	t1 = now_ns();
+	reply = collector_call(sock, q, NULL, 0);
+	*reads = json_sum(reply, "reads", &nsrc) - reads0;
+	jnum("window_s", (t1 - t0) / 1e9);
+	jnum("cpu_s", cpu1 - cpu0);
+	jnum("cpu_percent", 100.0 * (cpu1 - cpu0) / ((t1 - t0) / 1e9));
+	jnum("sources_reported", nsrc);
+	jnum("reads_per_source_per_s", nsrc ? *reads / ((t1 - t0) / 1e9) / nsrc : 0);
+	return reply;
 }
 
 /**

@@ -66,6 +66,11 @@ class Judge:
             "detail": detail,
         })
 
+    def at_most(self, bench, measure, value, limit, detail=""):
+        """A ratio whose target is <= @limit: PASS or MISS, n/a without it."""
+        self.add(bench, measure, value, f"<= {limit}x",
+                 None if value is None else value <= limit, detail)
+
 
 def fmt(v, unit=""):
     if v is None:
@@ -112,50 +117,41 @@ def b1(p, j, res):
     r["snap_whole_vs_zero"] = ratio(ns.get("ours_kvm_shape_snap"), ns.get("zero_kvm_snap_size"))
     r["snap_vs_nosnap"] = ratio(ns.get("ours_kvm_shape_snap_values"), ns.get("ours_kvm_shape"))
 
-    j.add("B1", f"snapshots off: pread {kvm_bytes} B data, ours (KVM's exact shape) / KVM vCPU",
-          r["kvm_shape_vs_kvm"], "<= 1.0x",
-          None if r["kvm_shape_vs_kvm"] is None else r["kvm_shape_vs_kvm"] <= 1.0,
-          f'{fmt(ns.get("ours_kvm_shape"))} ns vs {fmt(ns.get("kvm_vcpu"))} ns')
-    j.add("B1", f"snapshots off: pread {kvm_bytes} B data, ours (KVM's exact shape) / /dev/zero",
-          r["kvm_shape_vs_zero"], "<= 1.3x",
-          None if r["kvm_shape_vs_zero"] is None else r["kvm_shape_vs_zero"] <= 1.3,
-          f'{fmt(ns.get("ours_kvm_shape"))} ns vs {fmt(ns.get("zero_kvm_size"))} ns')
-    j.add("B1", f"pread {matched} B of a vCPU's data, statsfd_vm / KVM vCPU",
-          r["vcpu_matched_vs_kvm"], "<= 1.0x",
-          None if r["vcpu_matched_vs_kvm"] is None else r["vcpu_matched_vs_kvm"] <= 1.0,
-          f'{fmt(ours_m)} ns vs {fmt(kvm_m)} ns')
-    j.add("B1", f"pread {matched} B of a vCPU's data, statsfd_vm / /dev/zero",
-          r["vcpu_matched_vs_zero"], "<= 1.3x",
-          None if r["vcpu_matched_vs_zero"] is None else r["vcpu_matched_vs_zero"] <= 1.3,
-          f'{fmt(ours_m)} ns vs {fmt(zero_m)} ns')
-    j.add("B1", f"ns per byte, whole vCPU data blocks: statsfd_vm ({ours_bytes} B) / KVM ({kvm_bytes} B)",
-          r["per_byte_vcpu_vs_kvm"], "<= 1.0x",
-          None if r["per_byte_vcpu_vs_kvm"] is None else r["per_byte_vcpu_vs_kvm"] <= 1.0,
-          f'{fmt(ratio(ns.get("ours_vcpu"), ours_bytes))} vs '
-          f'{fmt(ratio(ns.get("kvm_vcpu"), kvm_bytes))} ns/B')
+    j.at_most("B1", f"snapshots off: pread {kvm_bytes} B data, ours (KVM's exact shape) / KVM vCPU",
+              r["kvm_shape_vs_kvm"], 1.0,
+              f'{fmt(ns.get("ours_kvm_shape"))} ns vs {fmt(ns.get("kvm_vcpu"))} ns')
+    j.at_most("B1", f"snapshots off: pread {kvm_bytes} B data, ours (KVM's exact shape) / /dev/zero",
+              r["kvm_shape_vs_zero"], 1.3,
+              f'{fmt(ns.get("ours_kvm_shape"))} ns vs {fmt(ns.get("zero_kvm_size"))} ns')
+    j.at_most("B1", f"pread {matched} B of a vCPU's data, statsfd_vm / KVM vCPU",
+              r["vcpu_matched_vs_kvm"], 1.0,
+              f'{fmt(ours_m)} ns vs {fmt(kvm_m)} ns')
+    j.at_most("B1", f"pread {matched} B of a vCPU's data, statsfd_vm / /dev/zero",
+              r["vcpu_matched_vs_zero"], 1.3,
+              f'{fmt(ours_m)} ns vs {fmt(zero_m)} ns')
+    j.at_most("B1", f"ns per byte, whole vCPU data blocks: statsfd_vm ({ours_bytes} B) / KVM ({kvm_bytes} B)",
+              r["per_byte_vcpu_vs_kvm"], 1.0,
+              f'{fmt(ratio(ns.get("ours_vcpu"), ours_bytes))} vs '
+              f'{fmt(ratio(ns.get("kvm_vcpu"), kvm_bytes))} ns/B')
     j.add("B1", f"pread {kvm_bytes} B data, upstream KVM vCPU / /dev/zero (reference)",
           r["kvm_vs_zero"], "(host: ~1.35x)", None,
           f'{fmt(ns.get("kvm_vcpu"))} ns vs {fmt(ns.get("zero_kvm_size"))} ns')
-    j.add("B1", f"pread whole statsfd_vm vCPU data ({ours_bytes} B) / /dev/zero",
-          r["vcpu_whole_vs_zero"], "<= 1.3x",
-          None if r["vcpu_whole_vs_zero"] is None else r["vcpu_whole_vs_zero"] <= 1.3,
-          f'{fmt(ns.get("ours_vcpu"))} ns vs {fmt(ns.get("zero_ours_size"))} ns')
+    j.at_most("B1", f"pread whole statsfd_vm vCPU data ({ours_bytes} B) / /dev/zero",
+              r["vcpu_whole_vs_zero"], 1.3,
+              f'{fmt(ns.get("ours_vcpu"))} ns vs {fmt(ns.get("zero_ours_size"))} ns')
     if snap_bytes:
-        j.add("B1", f"snapshots on: pread of the whole data block, ours (KVM's shape + "
-              f"sample_ns, generation: {snap_bytes} B) / KVM vCPU ({kvm_bytes} B)",
-              r["snap_whole_vs_kvm"], "<= 1.0x",
-              None if r["snap_whole_vs_kvm"] is None else r["snap_whole_vs_kvm"] <= 1.0,
-              f'{fmt(ns.get("ours_kvm_shape_snap"))} ns vs {fmt(ns.get("kvm_vcpu"))} ns')
-        j.add("B1", f"snapshots on: pread {kvm_bytes} B (the values, one snapshot), "
-              "ours (KVM's shape) / KVM vCPU",
-              r["snap_values_vs_kvm"], "<= 1.0x",
-              None if r["snap_values_vs_kvm"] is None else r["snap_values_vs_kvm"] <= 1.0,
-              f'{fmt(ns.get("ours_kvm_shape_snap_values"))} ns vs {fmt(ns.get("kvm_vcpu"))} ns')
-        j.add("B1", f"snapshots on: pread of the whole data block ({snap_bytes} B) / "
-              "/dev/zero of as many bytes",
-              r["snap_whole_vs_zero"], "<= 1.3x",
-              None if r["snap_whole_vs_zero"] is None else r["snap_whole_vs_zero"] <= 1.3,
-              f'{fmt(ns.get("ours_kvm_shape_snap"))} ns vs {fmt(ns.get("zero_kvm_snap_size"))} ns')
+        j.at_most("B1", f"snapshots on: pread of the whole data block, ours (KVM's shape + "
+                  f"sample_ns, generation: {snap_bytes} B) / KVM vCPU ({kvm_bytes} B)",
+                  r["snap_whole_vs_kvm"], 1.0,
+                  f'{fmt(ns.get("ours_kvm_shape_snap"))} ns vs {fmt(ns.get("kvm_vcpu"))} ns')
+        j.at_most("B1", f"snapshots on: pread {kvm_bytes} B (the values, one snapshot), "
+                  "ours (KVM's shape) / KVM vCPU",
+                  r["snap_values_vs_kvm"], 1.0,
+                  f'{fmt(ns.get("ours_kvm_shape_snap_values"))} ns vs {fmt(ns.get("kvm_vcpu"))} ns')
+        j.at_most("B1", f"snapshots on: pread of the whole data block ({snap_bytes} B) / "
+                  "/dev/zero of as many bytes",
+                  r["snap_whole_vs_zero"], 1.3,
+                  f'{fmt(ns.get("ours_kvm_shape_snap"))} ns vs {fmt(ns.get("zero_kvm_snap_size"))} ns')
         j.add("B1", f"pread {kvm_bytes} B of KVM's shape: snapshots on / off (same values)",
               r["snap_vs_nosnap"], "(report)", None,
               f'{fmt(ns.get("ours_kvm_shape_snap_values"))} ns vs {fmt(ns.get("ours_kvm_shape"))} ns')
@@ -485,13 +481,12 @@ def b7(p, j, res):
         "one_value_mmap_vs_pread": ratio(ns.get("mmap_one_value"), ns.get("pread_one_value")),
     }
     valid = x.get("mapped_equals_pread")
-    j.add("B7", f"idle vCPU, all its values ({plain} B): mapped copy with the latch "
-          "protocol (version 2: the copy seq selects) / one pread of the same bytes",
-          r["mmap_vs_pread"], "<= 0.1x",
-          None if r["mmap_vs_pread"] is None else r["mmap_vs_pread"] <= 0.1,
-          f'{fmt(ns.get("mmap_seq"))} ns vs {fmt(ns.get("pread_values"))} ns; '
-          f'{x.get("idle_retries")} retries, {x.get("idle_fallbacks")} fallbacks; '
-          f'mapped copy == pread: {valid}')
+    j.at_most("B7", f"idle vCPU, all its values ({plain} B): mapped copy with the latch "
+              "protocol (version 2: the copy seq selects) / one pread of the same bytes",
+              r["mmap_vs_pread"], 0.1,
+              f'{fmt(ns.get("mmap_seq"))} ns vs {fmt(ns.get("pread_values"))} ns; '
+              f'{x.get("idle_retries")} retries, {x.get("idle_fallbacks")} fallbacks; '
+              f'mapped copy == pread: {valid}')
     j.add("B7", "the same mapped copy / pread of one 8 B value (the syscall without the copy)",
           r["mmap_vs_pread_one_value"], "(context)", None,
           f'{fmt(ns.get("mmap_seq"))} ns vs {fmt(ns.get("pread_one_value"))} ns')
@@ -590,16 +585,14 @@ def b9(p, j, res):
     ok = x.get("view_layout_ok") and x.get("view_equals_full")
     out["valid"] = bool(ok)
     names = ", ".join(x.get("stats", []))
-    j.add("B9", f'view of 8 of a vCPU\'s stats ({names}; {vl["data_size"]} B data): '
-          f'one pread of it / one pread of the vCPU\'s whole data block ({fl["data_size"]} B)',
-          r["view_vs_full"], "<= 0.5x",
-          None if r["view_vs_full"] is None else r["view_vs_full"] <= 0.5,
-          f'{fmt(ns.get("view"))} ns vs {fmt(ns.get("full"))} ns; view layout and values '
-          f'as the full fd\'s: {"yes" if ok else "NO"}')
-    j.add("B9", "the same view read / 8 separate preads of the same stats (8 B each) on the full fd",
-          r["view_vs_separate"], "<= 0.3x",
-          None if r["view_vs_separate"] is None else r["view_vs_separate"] <= 0.3,
-          f'{fmt(ns.get("view"))} ns vs {fmt(ns.get("separate"))} ns')
+    j.at_most("B9", f'view of 8 of a vCPU\'s stats ({names}; {vl["data_size"]} B data): '
+              f'one pread of it / one pread of the vCPU\'s whole data block ({fl["data_size"]} B)',
+              r["view_vs_full"], 0.5,
+              f'{fmt(ns.get("view"))} ns vs {fmt(ns.get("full"))} ns; view layout and values '
+              f'as the full fd\'s: {"yes" if ok else "NO"}')
+    j.at_most("B9", "the same view read / 8 separate preads of the same stats (8 B each) on the full fd",
+              r["view_vs_separate"], 0.3,
+              f'{fmt(ns.get("view"))} ns vs {fmt(ns.get("separate"))} ns')
     j.add("B9", "floor: one pread of 8 B of the full fd / its whole data block (the syscall, "
           "a snapshot, one value)",
           r["one_value_vs_full"], "(context)", None,
@@ -691,12 +684,12 @@ def b12(p, j, res):
         return
     ne, col = x["node_exporter"], x["collector"]
     r = out["ratio"] = ratio(col["cpu_s"], ne["cpu_s"])
-    j.add("B12", "CPU per scrape: statsfd-collector --host / prometheus-node-exporter "
-          "(same collectors, same guest)", r, "<= 0.2x", None if r is None else r <= 0.2,
-          f'{fmt(col["cpu_ms_per_scrape"])} ms vs {fmt(ne["cpu_ms_per_scrape"])} ms of CPU '
-          f'per scrape over {x["scrapes"]} scrapes each ({fmt(x["window_s"])} s, '
-          f'{x["failed_scrapes"]} failed); bodies {fmt(col["bytes"])} B vs '
-          f'{fmt(ne["bytes"])} B; CPU from /proc in clock ticks')
+    j.at_most("B12", "CPU per scrape: statsfd-collector --host / prometheus-node-exporter "
+              "(same collectors, same guest)", r, 0.2,
+              f'{fmt(col["cpu_ms_per_scrape"])} ms vs {fmt(ne["cpu_ms_per_scrape"])} ms of CPU '
+              f'per scrape over {x["scrapes"]} scrapes each ({fmt(x["window_s"])} s, '
+              f'{x["failed_scrapes"]} failed); bodies {fmt(col["bytes"])} B vs '
+              f'{fmt(ne["bytes"])} B; CPU from /proc in clock ticks')
     res["b12"] = out
 
 
@@ -857,12 +850,12 @@ def b13(p, j, res):
         res["b13"] = out
         return
     r = out["overhead"] = ratio(col["cpu_s"], bare["cpu_s"])
-    j.add("B13", f"collector CPU reading the fleet ({fleet}) / the bench's own preads of "
-          "the same fds at the same rate", r, "<= 1.5x", None if r is None else r <= 1.5,
-          f'{fmt(col["cpu_percent"])} % vs {fmt(bare["cpu_percent"])} % of a CPU over '
-          f'{fmt(col["window_s"])} s; {fmt(col["reads_per_source_per_s"])} reads per source '
-          f'per s; {col["sources_mapped"]} of {col["sources_reported"]} sources mapped; '
-          f'a bare pass {fmt(bare["ms_per_pass"])} ms')
+    j.at_most("B13", f"collector CPU reading the fleet ({fleet}) / the bench's own preads of "
+              "the same fds at the same rate", r, 1.5,
+              f'{fmt(col["cpu_percent"])} % vs {fmt(bare["cpu_percent"])} % of a CPU over '
+              f'{fmt(col["window_s"])} s; {fmt(col["reads_per_source_per_s"])} reads per source '
+              f'per s; {col["sources_mapped"]} of {col["sources_reported"]} sources mapped; '
+              f'a bare pass {fmt(bare["ms_per_pass"])} ms')
     if sc.get("iterations"):
         rs = out["scrape"] = sc["cached_over_render"]
         j.add("B13", "scrape with the per-tick cache / a scrape that renders (every scrape "
@@ -1393,6 +1386,19 @@ def reading_notes(res, host=None):
     return out
 
 
+def section(lines, title, head=None):
+    """A section of results.md: "## @title", and the head of its table
+    when @head ("a | b | ...") is given."""
+    lines += [f"## {title}", ""]
+    if head:
+        table_head(lines, head)
+
+
+def table_head(lines, head):
+    """The first two lines of a table whose columns are @head ("a | b")."""
+    lines += [f"| {head} |", "|" + "---|" * (head.count(" | ") + 1)]
+
+
 def markdown(res, j, info, command, notes):
     lines = []
     lines.append("# statsfd benchmark results")
@@ -1423,18 +1429,15 @@ def markdown(res, j, info, command, notes):
                      "Other load on the host inflates emulated timings unevenly; "
                      "results.json also has each figure's quartiles.")
         lines.append("")
-    lines.append("| Bench | Measure | Value | Target | Result | Detail |")
-    lines.append("|---|---|---|---|---|---|")
+    table_head(lines, "Bench | Measure | Value | Target | Result | Detail")
     for r in j.rows:
         lines.append(f"| {r['bench']} | {r['measure']} | {fmt(r['value'], r['unit'])} | "
                      f"{r['target']} | {r['result']} | {r['detail']} |")
     lines.append("")
     if "b1" in res:
-        lines.append("## B1: read cost by byte count (prefix of the data block, ns per pread)")
-        lines.append("")
-        lines.append("| bytes | /dev/zero | statsfd_vm vCPU | statsfd 4 KiB source | KVM vCPU | "
-                     "vCPU/KVM | vCPU/zero | 4K src/zero | KVM/zero |")
-        lines.append("|---|---|---|---|---|---|---|---|---|")
+        section(lines, "B1: read cost by byte count (prefix of the data block, ns per pread)",
+                "bytes | /dev/zero | statsfd_vm vCPU | statsfd 4 KiB source | KVM vCPU | "
+                "vCPU/KVM | vCPU/zero | 4K src/zero | KVM/zero")
         for s in res["b1"]["sizes"]:
             lines.append(
                 f"| {s['bytes']} | {fmt(s.get('zero_ns'))} | {fmt(s.get('ours_vcpu_ns'))} | "
@@ -1445,14 +1448,12 @@ def markdown(res, j, info, command, notes):
     if "b3" in res:
         on = res["b3"].get("snapshots_on", {}).get("schemas") or \
             [{} for _ in res["b3"]["schemas"]]
-        lines.append("## B3: schema size (1000 values; ns per pread), snapshots off and on")
-        lines.append("")
+        section(lines, "B3: schema size (1000 values; ns per pread), snapshots off and on")
         lines.append("With snapshots on, the schema has two more descriptors and the data "
                      "block 16 more bytes (sample_ns, generation).")
         lines.append("")
-        lines.append("| descriptors | file bytes | data-only | whole file | whole/data | "
-                     "on: data-only | on: whole file | on: whole/data | data-only on/off |")
-        lines.append("|---|---|---|---|---|---|---|---|---|")
+        table_head(lines, "descriptors | file bytes | data-only | whole file | whole/data | "
+                   "on: data-only | on: whole file | on: whole/data | data-only on/off")
         for s, t in zip(res["b3"]["schemas"], on):
             lines.append(f"| {s['num_desc']} | {s['file_bytes']} | {fmt(s['data_ns'])} | "
                          f"{fmt(s['whole_ns'])} | {fmt(s['whole_vs_data'])} | "
@@ -1463,10 +1464,8 @@ def markdown(res, j, info, command, notes):
         lines.append("![B3](b3.png)")
         lines.append("")
     if "b6" in res:
-        lines.append("## B6: VM aggregate read vs vCPU count (ns per read)")
-        lines.append("")
-        lines.append("| vCPUs | VM stats fd pread | pread + sum of every vCPU fd |")
-        lines.append("|---|---|---|")
+        section(lines, "B6: VM aggregate read vs vCPU count (ns per read)",
+                "vCPUs | VM stats fd pread | pread + sum of every vCPU fd")
         for s in res["b6"]["points"]:
             lines.append(f"| {s['vcpus']} | {fmt(s['vm_pread_ns'])} | "
                          f"{fmt(s['vcpus_pread_sum_ns'])} |")
@@ -1475,11 +1474,9 @@ def markdown(res, j, info, command, notes):
         lines.append("")
     if "b7" in res:
         x = res["b7"]["raw"]
-        lines.append(f"## B7: a vCPU's values through the mapping vs pread "
-                     f"(idle vCPUs, ns per read, {x['rounds']} rounds)")
-        lines.append("")
-        lines.append("| contender | bytes | ns (median) | p25 | p75 | / pread of the values |")
-        lines.append("|---|---|---|---|---|---|")
+        section(lines, f"B7: a vCPU's values through the mapping vs pread "
+                       f"(idle vCPUs, ns per read, {x['rounds']} rounds)",
+                "contender | bytes | ns (median) | p25 | p75 | / pread of the values")
         base = res["b7"]["ns"].get("pread_values")
         for name, c in x["idle"].items():
             lines.append(f"| {name} | {c['bytes']} | {fmt(c['ns'])} | {fmt(c['p25_ns'])} | "
@@ -1487,10 +1484,8 @@ def markdown(res, j, info, command, notes):
         lines.append("")
     if "b8" in res and "on" in res["b8"]:
         b = res["b8"]
-        lines.append("## B8: run loop, ns per exit with update windows on and off (per module load)")
-        lines.append("")
-        lines.append("| load | on | off | on/off |")
-        lines.append("|---|---|---|---|")
+        section(lines, "B8: run loop, ns per exit with update windows on and off (per module load)",
+                "load | on | off | on/off")
         for i, (a, c, q) in enumerate(zip(b["on"]["per_load_ns_per_exit"],
                                           b["off"]["per_load_ns_per_exit"],
                                           b["per_load_ratio"])):
@@ -1500,11 +1495,9 @@ def markdown(res, j, info, command, notes):
         lines.append("")
     if "b9" in res:
         x = res["b9"]["raw"]
-        lines.append(f"## B9: 8 of a vCPU's stats through a view vs the full stats fd "
-                     f"(idle vCPUs, ns per read, {x['rounds']} rounds)")
-        lines.append("")
-        lines.append("| contender | bytes | ns (median) | p25 | p75 | / full data block |")
-        lines.append("|---|---|---|---|---|---|")
+        section(lines, f"B9: 8 of a vCPU's stats through a view vs the full stats fd "
+                       f"(idle vCPUs, ns per read, {x['rounds']} rounds)",
+                "contender | bytes | ns (median) | p25 | p75 | / full data block")
         base = res["b9"]["ns"].get("full")
         for name, c in x["reads"].items():
             nb = c["bytes"] if name != "separate" else "8 x 8"
@@ -1512,13 +1505,11 @@ def markdown(res, j, info, command, notes):
                          f"{fmt(c['p75_ns'])} | {fmt(ratio(c['ns'], base))} |")
         lines.append("")
     if "b10" in res:
-        lines.append("## B10: event latency (µs from the call that causes the event to "
-                     "the poller's wake-up)")
-        lines.append("")
-        lines.append("| event | waiter | events | median | p90 | p99 | max | "
-                     "from the ioctl's return / the last close: median | p99 | "
-                     "woke before the call returned | wrong revents |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+        section(lines, "B10: event latency (µs from the call that causes the event to "
+                       "the poller's wake-up)",
+                "event | waiter | events | median | p90 | p99 | max | "
+                "from the ioctl's return / the last close: median | p99 | "
+                "woke before the call returned | wrong revents")
         for r in res["b10"]["series"]:
             ev = ("vCPU created -> POLLPRI" if r["event"] == "vcpu_create"
                   else "VM closed -> POLLHUP")
@@ -1534,13 +1525,11 @@ def markdown(res, j, info, command, notes):
     b14r = res.get("b14")
     if b14r and "states" in b14r["raw"]:
         x = b14r["raw"]
-        lines.append(f"## B14: snapshot reader latency by writer state (µs per read, "
-                     f"{x['reads_per_kind_and_state']:,} reads per kind and state, "
-                     f"{x['cpus']} CPUs, preemption {x['preempt']})")
-        lines.append("")
-        lines.append("| read | writer | p50 | p90 | p99 | max | p99 / running | EAGAIN | "
-                     "errors | inconsistent | windows published | writer preempted |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        section(lines, f"B14: snapshot reader latency by writer state (µs per read, "
+                       f"{x['reads_per_kind_and_state']:,} reads per kind and state, "
+                       f"{x['cpus']} CPUs, preemption {x['preempt']})",
+                "read | writer | p50 | p90 | p99 | max | p99 / running | EAGAIN | "
+                "errors | inconsistent | windows published | writer preempted")
         for kind, _ in B14_KINDS:
             base = x["states"]["running"]["reads"][kind]["p99_ns"]
             for state in ("running", "preempted", "stopped"):
@@ -1556,14 +1545,12 @@ def markdown(res, j, info, command, notes):
     b15r = res.get("b15")
     if b15r and "p99_ms" in b15r["raw"].get("idle", {}):
         x = b15r["raw"]
-        lines.append(f"## B15: an honest scrape under siege (ms to the last byte, "
-                     f"{x['vms']} VMs x {x['vcpus_per_vm']} vCPUs, {x['scrapes']} scrapes "
-                     f"every {x['interval_ms']} ms per state, {x['cpus']} CPUs)")
-        lines.append("")
-        lines.append("| state | p50 | p99 | max | p99 / idle | failed | first (login) | "
-                     "RSS max (MB) | VmHWM (MB) | 503 | refused | evicted | deadlines | "
-                     "auth 429 | longest request (s) |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        section(lines, f"B15: an honest scrape under siege (ms to the last byte, "
+                       f"{x['vms']} VMs x {x['vcpus_per_vm']} vCPUs, {x['scrapes']} scrapes "
+                       f"every {x['interval_ms']} ms per state, {x['cpus']} CPUs)",
+                "state | p50 | p99 | max | p99 / idle | failed | first (login) | "
+                "RSS max (MB) | VmHWM (MB) | 503 | refused | evicted | deadlines | "
+                "auth 429 | longest request (s)")
         for k in ["idle"] + [n for n, _ in B15_ATTACKS] + ["double"]:
             st = x.get(k)
             if not st or "p99_ms" not in st:

@@ -25,6 +25,7 @@
 #include "collector.h"
 #include "sd.h"
 #include "statsfd_client.h"
+#include "statsfd_priv.h"
 
 /*
  * Refused connections being answered (one short error each) at a time;
@@ -152,12 +153,8 @@ static int client_index(struct collector *c, struct client *cl)
  */
 struct client *client_find(struct collector *c, uint64_t id)
 {
-	const ptrdiff_t off = offsetof(struct client, by_id);
-	struct hnode *n = htable_find_id(&c->clients_by_id, id,
-					 (ptrdiff_t)offsetof(struct client, id) - off,
-					 &c->steps);
-
-	return n ? (struct client *)((char *)n - off) : NULL;
+	return htable_find_id(&c->clients_by_id, id, offsetof(struct client, by_id),
+			      offsetof(struct client, id), &c->steps);
 }
 
 /* Renumber @cl (a restored connection takes its old id back). */
@@ -203,9 +200,7 @@ void drop_client(struct collector *c, struct client *cl, const char *why)
 	htable_del(&c->clients_by_id, &cl->by_id);
 	epoll_ctl(c->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
 	close(cl->fd);
-	*(cl->prev ? &cl->prev->next : &c->clients) = cl->next;
-	if (cl->next)
-		cl->next->prev = cl->prev;
+	DLIST_UNLINK(c->clients, cl, next, prev);
 	if (cl->refused)
 		c->nrefused--;
 	else
@@ -408,7 +403,6 @@ static ssize_t recv_packet(int fd, char *pkt, size_t size, int *fds,
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
 	};
-	struct cmsghdr *cm;
 	ssize_t r;
 
 	*nfds = 0;
@@ -417,21 +411,7 @@ static ssize_t recv_packet(int fd, char *pkt, size_t size, int *fds,
 	while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;
-	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-		size_t i, n;
-		int x;
-
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (i = 0; i < n; i++) {
-			memcpy(&x, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-			if (*nfds < STATSFD_MSG_MAX_FDS)
-				fds[(*nfds)++] = x;
-			else
-				close(x);
-		}
-	}
+	statsfd__msg_fds(&mh, fds, STATSFD_MSG_MAX_FDS, nfds);
 	*flags = mh.msg_flags;
 	return r;
 }
@@ -613,10 +593,7 @@ static struct client *new_client(struct collector *c, int fd,
 		}
 		cl->user->nclients++;
 	}
-	cl->next = c->clients;
-	if (c->clients)
-		c->clients->prev = cl;
-	c->clients = cl;
+	DLIST_PUSH(c->clients, cl, next, prev);
 	if (refused)
 		c->nrefused++;
 	else

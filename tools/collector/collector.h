@@ -472,6 +472,25 @@ struct collector {
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/*
+ * The daemon's lists (sources, schemas, clients, HTTP connections, and a
+ * source in its schema, client and VM): doubly linked through two
+ * members of the item, headed by a pointer.  DLIST_PUSH() makes @item,
+ * whose @prev is NULL (zeroed at allocation), the first of @head;
+ * DLIST_UNLINK() takes it out.
+ */
+#define DLIST_PUSH(head, item, next, prev) do {				\
+	(item)->next = (head);						\
+	if (head)							\
+		(head)->prev = (item);					\
+	(head) = (item);						\
+} while (0)
+#define DLIST_UNLINK(head, item, next, prev) do {			\
+	*((item)->prev ? &(item)->prev->next : &(head)) = (item)->next;	\
+	if ((item)->next)						\
+		(item)->next->prev = (item)->prev;			\
+} while (0)
+
 /* util.c: the log, the clocks, the indexes, the timers. */
 extern int collector_verbose;
 
@@ -490,8 +509,8 @@ struct hnode *htable_first(const struct htable *t, uint64_t hash);
 struct hnode *htable_find(const struct htable *t, uint64_t hash,
 			  bool (*match)(const struct hnode *n, const void *key),
 			  const void *key, uint64_t *steps);
-struct hnode *htable_find_id(const struct htable *t, uint64_t id,
-			     ptrdiff_t id_off, uint64_t *steps);
+void *htable_find_id(const struct htable *t, uint64_t id, size_t node_off,
+		     size_t id_off, uint64_t *steps);
 int interval_timer(struct collector *c, unsigned int ms, void *tag);
 int array_grow(void *arr, unsigned int n, unsigned int *cap, size_t size);
 

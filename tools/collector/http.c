@@ -813,9 +813,7 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 		if (!hc)
 			return;
 		conn_cut(h, hc);	/* uncounted, if not yet */
-		*(hc->prev ? &hc->prev->next : &h->conns) = hc->next;
-		if (hc->next)
-			hc->next->prev = hc->prev;
+		DLIST_UNLINK(h->conns, hc, next, prev);
 		free(hc);
 		*socket_context = NULL;
 		return;
@@ -866,10 +864,7 @@ static void notify_connection(void *cls, struct MHD_Connection *conn,
 		h->nreserved++;
 	else
 		h->ngeneral++;
-	hc->next = h->conns;
-	if (h->conns)
-		h->conns->prev = hc;
-	h->conns = hc;
+	DLIST_PUSH(h->conns, hc, next, prev);
 	*socket_context = hc;
 }
 

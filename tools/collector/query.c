@@ -311,25 +311,38 @@ static struct json_object *cmd_remove_sources(struct collector *c,
 	return ret;
 }
 
+/* The "provider" and "target" filters of query-sources and -schemas. */
+struct pt_filter {
+	const char *provider;	/* NULL: any */
+	const char *target;	/* NULL: any */
+};
+
 /*
- * The "provider" and "target" filters of command @cmd.
+ * The filters @f of command @cmd from @args.
  * Return: a new reply array, or NULL with *@err set.
  */
 static struct json_object *filter_args(struct json_object *args,
-				       const char *cmd, const char **provider,
-				       const char **target,
+				       const char *cmd, struct pt_filter *f,
 				       struct json_object **err)
 {
 	char msg[96];
 	bool bad = false;
 
-	*provider = opt_str(args, "provider", &bad);
-	*target = opt_str(args, "target", &bad);
+	f->provider = opt_str(args, "provider", &bad);
+	f->target = opt_str(args, "target", &bad);
 	if (!bad)
 		return json_object_new_array();
 	snprintf(msg, sizeof(msg), "%s: provider and target must be strings", cmd);
 	*err = err_obj("GenericError", msg);
 	return NULL;
+}
+
+/* Whether @provider and @target pass @f. */
+static bool pt_match(const struct pt_filter *f, const char *provider,
+		     const char *target)
+{
+	return (!f->provider || !strcmp(f->provider, provider)) &&
+	       (!f->target || !strcmp(f->target, target));
 }
 
 static void add_labels(struct json_object *o, const struct source *s)
@@ -348,16 +361,15 @@ static struct json_object *cmd_query_sources(struct collector *c,
 					     struct json_object *args,
 					     struct json_object **err)
 {
-	const char *provider, *target;
 	struct json_object *arr;
+	struct pt_filter f;
 	struct source *s;
 
-	arr = filter_args(args, "query-sources", &provider, &target, err);
+	arr = filter_args(args, "query-sources", &f, err);
 	for (s = c->sources; arr && s; s = s->next) {
 		struct json_object *o, *cli;
 
-		if ((provider && strcmp(provider, s->labels.provider)) ||
-		    (target && strcmp(target, s->labels.target)))
+		if (!pt_match(&f, s->labels.provider, s->labels.target))
 			continue;
 		o = json_object_new_object();
 		add_labels(o, s);
@@ -385,16 +397,15 @@ static struct json_object *cmd_query_schemas(struct collector *c,
 					     struct json_object *args,
 					     struct json_object **err)
 {
-	const char *provider, *target;
 	struct json_object *arr;
+	struct pt_filter f;
 	struct schema *sc;
 
-	arr = filter_args(args, "query-stats-schemas", &provider, &target, err);
+	arr = filter_args(args, "query-stats-schemas", &f, err);
 	for (sc = c->schemas; arr && sc; sc = sc->next) {
 		struct json_object *o;
 
-		if ((provider && strcmp(provider, sc->provider)) ||
-		    (target && strcmp(target, sc->target)))
+		if (!pt_match(&f, sc->provider, sc->target))
 			continue;
 		o = json_object_new_object();
 		json_object_object_add(o, "schema", json_object_new_int((int)sc->id));

@@ -138,10 +138,7 @@ static struct schema *get_schema(struct collector *c, struct statsfd *sf,
 	sc->ns = ns;
 	snprintf(sc->provider, sizeof(sc->provider), "%s", l->provider);
 	snprintf(sc->target, sizeof(sc->target), "%s", l->target);
-	sc->next = c->schemas;
-	if (c->schemas)
-		c->schemas->prev = sc;
-	c->schemas = sc;
+	DLIST_PUSH(c->schemas, sc, next, prev);
 	htable_add(&c->schema_index, &sc->by_hash, h);
 	return sc;
 }
@@ -149,9 +146,7 @@ static struct schema *get_schema(struct collector *c, struct statsfd *sf,
 /* Unlink and free @sc, which has no member left. */
 static void free_schema(struct collector *c, struct schema *sc)
 {
-	*(sc->prev ? &sc->prev->next : &c->schemas) = sc->next;
-	if (sc->next)
-		sc->next->prev = sc->prev;
+	DLIST_UNLINK(c->schemas, sc, next, prev);
 	htable_del(&c->schema_index, &sc->by_hash);
 	free(sc->skip);
 	free(sc);
@@ -758,21 +753,12 @@ static void source_link(struct collector *c, struct client *cl,
 {
 	struct schema *sc = s->schema;
 
-	s->next_in_schema = sc->members;
-	if (sc->members)
-		sc->members->prev_in_schema = s;
-	sc->members = s;
+	DLIST_PUSH(sc->members, s, next_in_schema, prev_in_schema);
 	sc->nmembers++;
-	s->next = c->sources;
-	if (c->sources)
-		c->sources->prev = s;
-	c->sources = s;
+	DLIST_PUSH(c->sources, s, next, prev);
 	c->nsources++;
 	c->bytes += s->cost;
-	s->next_in_client = cl->sources;
-	if (cl->sources)
-		cl->sources->prev_in_client = s;
-	cl->sources = s;
+	DLIST_PUSH(cl->sources, s, next_in_client, prev_in_client);
 	cl->nsources++;
 	htable_add(&c->by_labels, &s->by_labels, labels_hash(&s->labels));
 	htable_add(&c->sources_by_id, &s->by_id,
@@ -783,10 +769,7 @@ static void source_link(struct collector *c, struct client *cl,
 		else if (v->uid != cl->uid || v->pid != cl->pid)
 			v->mixed = true;
 		s->vm = v;
-		s->next_in_vm = v->sources;
-		if (v->sources)
-			v->sources->prev_in_vm = s;
-		v->sources = s;
+		DLIST_PUSH(v->sources, s, next_in_vm, prev_in_vm);
 		v->nsources++;
 		v->ndiscovered += cl->discovered;
 	}
@@ -915,16 +898,11 @@ void drop_source(struct collector *c, struct source *s)
 	if (s->dead)
 		return;
 	systemd_unstore_source(s);
-	*(s->prev_in_client ? &s->prev_in_client->next_in_client :
-	  &s->owner->sources) = s->next_in_client;
-	if (s->next_in_client)
-		s->next_in_client->prev_in_client = s->prev_in_client;
+	DLIST_UNLINK(s->owner->sources, s, next_in_client, prev_in_client);
 	htable_del(&c->by_labels, &s->by_labels);
 	htable_del(&c->sources_by_id, &s->by_id);
 	if (v) {
-		*(s->prev_in_vm ? &s->prev_in_vm->next_in_vm : &v->sources) = s->next_in_vm;
-		if (s->next_in_vm)
-			s->next_in_vm->prev_in_vm = s->prev_in_vm;
+		DLIST_UNLINK(v->sources, s, next_in_vm, prev_in_vm);
 		v->ndiscovered -= s->owner->discovered;
 		if (!--v->nsources) {
 			htable_del(&c->by_vm, &v->node);
@@ -945,14 +923,9 @@ void drop_source(struct collector *c, struct source *s)
 	if (!c->no_kcmp)
 		tdelete(&s->file_fd, &c->files, file_cmp);
 	c->data_gen++;
-	*(s->prev ? &s->prev->next : &c->sources) = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
+	DLIST_UNLINK(c->sources, s, next, prev);
 	c->nsources--;
-	*(s->prev_in_schema ? &s->prev_in_schema->next_in_schema :
-	  &sc->members) = s->next_in_schema;
-	if (s->next_in_schema)
-		s->next_in_schema->prev_in_schema = s->prev_in_schema;
+	DLIST_UNLINK(sc->members, s, next_in_schema, prev_in_schema);
 	if (!--sc->nmembers)
 		free_schema(c, sc);
 	c->nmapped -= s->mapped;
@@ -985,12 +958,8 @@ void drop_source(struct collector *c, struct source *s)
  */
 struct source *source_find(struct collector *c, uint64_t id)
 {
-	const ptrdiff_t off = offsetof(struct source, by_id);
-	struct hnode *n = htable_find_id(&c->sources_by_id, id,
-					 (ptrdiff_t)offsetof(struct source, id) - off,
-					 &c->steps);
-
-	return n ? (struct source *)((char *)n - off) : NULL;
+	return htable_find_id(&c->sources_by_id, id, offsetof(struct source, by_id),
+			      offsetof(struct source, id), &c->steps);
 }
 
 /**

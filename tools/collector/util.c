@@ -202,23 +202,26 @@ struct hnode *htable_find(const struct htable *t, uint64_t hash,
  * htable_find_id() - the item of @t whose 64-bit id is @id
  * @t: a table keyed by hash_bytes(HASH_INIT) of the items' ids
  * @id: the id looked up
- * @id_off: where an item's id is, in bytes from its struct hnode
+ * @node_off: offsetof() the item's struct hnode in @t
+ * @id_off: offsetof() the item's uint64_t id
  * @steps: counts the items visited (collector.steps)
  *
  * Return: the item, or NULL.
  */
-struct hnode *htable_find_id(const struct htable *t, uint64_t id,
-			     ptrdiff_t id_off, uint64_t *steps)
+void *htable_find_id(const struct htable *t, uint64_t id, size_t node_off,
+		     size_t id_off, uint64_t *steps)
 {
 	uint64_t hash = hash_bytes(HASH_INIT, &id, sizeof(id));
 	struct hnode *n;
 	uint64_t x;
 
 	for (n = htable_first(t, hash); n; n = n->next) {
+		char *item = (char *)n - node_off;
+
 		(*steps)++;
-		memcpy(&x, (const char *)n + id_off, sizeof(x));
+		memcpy(&x, item + id_off, sizeof(x));
 		if (n->hash == hash && x == id)
-			return n;
+			return item;
 	}
 	return NULL;
 }

@@ -60,25 +60,10 @@ krel=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/u
 hver=$(dpkg-query -W -f='${Version}' "linux-headers-$krel" 2>/dev/null)
 ours=(statsfd-dkms statsfd-tools libstatsfd2 libstatsfd-expo1 libstatsfd-client1 libstatsfd-dev
 	libstatsfd-expo-dev libstatsfd-client-dev)
-start=$SECONDS
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)) failed=$((failed + 1)); echo "not ok $n - $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else nok "$d"; fi; }
-say() { printf '# [%4ss] %s\n' "$((SECONDS - start))" "$*"; }
-# fatal WHAT LOG - a step the rest depends on failed: say so and stop.
-fatal() {
-	nok "$1"
-	[ -f "${2:-}" ] && tail -n 30 "$2" | sed 's/^/#   /'
-	echo "1..$n"
-	echo "# check-deb: $failed failed; logs and the chroot in $out"
-	exit 1
-}
-# in_ch CMD... - CMD in the chroot, a clean environment, no service start.
-in_ch() {
-	chroot "$ch" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
-}
+. "$root/tools/testing/lib/tap.sh"
+. "$here/lib.sh"
+me=check-deb
+logs_at="logs and the chroot in $out"
 # snapshot FILE - the chroot's files and links, but those that change
 # with any apt run (dpkg's and apt's state, caches, logs).
 snapshot() {
@@ -262,13 +247,7 @@ say "boot $krel with systemd as PID 1: the units for real"
 "$here/check-systemd.sh" "$debs" "$kcache" "$stock" "$out/modules" "$out/systemd" \
 	>"$out/systemd.log" 2>&1
 rc=$?
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) ok "systemd: ${line#ok * - }" ;;
-	"not ok "*) nok "systemd: ${line#not ok * - }" ;;
-	"#"*) echo "$line" ;;
-	esac
-done <"$out/systemd.log"
+tap_merge systemd "$out/systemd.log"
 check "check-systemd.sh ran to its end (rc $rc)" \
 	bash -c "[ $rc -eq 0 ] && grep -q '^1\.\.' '$out/systemd.log'"
 

@@ -50,18 +50,10 @@ kernel=$(ls "$stock"/boot/vmlinuz-* 2>/dev/null | head -n 1)
 krel=${kernel##*/vmlinuz-}
 kmods=$stock/lib/modules/$krel
 ours=(libstatsfd2 statsfd-tools)
-start=$SECONDS
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-nok() { n=$((n + 1)) failed=$((failed + 1)); echo "not ok $n - $*"; }
-say() { printf '# [%4ss] %s\n' "$((SECONDS - start))" "$*"; }
-fatal() {
-	nok "$1"
-	[ -f "${2:-}" ] && tail -n 30 "$2" | sed 's/^/#   /'
-	echo "1..$n"
-	echo "# check-systemd: $failed failed; logs in $out"
-	exit 1
-}
+. "$root/tools/testing/lib/tap.sh"
+. "$here/lib.sh"
+me=check-systemd
+logs_at="logs in $out"
 
 [ -n "$kernel" ] && [ -d "$kmods/kernel" ] || fatal "no stock kernel in $stock (tools/testing/stock.sh)"
 # ours MODULE: its file under MODULES_DIR (flat, or make modules' tree).
@@ -125,10 +117,6 @@ ch=$out/root
 rm -rf --one-file-system "$ch"
 mkdir -p "$ch"
 zstd -dc "$base" | tar -C "$ch" --numeric-owner -xf - || fatal "unpack $base"
-in_ch() {
-	chroot "$ch" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
-}
 mount -t proc proc "$ch/proc" || fatal "mount proc in the root"
 printf '#!/bin/sh\nexit 101\n' >"$ch/usr/sbin/policy-rc.d"
 chmod 0755 "$ch/usr/sbin/policy-rc.d"
@@ -188,10 +176,12 @@ in_ch systemctl enable statsfd-collector.socket statsfd-collector-http.socket \
 	>>"$out/install.log" 2>&1 || { umount "$ch/proc"; fatal "systemctl enable the sockets" "$out/install.log"; }
 mkdir -p "$ch/usr/libexec/statsfd-check"
 install -m 0755 "$here/systemd-guest/check.sh" "$ch/usr/libexec/statsfd-check/check.sh"
+# Its attacks and clients are collector_siege_test's (tools/tests/siege.c).
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
-	-I"$root/tools/lib" -I"$root/include/uapi" $(pkg-config --cflags json-c) \
-	-o "$ch/usr/libexec/statsfd-check/siege" \
-	"$here/systemd-guest/siege.c" "$root/tools/lib/client/msg.c" >"$out/siege-build.log" 2>&1 ||
+	-I"$root/tools/lib" -I"$root/tools/tests" -I"$root/include/uapi" \
+	$(pkg-config --cflags json-c) -o "$ch/usr/libexec/statsfd-check/siege" \
+	"$here/systemd-guest/siege.c" "$root/tools/tests/siege.c" "$root/tools/tests/spawn.c" \
+	"$root/tools/lib/client/msg.c" >"$out/siege-build.log" 2>&1 ||
 	{ umount "$ch/proc"; fatal "build the guest's siege client" "$out/siege-build.log"; }
 cat >"$ch/etc/systemd/system/statsfd-check.service" <<'EOF'
 [Unit]

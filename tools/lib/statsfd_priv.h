@@ -175,4 +175,17 @@ struct statsfd_buf;
 
 void statsfd__buf_double(struct statsfd_buf *b, double v);
 
+/* ---- libstatsfd-client (client/) ------------------------------------------ */
+
+struct msghdr;
+
+/*
+ * statsfd__msg_fds() - the fds of every SCM_RIGHTS message of @mh (a
+ * recvmsg() result), into @fds while *@got < @room; the others are closed
+ * (@fds may be NULL with @room 0: all are).  Also what statsfd-collector
+ * and the host tests receive fds with.  Return: how many were closed.
+ */
+unsigned int statsfd__msg_fds(struct msghdr *mh, int *fds, unsigned int room,
+			      unsigned int *got);
+
 #endif /* STATSFD_LIB_PRIV_H */

@@ -9,6 +9,7 @@
  * sources.c, events.c (views and events) and host.c (the host pages).
  */
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,43 +153,45 @@ static int source_opt(struct cli_sources *s, const struct cli_opts *o, int c,
 	return 0;
 }
 
-/* A filter of `query`.  Return: 0, or 2 (usage) for an unknown option. */
-static int query_opt(struct cli_opts *o, int c)
+/* The options that only set a field of struct cli_opts. */
+static const struct {
+	int opt;
+	bool flag;	/* a bool set to true; else a string set to the argument */
+	size_t off;
+} field_opts[] = {
+	{ OPT_JSON, true, offsetof(struct cli_opts, json) },
+	{ OPT_PROM, true, offsetof(struct cli_opts, prom) },
+	{ OPT_ALL, true, offsetof(struct cli_opts, all) },
+	{ OPT_ANSI, true, offsetof(struct cli_opts, ansi) },
+	{ OPT_OUTPUT, false, offsetof(struct cli_opts, output) },
+	/* The filters of `query`. */
+	{ OPT_COLLECTOR, false, offsetof(struct cli_opts, collector) },
+	{ OPT_SCHEMAS, true, offsetof(struct cli_opts, schemas) },
+	{ OPT_SOURCES, true, offsetof(struct cli_opts, list_sources) },
+	{ OPT_TARGET, false, offsetof(struct cli_opts, target) },
+	{ OPT_VCPUS, false, offsetof(struct cli_opts, vcpus) },
+	{ OPT_PROVIDER, false, offsetof(struct cli_opts, provider) },
+	{ OPT_NAMES, false, offsetof(struct cli_opts, names_csv) },
+	{ OPT_RAW, false, offsetof(struct cli_opts, raw) },
+};
+
+/* Option @c into its field of @o.  Return: false when it has none. */
+static bool field_opt(struct cli_opts *o, int c)
 {
-	switch (c) {
-	case OPT_COLLECTOR:
-		o->collector = optarg;
-		break;
-	case OPT_SCHEMAS:
-		o->schemas = true;
-		break;
-	case OPT_SOURCES:
-		o->list_sources = true;
-		break;
-	case OPT_TARGET:
-		o->target = optarg;
-		break;
-	case OPT_VM:
-		if (o->nvms < CLI_MAX_VMS)
-			o->vms[o->nvms++] = optarg;
-		break;
-	case OPT_VCPUS:
-		o->vcpus = optarg;
-		break;
-	case OPT_PROVIDER:
-		o->provider = optarg;
-		break;
-	case OPT_NAMES:
-		o->names_csv = optarg;
-		break;
-	case OPT_RAW:
-		o->raw = optarg;
-		break;
-	default:
-		fputs(usage, stderr);
-		return 2;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(field_opts) / sizeof(field_opts[0]); i++) {
+		char *f = (char *)o + field_opts[i].off;
+
+		if (field_opts[i].opt != c)
+			continue;
+		if (field_opts[i].flag)
+			*(bool *)f = true;
+		else
+			*(const char **)f = optarg;
+		return true;
 	}
-	return 0;
+	return false;
 }
 
 /* An option that is no source.  Return: 0, or 2 (usage) when it is bad. */
@@ -196,16 +199,9 @@ static int other_opt(struct cli_opts *o, int c)
 {
 	char *end;
 
+	if (field_opt(o, c))
+		return 0;
 	switch (c) {
-	case OPT_JSON:
-		o->json = true;
-		break;
-	case OPT_PROM:
-		o->prom = true;
-		break;
-	case OPT_ALL:
-		o->all = true;
-		break;
 	case OPT_NAME:
 		if (o->nnames < CLI_MAX_NAMES)
 			o->names[o->nnames++] = optarg;
@@ -227,16 +223,15 @@ static int other_opt(struct cli_opts *o, int c)
 	case OPT_TIMEOUT:
 		o->timeout_ms = (int)(strtod(optarg, NULL) * 1000);
 		break;
-	case OPT_OUTPUT:
-		o->output = optarg;
-		break;
-	case OPT_ANSI:
-		o->ansi = true;
-		break;
 	case OPT_STATS:
 		return parse_stats(o, optarg) ? 2 : 0;
+	case OPT_VM:
+		if (o->nvms < CLI_MAX_VMS)
+			o->vms[o->nvms++] = optarg;
+		break;
 	default:
-		return query_opt(o, c);
+		fputs(usage, stderr);
+		return 2;
 	}
 	return 0;
 }

@@ -137,6 +137,17 @@ kvm_modules=(virt/lib/irqbypass drivers/crypto/ccp/ccp arch/x86/kvm/kvm arch/x86
 kvm_module_path() {
 	ls "$stock_root/lib/modules/$stock_rel/kernel/$1".ko* 2>/dev/null | head -n 1
 }
+# expect_stock_loads WHAT MODULE...: the manifest (margs) expects each stock
+# MODULE to load; status 1, after failing WHAT, when one is not there.
+expect_stock_loads() {
+	local what=$1 m
+	shift
+	for m in "$@"; do
+		[ -n "$(kvm_module_path "$m")" ] ||
+			{ fail "$what" "no $m.ko for $stock_rel in $stock_root"; return 1; }
+		margs+=(--expect "load/$(basename "$m").ko")
+	done
+}
 # The devices statsfd_host's tests read, modules of the stock kernel
 # loaded in the 6.1 guest on every run: brd, veth and dummy as the 6.12
 # test kernel has them built in, and loop (not in the 6.12 test kernel),
@@ -348,18 +359,10 @@ for leg in $LEGS; do
 	leak | abba | race) margs+=(--expect load/statsfd_harness.ko --expect unload/statsfd_harness.ko) ;;
 	esac
 	if [ "$leg" = 6.1 ]; then
-		for m in "${dev_modules[@]}"; do
-			[ -n "$(kvm_module_path "$m")" ] ||
-				{ fail 6.1/build "no $m.ko for $stock_rel in $stock_root"; continue 2; }
-			margs+=(--expect "load/$(basename "$m").ko")
-		done
+		expect_stock_loads 6.1/build "${dev_modules[@]}" || continue
 	fi
 	if [ "$kvm" = 1 ]; then
-		for m in "${kvm_modules[@]}"; do
-			[ -n "$(kvm_module_path "$m")" ] ||
-				{ fail 6.1/kvm "no $m.ko for $stock_rel in $stock_root"; continue 2; }
-			margs+=(--expect "load/$(basename "$m").ko")
-		done
+		expect_stock_loads 6.1/kvm "${kvm_modules[@]}" || continue
 		margs+=(--tap-dir "$BUILD/tools/guest-tests")
 	fi
 	if ! python3 "$T/manifest.py" "${margs[@]}" >"$d/expected.txt" 2>"$d/manifest.err"; then

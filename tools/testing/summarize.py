@@ -94,16 +94,7 @@ class Verdict:
             ok, _, name, directive = m.groups()
             name = name.strip() or m.group(2)
             seen += 1
-            directive = directive or ""
-            if directive.upper().startswith("SKIP"):
-                self.add("SKIP", f"{prefix}/{name}", directive[4:].strip())
-            elif ok == "ok":
-                self.add("PASS", f"{prefix}/{name}")
-            elif directive.upper().startswith("XFAIL"):
-                self.add("PASS", f"{prefix}/{name}", "expected failure")
-            else:
-                failed += 1
-                self.add("FAIL", f"{prefix}/{name}")
+            failed += self.result(f"{prefix}/{name}", ok, directive, xfail=True)
         timed_out = rc in (124, 137, 143)
         if plan is not None and seen < plan:
             self.add("FAIL", prefix, f"missing results: {seen} of {plan} reported"
@@ -120,6 +111,21 @@ class Verdict:
         elif seen == 0 and plan is None and rc == 0:
             self.add("PASS", prefix)
         return seen
+
+    def result(self, name, ok, directive, xfail=False):
+        """One TAP result: SKIP, PASS or FAIL (with @xfail, a failure
+        marked XFAIL passes).  Returns 1 when it failed, else 0."""
+        directive = directive or ""
+        if directive.upper().startswith("SKIP"):
+            self.add("SKIP", name, directive[4:].strip())
+        elif ok == "ok":
+            self.add("PASS", name)
+        elif xfail and directive.upper().startswith("XFAIL"):
+            self.add("PASS", name, "expected failure")
+        else:
+            self.add("FAIL", name)
+            return 1
+        return 0
 
     def promtool(self, name, lines):
         """`promtool check metrics` of a guest's exposition, here.
@@ -160,14 +166,7 @@ class Verdict:
             if m:
                 ok, _, name, directive = m.groups()
                 seen += 1
-                directive = directive or ""
-                if directive.upper().startswith("SKIP"):
-                    self.add("SKIP", f"{prefix}/{suite}/{name}", directive[4:].strip())
-                elif ok == "ok":
-                    self.add("PASS", f"{prefix}/{suite}/{name}")
-                else:
-                    failed += 1
-                    self.add("FAIL", f"{prefix}/{suite}/{name}")
+                failed += self.result(f"{prefix}/{suite}/{name}", ok, directive)
                 continue
             m = TAP_RE.match(line)
             if m:

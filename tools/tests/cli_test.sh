@@ -8,17 +8,12 @@
 # Usage: cli_test.sh BUILD_DIR   (TAP on stdout)
 set -u
 . "$(dirname "$0")/../testing/lib/tap.sh"
+. "$(dirname "$0")/scratch.sh"
 out=${1:?usage: cli_test.sh BUILD_DIR}
 bin=${STATSFD_BIN:-$out/san/bin}/statsfd
 mkimage=$out/san/tests/mkimage
 feeder=$out/san/tests/collector_test
-tmp=$(mktemp -d /tmp/statsfd-cli-test.XXXXXX)
-pids=()
-cleanup() {
-	stop_pids "${pids[@]}"
-	rm -rf "$tmp"
-}
-on_exit cleanup
+scratch_tmp cli-test 700
 
 "$mkimage" vm-1-0/vcpu-0 >"$tmp/v0.img"
 "$mkimage" vm-1-0/vcpu-1 kvm >"$tmp/v1.img"

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "spawn.h"
 #include "statsfd_client.h"
 #include "tap.h"
 
@@ -47,23 +48,6 @@ static unsigned int count(const char *s)
 		p++;
 	}
 	return n;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static int vcpu_memfd(const char *id)
-{
-	static unsigned char buf[1 << 14];
-	size_t n = img_build(buf, sizeof(buf), id, 48, img_vcpu_stats,
-			     img_vcpu_nstats, NULL, 0);
-
-	return img_memfd(buf, n);
 }
 
 /* The VMM's loop: poll the clients' fds, dispatch, for @secs or @until. */
@@ -164,7 +148,7 @@ static void test_arguments(void)
 	char longpath[200];
 	struct statsfd_client *cl;
 	struct statsfd_labels l;
-	int fd = vcpu_memfd("args/vcpu-0");
+	int fd = img_vcpu_memfd("args/vcpu-0");
 
 	memset(longpath, 'x', sizeof(longpath) - 1);
 	longpath[sizeof(longpath) - 1] = '\0';
@@ -222,9 +206,9 @@ int main(int argc, char **argv)
 	/* The VMM starts first: no collector yet. */
 	cl_main = statsfd_client_new(sock_path);
 	statsfd_client_set_logger(cl_main, logger, "vmm");
-	fds[0] = vcpu_memfd("web/vcpu-0");
-	fds[1] = vcpu_memfd("web/vcpu-1");
-	fds[2] = vcpu_memfd("web/vcpu-2");
+	fds[0] = img_vcpu_memfd("web/vcpu-0");
+	fds[1] = img_vcpu_memfd("web/vcpu-1");
+	fds[2] = img_vcpu_memfd("web/vcpu-2");
 	for (t = 0; t < 3; t++) {
 		l = lab("vcpu", "web", t);
 		statsfd_client_add(cl_main, fds[t], &l);
@@ -261,7 +245,7 @@ int main(int argc, char **argv)
 	       statsfd_client_events(cl_main) == POLLIN,
 	       "connected and idle: no timeout, POLLIN only");
 	/* An fd added while connected: the next dispatch sends it. */
-	extra = vcpu_memfd("web/vcpu-3");
+	extra = img_vcpu_memfd("web/vcpu-3");
 	l = lab("vcpu", "web", 3);
 	statsfd_client_add(cl_main, extra, &l);
 	tap_ok(statsfd_client_timeout(cl_main) == 0,
@@ -291,7 +275,7 @@ int main(int argc, char **argv)
 	/* Refused: another VMM claims web's vCPU 0; it retries, never dies. */
 	cls[1] = statsfd_client_new(sock_path);
 	statsfd_client_set_logger(cls[1], logger, "other");
-	other = vcpu_memfd("other/vcpu-0");
+	other = img_vcpu_memfd("other/vcpu-0");
 	l = lab("vcpu", "web", 0);
 	statsfd_client_add(cls[1], other, &l);
 	run(cls, 2, 1.5, NULL);

@@ -19,6 +19,7 @@
 
 #include "../collector/collector.h"
 #include "image.h"
+#include "spawn.h"
 #include "statsfd_client.h"
 #include "tap.h"
 
@@ -31,13 +32,6 @@ static struct collector col = {
 static char path[] = "/tmp/statsfd-clients-test.XXXXXX";
 static char sock_path[64];
 static int lfd;
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
 
 static int listen_socket(void)
 {

@@ -89,11 +89,6 @@ static int image_memfd(const char *id, const struct img_stat *st, unsigned int n
 	return img_memfd(buf, img_build(buf, sizeof(buf), id, 48, st, n, NULL, 0));
 }
 
-static int vcpu_memfd(const char *id)
-{
-	return image_memfd(id, img_vcpu_stats, img_vcpu_nstats);
-}
-
 /* What the collector accounts for the fd (admit.c): its quota unit. */
 static size_t fd_cost(int fd)
 {
@@ -305,8 +300,8 @@ static void honest_start(void)
 
 	honest_sock = statsfd_msg_connect(sock_path);
 	honest_fds[0] = image_memfd("vm-1-0", vm_stats, 2);
-	honest_fds[1] = vcpu_memfd("vm-1-0/vcpu-0");
-	honest_fds[2] = vcpu_memfd("vm-1-0/vcpu-1");
+	honest_fds[1] = img_vcpu_memfd("vm-1-0/vcpu-0");
+	honest_fds[2] = img_vcpu_memfd("vm-1-0/vcpu-1");
 	r = rpc_json(honest_sock, q, honest_fds, 3);
 	tap_ok(is_return(r), "the honest VMM registers VM web and 2 vCPUs");
 	json_object_put(r);
@@ -367,7 +362,7 @@ static void test_not_stats_fds(void)
 	       "a regular file holding a valid image: PermissionDenied");
 	json_object_put(r);
 	close(fd);
-	fd = vcpu_memfd("memfd");
+	fd = img_vcpu_memfd("memfd");
 	r = add_one(s, "kvm", "fake", fd);
 	tap_ok(is_error(r, "PermissionDenied", "(/memfd:statsfd-test-image (deleted))"),
 	       "a memfd holding a valid image: PermissionDenied");
@@ -443,7 +438,7 @@ static void test_huge_claims(void)
 /* Quotas: sources per client, bytes per client, the global budget. */
 static void test_quotas(void)
 {
-	int probe = vcpu_memfd("probe"), a, b, fds[4], i;
+	int probe = img_vcpu_memfd("probe"), a, b, fds[4], i;
 	size_t cost = fd_cost(probe);
 	char cmax[32], bmax[32];
 	const char *extra[] = {
@@ -463,7 +458,7 @@ static void test_quotas(void)
 	a = statsfd_msg_connect(sock_path);
 	b = statsfd_msg_connect(sock_path);
 	for (i = 0; i < 4; i++)
-		fds[i] = vcpu_memfd("quota");
+		fds[i] = img_vcpu_memfd("quota");
 	r = add_vcpus(a, "statsfd_vm", "qa", fds, 4);
 	tap_ok(is_error(r, "QuotaExceeded", "sources[3]: this client's source quota (3, --client-max-sources) reached"),
 	       "a 4th source of one client: QuotaExceeded (--client-max-sources), none kept");
@@ -478,7 +473,7 @@ static void test_quotas(void)
 	/* Files of their own: the same file is never two sources. */
 	for (i = 0; i < 4; i++) {
 		close(fds[i]);
-		fds[i] = vcpu_memfd("quota");
+		fds[i] = img_vcpu_memfd("quota");
 	}
 	r = add_vcpus(b, "statsfd_vm", "qb", fds, 3);
 	tap_ok(is_error(r, "QuotaExceeded", "sources[2]: the collector's budget of"),
@@ -491,7 +486,7 @@ static void test_quotas(void)
 	msleep(200);
 	a = statsfd_msg_connect(sock_path);
 	for (i = 0; i < 4; i++)
-		fds[i] = vcpu_memfd("quota");
+		fds[i] = img_vcpu_memfd("quota");
 	/* 3.5 sources' worth of bytes, but at most 3 sources: use a smaller cap. */
 	r = add_vcpus(a, "statsfd_vm", "qc", fds, 3);
 	tap_ok(is_return(r), "after the clients left, their bytes are free again");
@@ -510,8 +505,8 @@ static void test_quotas(void)
 	if (!tap_ok(!start(extra), "collector with a client byte quota of 1.5 sources starts"))
 		return;
 	a = statsfd_msg_connect(sock_path);
-	fds[0] = vcpu_memfd("quota");
-	fds[1] = vcpu_memfd("quota");
+	fds[0] = img_vcpu_memfd("quota");
+	fds[1] = img_vcpu_memfd("quota");
 	r = add_vcpus(a, "statsfd_vm", "qd", fds, 2);
 	tap_ok(is_error(r, "QuotaExceeded", "sources[1]: this client's quota of"),
 	       "a 2nd source over --client-max-bytes: QuotaExceeded");
@@ -526,7 +521,7 @@ static void test_quotas(void)
 static int squat(void *arg)
 {
 	const char *vm = arg;
-	int s = statsfd_msg_connect(sock_path), fd = vcpu_memfd("squat"), ok;
+	int s = statsfd_msg_connect(sock_path), fd = img_vcpu_memfd("squat"), ok;
 	struct json_object *r = add_one(s, "kvm", vm, fd);
 	char want[96];
 
@@ -539,7 +534,7 @@ static int squat(void *arg)
 
 static int claim_free(void *arg)
 {
-	int s = statsfd_msg_connect(sock_path), fd = vcpu_memfd("squat"), ok;
+	int s = statsfd_msg_connect(sock_path), fd = img_vcpu_memfd("squat"), ok;
 	struct json_object *r = add_one(s, "kvm", arg, fd);
 
 	ok = is_return(r);
@@ -564,7 +559,7 @@ static void test_labels(void)
 	tap_ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "another process of uid 0 cannot take VM web while its owner lives");
 	s = statsfd_msg_connect(sock_path);
-	fd = vcpu_memfd("own");
+	fd = img_vcpu_memfd("own");
 	r = add_one(s, "kvm", "own", fd);
 	close(fd);
 	tap_ok(is_return(r), "uid 0 registers VM own");
@@ -575,7 +570,7 @@ static void test_labels(void)
 	       "once its owner is gone, VM own is free: uid 12345 registers it");
 	msleep(200);
 	s = statsfd_msg_connect(sock_path);
-	fd = vcpu_memfd("own");
+	fd = img_vcpu_memfd("own");
 	r = add_one(s, "kvm", "own", fd);
 	close(fd);
 	tap_ok(is_return(r), "and, that client gone, uid 0 gets it back (a VMM restart)");
@@ -635,7 +630,7 @@ static void test_slow_reader(void)
 
 	for (j = 0; j < N / PER_MSG; j++) {
 		for (i = 0; i < PER_MSG; i++)
-			fds[i] = vcpu_memfd("bulk");
+			fds[i] = img_vcpu_memfd("bulk");
 		snprintf(vm, sizeof(vm), "bulk%d", j);
 		r = add_vcpus(s, "statsfd_vm", vm, fds, PER_MSG);
 		ok &= is_return(r);
@@ -738,7 +733,7 @@ static void test_failing_source(void)
 	if (!tap_ok(!start(extra), "collector with --drop-after 5 starts"))
 		return;
 	s = statsfd_msg_connect(sock_path);
-	fd = vcpu_memfd("flaky");
+	fd = img_vcpu_memfd("flaky");
 	r = add_one(s, "statsfd_vm", "flaky", fd);
 	tap_ok(is_return(r), "source registered");
 	json_object_put(r);
@@ -812,7 +807,7 @@ static void test_filters(void)
 		return;
 	s = statsfd_msg_connect(sock_path);
 	fds[0] = image_memfd("vm-2-0", vm_stats, 2);
-	fds[1] = vcpu_memfd("vm-2-0/vcpu-0");
+	fds[1] = img_vcpu_memfd("vm-2-0/vcpu-0");
 	r = rpc_json(s, "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"statsfd_vm\","
 		"\"vm\":\"f\",\"sources\":[{\"target\":\"vm\"},{\"target\":\"vcpu\",\"vcpu\":0}]}}",
 		fds, 2);

@@ -48,31 +48,12 @@ static const struct img_stat vm_stats[] = {
 	{ "io_exits_sum", STATSFD_TYPE_CUMULATIVE | STATSFD_AGG_SUM, 0, 1, 0 },
 };
 
-static int vcpu_memfd(const char *id)
-{
-	static unsigned char buf[1 << 14];
-	size_t n = img_build(buf, sizeof(buf), id, 48, img_vcpu_stats,
-			     img_vcpu_nstats, NULL, 0);
-
-	return img_memfd(buf, n);
-}
-
 static int vm_memfd(const char *id)
 {
 	static unsigned char buf[1 << 12];
 	size_t n = img_build(buf, sizeof(buf), id, 48, vm_stats, 2, NULL, 0);
 
 	return img_memfd(buf, n);
-}
-
-/* Write @v as value @idx of the data block of a statsfd-order image. */
-static void poke(int fd, unsigned int idx, uint64_t v)
-{
-	struct statsfd_header h;
-
-	if (pread(fd, &h, sizeof(h), 0) == sizeof(h))
-		if (pwrite(fd, &v, 8, h.data_offset + idx * 8) != 8)
-			tap_diag("pwrite failed");
 }
 
 static bool is_error(struct json_object *r, const char *cls)
@@ -85,13 +66,11 @@ static bool is_error(struct json_object *r, const char *cls)
 			!strcmp(json_object_get_string(c), cls));
 }
 
-static struct json_object *ret_of(struct json_object *r)
+/* The one element of the array a reply returns; NULL if not just one. */
+static struct json_object *only_one(struct json_object *r)
 {
-	struct json_object *v = NULL;
-
-	if (r)
-		json_object_object_get_ex(r, "return", &v);
-	return v;
+	return rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 1 ?
+	       json_object_array_get_idx(rpc_ret(r), 0) : NULL;
 }
 
 static size_t count_sources(void)
@@ -103,8 +82,8 @@ static size_t count_sources(void)
 	if (s < 0)
 		return n;
 	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
-	if (ret_of(r))
-		n = json_object_array_length(ret_of(r));
+	if (rpc_ret(r))
+		n = json_object_array_length(rpc_ret(r));
 	json_object_put(r);
 	close(s);
 	return n;
@@ -147,8 +126,8 @@ static int count_fds(pid_t pid)
 static struct json_object *register_web(int s, int *fds)
 {
 	fds[0] = vm_memfd("vm-1-0");
-	fds[1] = vcpu_memfd("vm-1-0/vcpu-0");
-	fds[2] = vcpu_memfd("vm-1-0/vcpu-1");
+	fds[1] = img_vcpu_memfd("vm-1-0/vcpu-0");
+	fds[2] = img_vcpu_memfd("vm-1-0/vcpu-1");
 	return rpc_json(s, "{\"execute\":\"add-sources\",\"id\":7,\"arguments\":{"
 		   "\"provider\":\"statsfd_vm\",\"vm\":\"web\",\"sources\":["
 		   "{\"target\":\"vm\"},{\"target\":\"vcpu\",\"vcpu\":0},"
@@ -163,20 +142,20 @@ static void test_basic(const char *save)
 
 	tap_ok(proc_status(daemon_pid, "Uid") == 65534, "daemon dropped to uid nobody after binding");
 	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "client", &v) &&
+	tap_ok(rpc_ret(r) && json_object_object_get_ex(rpc_ret(r), "client", &v) &&
 	       json_object_object_get_ex(v, "pid", &x) && json_object_get_int(x) == getpid(),
 	       "hello: SO_PEERCRED pid recorded");
 	json_object_put(r);
 
 	r = register_web(s, fds);
-	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "sources", &v) &&
+	tap_ok(rpc_ret(r) && json_object_object_get_ex(rpc_ret(r), "sources", &v) &&
 	       json_object_array_length(v) == 3 &&
 	       json_object_object_get_ex(r, "id", &x) && json_object_get_int(x) == 7,
 	       "add-sources: VM + 2 vCPU memfds registered, id echoed");
 	json_object_put(r);
 
 	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
-	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
+	v = rpc_ret(r) ? json_object_array_get_idx(rpc_ret(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "client", &x) &&
 	       json_object_object_get_ex(x, "uid", &x) && json_object_get_int(x) == 0,
 	       "query-sources: client uid recorded with each source");
@@ -186,24 +165,24 @@ static void test_basic(const char *save)
 	json_object_put(r);
 
 	r = rpc_json(s, "{\"execute\":\"query-stats-schemas\"}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 2,
+	tap_ok(rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 2,
 	       "query-stats-schemas: 2 schemas (vm, vcpu shared by both vCPUs)");
 	json_object_put(r);
 	r = rpc_json(s, "{\"execute\":\"query-stats-schemas\",\"arguments\":{\"target\":\"vcpu\"}}",
 		NULL, 0);
-	v = ret_of(r) ? json_object_array_get_idx(ret_of(r), 0) : NULL;
+	v = rpc_ret(r) ? json_object_array_get_idx(rpc_ret(r), 0) : NULL;
 	tap_ok(v && json_object_object_get_ex(v, "sources", &x) && json_object_get_int(x) == 2 &&
 	       json_object_object_get_ex(v, "stats", &x) &&
 	       json_object_array_length(x) == img_vcpu_nstats,
 	       "query-stats-schemas target vcpu: one schema for 2 sources, all stats");
 	json_object_put(r);
 
-	poke(fds[2], 1, 1000);	/* vCPU 1 io_exits */
+	img_poke(fds[2], 1, 1000);	/* vCPU 1 io_exits */
 	msleep(400);		/* several 100 ms read intervals */
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vcpu\","
 		"\"vcpus\":[1],\"providers\":[{\"provider\":\"statsfd_vm\","
 		"\"names\":[\"io_exits\",\"halt_wait_hist_ns\"]}]}}", NULL, 0);
-	v = ret_of(r);
+	v = rpc_ret(r);
 	x = v && json_object_array_length(v) == 1 ? json_object_array_get_idx(v, 0) : NULL;
 	tap_ok(x && json_object_object_get_ex(x, "stats", &x) && json_object_array_length(x) == 2,
 	       "query-stats filtered by target, vcpu subset, provider and names");
@@ -221,7 +200,7 @@ static void test_basic(const char *save)
 	}
 	json_object_put(r);
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vms\":[\"nope\"]}}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 0, "query-stats vms filter");
+	tap_ok(rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 0, "query-stats vms filter");
 	json_object_put(r);
 
 	m = test_http_get(http_port, "/metrics", NULL);
@@ -251,7 +230,7 @@ static void test_basic(const char *save)
 	json_object_put(r);
 
 	r = rpc_json(s, "{\"execute\":\"remove-sources\",\"arguments\":{\"vm\":\"web\"}}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_object_get_ex(ret_of(r), "removed", &x) &&
+	tap_ok(rpc_ret(r) && json_object_object_get_ex(rpc_ret(r), "removed", &x) &&
 	       json_object_get_int(x) == 3 && count_sources() == 0,
 	       "remove-sources by vm drops all three");
 	json_object_put(r);
@@ -288,9 +267,9 @@ static void test_bad_input(void)
 	       strstr(json_object_to_json_string(r), "not a stats fd of statsfd or KVM (pipe:["),
 	       "a pipe is refused by the type check (PermissionDenied)");
 	json_object_put(r);
-	fds[0] = vcpu_memfd("good");
+	fds[0] = img_vcpu_memfd("good");
 	fds[1] = open("/dev/null", O_RDONLY);
-	fds[2] = vcpu_memfd("good2");
+	fds[2] = img_vcpu_memfd("good2");
 	r = rpc_json(s, add3, fds, 3);
 	tap_ok(is_error(r, NULL) && count_sources() == 0,
 	       "one bad fd (/dev/null) rejects the whole message, nothing kept");
@@ -339,7 +318,7 @@ static void test_bad_input(void)
 	close(s);
 	s = statsfd_msg_connect(sock_path);
 	r = rpc_json(s, "{\"execute\":\"hello\"}", NULL, 0);
-	tap_ok(ret_of(r) != NULL, "collector still serves other clients");
+	tap_ok(rpc_ret(r) != NULL, "collector still serves other clients");
 	json_object_put(r);
 	close(s);
 }
@@ -362,7 +341,7 @@ static void test_unauthorized(void)
 		s = statsfd_msg_connect(sock_path);
 		if (s < 0)
 			_exit(4);
-		fd = vcpu_memfd("intruder");
+		fd = img_vcpu_memfd("intruder");
 		{
 			const char *q = "{\"execute\":\"add-sources\",\"arguments\":{"
 					"\"provider\":\"kvm\",\"vm\":\"x\",\"sources\":"
@@ -451,7 +430,7 @@ static void test_hanging_clients(void)
 	       t * 1000, N);
 	free(m);
 	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 3,
+	tap_ok(rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 3,
 	       "queries still answered meanwhile");
 	json_object_put(r);
 	t0 = now_s();
@@ -494,13 +473,13 @@ static void test_many_sources(void)
 				char id[48];
 
 				snprintf(id, sizeof(id), "vm-%d-%d/vcpu-%d", c, m, i);
-				fds[i] = vcpu_memfd(id);
+				fds[i] = img_vcpu_memfd(id);
 				statsfd_buf_printf(&req, "%s{\"target\":\"vcpu\",\"vcpu\":%d}",
 						   i ? "," : "", i);
 			}
 			statsfd_buf_printf(&req, "]}}");
 			r = rpc_json(conn[c], req.data, fds, PER_MSG);
-			ok &= ret_of(r) != NULL;
+			ok &= rpc_ret(r) != NULL;
 			json_object_put(r);
 			statsfd_buf_free(&req);
 			for (i = 0; i < PER_MSG; i++)
@@ -543,24 +522,23 @@ static void test_stats_filter(const char *bin)
 		return;
 	s = statsfd_msg_connect(sock_path);
 	r = register_web(s, fds);
-	tap_ok(ret_of(r) != NULL, "--stats: VM web and its 2 vCPUs registered");
+	tap_ok(rpc_ret(r) != NULL, "--stats: VM web and its 2 vCPUs registered");
 	json_object_put(r);
-	poke(fds[2], 1, 4321);	/* vCPU 1 io_exits */
+	img_poke(fds[2], 1, 4321);	/* vCPU 1 io_exits */
 	msleep(400);
 	r = rpc_json(s, "{\"execute\":\"query-sources\"}", NULL, 0);
-	for (j = 0; ret_of(r) && j < json_object_array_length(ret_of(r)); j++) {
-		v = json_object_array_get_idx(ret_of(r), j);
+	for (j = 0; rpc_ret(r) && j < json_object_array_length(rpc_ret(r)); j++) {
+		v = json_object_array_get_idx(rpc_ret(r), j);
 		ok &= json_object_object_get_ex(v, "view", &x) &&
 		      !strcmp(json_object_get_string(x), "emulated") &&
 		      json_object_object_get_ex(v, "events", &x) &&
 		      !json_object_get_boolean(x);
 	}
-	tap_ok(ret_of(r) && j == 3 && ok,
+	tap_ok(rpc_ret(r) && j == 3 && ok,
 	       "--stats on memfds: \"view\": \"emulated\" (a file has no views), \"events\": false");
 	json_object_put(r);
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"vcpus\":[1]}}", NULL, 0);
-	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
-	    json_object_array_get_idx(ret_of(r), 0) : NULL;
+	v = only_one(r);
 	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
 	       json_object_array_length(x) == 2 &&
 	       json_object_object_get_ex(json_object_array_get_idx(x, 0), "name", &v) &&
@@ -570,8 +548,7 @@ static void test_stats_filter(const char *bin)
 	       "query-stats: only the 2 stats of the filter, in its order, values read");
 	json_object_put(r);
 	r = rpc_json(s, "{\"execute\":\"query-stats\",\"arguments\":{\"target\":\"vm\"}}", NULL, 0);
-	v = ret_of(r) && json_object_array_length(ret_of(r)) == 1 ?
-	    json_object_array_get_idx(ret_of(r), 0) : NULL;
+	v = only_one(r);
 	tap_ok(v && json_object_object_get_ex(v, "stats", &x) &&
 	       json_object_array_length(x) == 0,
 	       "the VM (none of the stats): kept, with no stats");
@@ -620,7 +597,7 @@ static int feed(const char *path, int seconds)
 		return 1;
 	}
 	r = register_web(s, fds);
-	if (!ret_of(r)) {
+	if (!rpc_ret(r)) {
 		fprintf(stderr, "feed: %s\n", r ? json_object_to_json_string(r) : "no reply");
 		return 1;
 	}
@@ -628,8 +605,8 @@ static int feed(const char *path, int seconds)
 	printf("registered\n");
 	fflush(stdout);
 	for (i = 0; i < seconds * 10; i++) {
-		poke(fds[1], 0, (uint64_t)i * 10);
-		poke(fds[2], 1, (uint64_t)i * 7);
+		img_poke(fds[1], 0, (uint64_t)i * 10);
+		img_poke(fds[2], 1, (uint64_t)i * 7);
 		msleep(100);
 	}
 	close(s);

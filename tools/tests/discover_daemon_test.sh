@@ -9,17 +9,11 @@
 # Usage: discover_daemon_test.sh BUILD_DIR   (TAP on stdout)
 set -u
 . "$(dirname "$0")/../testing/lib/tap.sh"
+. "$(dirname "$0")/scratch.sh"
 out=${1:?usage: discover_daemon_test.sh BUILD_DIR}
 bin=${STATSFD_BIN:-$out/san/bin}/statsfd-collector
-tmp=$(mktemp -d /tmp/statsfd-discover-daemon-test.XXXXXX)
 # The daemon may run as nobody from the start: its socket is created here.
-chmod 1777 "$tmp"
-daemon=
-cleanup() {
-	stop_pids "$daemon"
-	rm -rf "$tmp"
-}
-on_exit cleanup
+scratch_tmp discover-daemon-test 1777
 # The daemon drops privileges and sets PR_SET_DUMPABLE=0 (no LeakSanitizer).
 export ASAN_OPTIONS=detect_leaks=0
 

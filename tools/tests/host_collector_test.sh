@@ -13,16 +13,11 @@
 # Usage: host_collector_test.sh BUILD_DIR   (TAP on stdout)
 set -u
 . "$(dirname "$0")/../testing/lib/tap.sh"
+. "$(dirname "$0")/scratch.sh"
 out=${1:?usage: host_collector_test.sh BUILD_DIR}
 bin=${STATSFD_BIN:-$out/san/bin}/statsfd-collector
 cli=${STATSFD_BIN:-$out/san/bin}/statsfd
-tmp=$(mktemp -d /tmp/statsfd-host-collector-test.XXXXXX)
-daemon=
-cleanup() {
-	stop_pids "$daemon"
-	rm -rf "$tmp"
-}
-on_exit cleanup
+scratch_tmp host-collector-test 700
 export ASAN_OPTIONS=detect_leaks=0
 scrape() { curl -s "http://127.0.0.1:$port/metrics"; }
 has() { scrape | grep -q "^$1 "; }

@@ -9,20 +9,14 @@
 # Usage: http_test.sh BUILD_DIR   (TAP on stdout)
 set -u
 . "$(dirname "$0")/../testing/lib/tap.sh"
+. "$(dirname "$0")/scratch.sh"
 out=${1:?usage: http_test.sh BUILD_DIR}
 here=$(cd "$(dirname "$0")" && pwd)
 bindir=${STATSFD_BIN:-$out/san/bin}
 collector=$bindir/statsfd-collector
 feeder=$out/san/tests/collector_test
-tmp=$(mktemp -d /tmp/statsfd-http-test.XXXXXX)
-chmod 755 "$tmp"
+scratch_tmp http-test 755
 export ASAN_OPTIONS=detect_leaks=0
-pids=()
-cleanup() {
-	stop_pids "${pids[@]}"
-	rm -rf "$tmp"
-}
-on_exit cleanup
 user=nobody
 [ "$(id -u)" = 0 ] || user=
 # bcrypt of "secret" (cost 5), as in basic_auth_users.
@@ -66,6 +60,18 @@ time.sleep(8)
 stop() { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
 # code URL [CURL ARGS...]: the HTTP status, 000 when no answer.
 code() { local u=$1; shift; curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@" "$u"; }
+# until_200 URL [CURL_ARGS...]: asks URL (1 s at most each time) until it
+# answers 200, for 6 s at most; the last answer in $c1, the time in $ms.
+until_200() {
+	local t0
+	t0=$(date +%s%N)
+	c1=000
+	while [ "$c1" != 200 ] && [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 6000 ]; do
+		c1=$(code "$@" --max-time 1)
+		[ "$c1" = 200 ] || sleep 0.2
+	done
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+}
 
 # --version: the version of dkms.conf, the one version string.
 want=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$here/../../dkms.conf")
@@ -266,13 +272,7 @@ c2=$(code "http://127.0.0.1:$lp/metrics" --interface 127.0.0.2)
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 check "meanwhile a scrape from 127.0.0.2 answers 200 in $ms ms (bound 1000)" \
 	test "$c2" = 200 -a "$ms" -lt 1000
-t0=$(date +%s%N)
-c1=000
-while [ "$c1" != 200 ] && [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 6000 ]; do
-	c1=$(code "http://127.0.0.1:$lp/metrics" --max-time 1)
-	[ "$c1" = 200 ] || sleep 0.2
-done
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+until_200 "http://127.0.0.1:$lp/metrics"
 check "a scrape from 127.0.0.1 itself answers 200 once idle ones time out: $ms ms (bound 4000)" \
 	test "$c1" = 200 -a "$ms" -lt 4000
 for fd in "${idle[@]}"; do exec {fd}>&-; done
@@ -284,13 +284,7 @@ check "refused connections logged at most 10 a second, the rest counted ($logged
 	bash -c "[ '$logged' -le 60 ] && grep -q 'messages not logged' '$tmp/limits.log'"
 check "--http-max-connections 12 reached: a 13th address is refused" \
 	test "$(code "http://127.0.0.1:$lp/metrics" --interface 127.0.0.6 --max-time 1)" = 000
-t0=$(date +%s%N)
-c1=000
-while [ "$c1" != 200 ] && [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 6000 ]; do
-	c1=$(code "http://127.0.0.1:$lp/metrics" --interface 127.0.0.6 --max-time 1)
-	[ "$c1" = 200 ] || sleep 0.2
-done
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+until_200 "http://127.0.0.1:$lp/metrics" --interface 127.0.0.6
 check "and answered once the idle connections time out: $ms ms (bound 4000)" \
 	test "$c1" = 200 -a "$ms" -lt 4000
 stop
@@ -301,12 +295,7 @@ start global --interval 200 --listen 127.0.0.1:0 --listen 127.0.0.1:0 \
 idle_from "${ports[0]}" 4 7
 check "--http-max-connections 4 filled on one address: the other refuses too" \
 	test "$(code "http://127.0.0.1:${ports[1]}/metrics" --max-time 1)" = 000
-t0=$(date +%s%N)
-c1=000
-while [ "$c1" != 200 ] && [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 6000 ]; do
-	c1=$(code "http://127.0.0.1:${ports[1]}/metrics" --max-time 1)
-	[ "$c1" = 200 ] || sleep 0.2
-done
+until_200 "http://127.0.0.1:${ports[1]}/metrics"
 check "and answers once they time out" test "$c1" = 200
 stop
 
@@ -329,12 +318,15 @@ stop
 		-keyout rogue.key -out rogue.pem -days 2 -subj /CN=prometheus
 ) >"$tmp/openssl.log" 2>&1
 check "openssl made the certificates" test -s "$tmp/rogue.pem"
-# Every file the web config names is read at startup; each failure stops it.
+# tlsconf CERT KEY [CA [TYPE]]: $tmp/t.yml, TLS with CERT and KEY, and
+# with a CA: client certificates checked (client_auth_type TYPE, by
+# default RequireAndVerifyClientCert).
 tlsconf() {
 	printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n' "$1" "$2" >"$tmp/t.yml"
-	[ -z "${3:-}" ] || printf '  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: %s\n' \
-		"$3" >>"$tmp/t.yml"
+	[ -z "${3:-}" ] || printf '  client_auth_type: %s\n  client_ca_file: %s\n' \
+		"${4:-RequireAndVerifyClientCert}" "$3" >>"$tmp/t.yml"
 }
+# Every file the web config names is read at startup; each failure stops it.
 tlsconf "$tmp/server.pem" "$tmp/nokey.pem"
 bad "--web.config.file: $tmp/nokey.pem: No such file or directory" \
 	"a key_file that does not exist" --listen 127.0.0.1:0 --web.config.file "$tmp/t.yml"
@@ -386,15 +378,9 @@ check "TLS 1.1 is not served" \
 	test "$(code "$s/metrics" --cacert "$tmp/ca.pem" -u alice:secret --tls-max 1.1 --tlsv1.0)" = 000
 stop
 
-cat >"$tmp/mtls.yml" <<EOF
-tls_server_config:
-  cert_file: $tmp/server.pem
-  key_file: $tmp/server.key
-  client_auth_type: RequireAndVerifyClientCert
-  client_ca_file: $tmp/ca.pem
-  min_version: TLS13
-EOF
-start mtls --interval 200 --listen 127.0.0.1:0 --web.config.file "$tmp/mtls.yml"
+tlsconf "$tmp/server.pem" "$tmp/server.key" "$tmp/ca.pem"
+echo "  min_version: TLS13" >>"$tmp/t.yml"
+start mtls --interval 200 --listen 127.0.0.1:0 --web.config.file "$tmp/t.yml"
 s=https://127.0.0.1:${ports[0]}
 check "RequireAndVerifyClientCert: a certificate from the CA 200" \
 	test "$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/client.pem" --key "$tmp/client.key")" = 200
@@ -407,14 +393,8 @@ check "min_version TLS13: TLS 1.2 is not served" \
 	test "$(code "$s/metrics" --cacert "$tmp/ca.pem" --cert "$tmp/client.pem" --key "$tmp/client.key" --tls-max 1.2)" = 000
 stop
 
-cat >"$tmp/ifgiven.yml" <<EOF
-tls_server_config:
-  cert_file: $tmp/server.pem
-  key_file: $tmp/server.key
-  client_auth_type: VerifyClientCertIfGiven
-  client_ca_file: $tmp/ca.pem
-EOF
-start ifgiven --interval 200 --listen 127.0.0.1:0 --web.config.file "$tmp/ifgiven.yml"
+tlsconf "$tmp/server.pem" "$tmp/server.key" "$tmp/ca.pem" VerifyClientCertIfGiven
+start ifgiven --interval 200 --listen 127.0.0.1:0 --web.config.file "$tmp/t.yml"
 s=https://127.0.0.1:${ports[0]}
 check "VerifyClientCertIfGiven: no certificate 200" \
 	test "$(code "$s/metrics" --cacert "$tmp/ca.pem")" = 200

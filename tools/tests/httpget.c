@@ -15,15 +15,8 @@
 #include <unistd.h>
 
 #include "httpget.h"
+#include "spawn.h"
 #include "statsfd_expo.h"
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /**
  * test_http_get_wait() - GET @path from 127.0.0.1:@port

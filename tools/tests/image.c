@@ -2,6 +2,7 @@
 /*
  * Synthetic stats images for the host tests (see image.h).
  */
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -94,4 +95,22 @@ int img_memfd(const void *buf, size_t len)
 		return -1;
 	}
 	return fd;
+}
+
+int img_vcpu_memfd(const char *id)
+{
+	static unsigned char buf[1 << 14];
+	size_t n = img_build(buf, sizeof(buf), id, 48, img_vcpu_stats,
+			     img_vcpu_nstats, NULL, 0);
+
+	return img_memfd(buf, n);
+}
+
+void img_poke(int fd, unsigned int idx, uint64_t v)
+{
+	struct statsfd_header h;
+
+	if (pread(fd, &h, sizeof(h), 0) == sizeof(h))
+		if (pwrite(fd, &v, 8, h.data_offset + idx * 8) != 8)
+			printf("# pwrite failed\n");
 }

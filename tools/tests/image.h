@@ -58,4 +58,14 @@ size_t img_build(unsigned char *buf, size_t cap, const char *id,
  */
 int img_memfd(const void *buf, size_t len);
 
+/* img_memfd() of an image of img_vcpu_stats with id @id (48-byte names). */
+int img_vcpu_memfd(const char *id);
+
+/*
+ * img_poke() - write @v as value @idx (u64 index) of the data block of the
+ * statsfd-order image in the memfd @fd, as a provider updates its stats.
+ * A failed write is said as a TAP comment.
+ */
+void img_poke(int fd, unsigned int idx, uint64_t v);
+
 #endif /* STATSFD_TEST_IMAGE_H */

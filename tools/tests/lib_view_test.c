@@ -56,6 +56,23 @@ static struct statsfd *open_fake(void)
 	return statsfd_open_fd(fd, STATSFD_OPEN_CLOSE_FD, &err);
 }
 
+/*
+ * with_fake() - @test on a handle of open_fake(), then a check that it
+ * left no fd behind ("no fd left behind" and @after).
+ */
+static void with_fake(void (*test)(struct statsfd *sf), const char *after)
+{
+	struct statsfd *sf = open_fake();
+	int fds;
+
+	if (!sf)
+		return;
+	fds = fake_count_fds();
+	test(sf);
+	tap_ok(fake_count_fds() == fds, "no fd left behind%s", after);
+	statsfd_close(sf);
+}
+
 static bool same_value(const struct statsfd *a, const uint64_t *av,
 		       const struct statsfd *b, const uint64_t *bv,
 		       const char *name)
@@ -168,7 +185,7 @@ static void test_view_by_indices(void)
 }
 
 /* Checks before the ioctl: each its errno and field, the ioctl not called. */
-static void test_view_checks(void)
+static void test_view_checks(struct statsfd *sf)
 {
 	static const struct {
 		const char *what;
@@ -191,14 +208,10 @@ static void test_view_checks(void)
 	const unsigned int many[] = { 0, 1, 2, 3, 4, 5, 6, 0 };
 	const unsigned int bad[] = { 1, 7 };
 	const unsigned int dup[] = { 3, 3 };
-	struct statsfd *sf = open_fake(), *v;
 	struct statsfd_error err;
+	struct statsfd *v;
 	unsigned int i;
-	int fds;
 
-	if (!sf)
-		return;
-	fds = fake_count_fds();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fake_view_calls = 0;
 		errno = 0;
@@ -225,12 +238,10 @@ static void test_view_checks(void)
 	v = statsfd_open_view(sf, (const char *const[]){ "io_exits" }, 1, 0, NULL);
 	tap_ok(v != NULL, "err may be NULL");
 	statsfd_close(v);
-	tap_ok(fake_count_fds() == fds, "no fd left behind by the failures");
-	statsfd_close(sf);
 }
 
 /* Each errno of STATSFD_IOC_VIEW, as the library reports it. */
-static void test_view_ioctl_errors(void)
+static void test_view_ioctl_errors(struct statsfd *sf)
 {
 	static const struct {
 		int e;
@@ -252,14 +263,10 @@ static void test_view_ioctl_errors(void)
 		{ EPERM, false, "unexpected" },
 	};
 	const char *names[] = { "io_exits" };
-	struct statsfd *sf = open_fake(), *v;
 	struct statsfd_error err;
+	struct statsfd *v;
 	unsigned int i;
-	int fds;
 
-	if (!sf)
-		return;
-	fds = fake_count_fds();
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fake_view_errno = cases[i].e;
 		errno = 0;
@@ -281,8 +288,6 @@ static void test_view_ioctl_errors(void)
 		statsfd_close(v);
 	}
 	fake_view_errno = 0;
-	tap_ok(fake_count_fds() == fds, "no fd left behind");
-	statsfd_close(sf);
 }
 
 static void test_view_mismatch(void)
@@ -513,8 +518,8 @@ int main(void)
 	fake_install();
 	test_view_by_names();
 	test_view_by_indices();
-	test_view_checks();
-	test_view_ioctl_errors();
+	with_fake(test_view_checks, " by the failures");
+	with_fake(test_view_ioctl_errors, "");
 	test_view_mismatch();
 	test_view_emulated();
 	test_view_real_enotty();

@@ -14,6 +14,7 @@
 # Usage: prometheus_hostile_test.sh BUILD_DIR   (as root; TAP on stdout)
 set -u
 . "$(dirname "$0")/../testing/lib/tap.sh"
+. "$(dirname "$0")/prometheus.sh"
 out=${1:?usage: prometheus_hostile_test.sh BUILD_DIR}
 # The collector as installed, not the sanitized one: ASan makes rendering
 # the 6 MB exposition of the 1000-vCPU attack several times slower, past
@@ -63,49 +64,11 @@ pids+=($!)
 for _ in $(seq 100); do grep -q registered "$tmp/feed.log" && break; sleep 0.05; done
 check_quiet "the honest feeder registered VM web and its 2 vCPUs" grep -q registered "$tmp/feed.log"
 
-# A free port for Prometheus.
-for _ in $(seq 50); do
-	pport=$((20000 + RANDOM % 30000))
-	ss -ltn 2>/dev/null | grep -q ":$pport " || break
-done
-cat >"$tmp/prometheus.yml" <<EOC
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: statsfd
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-EOC
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
-	--web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
-prom_pid=$!
-pids+=("$prom_pid")
+prom_config "$port" "scrape_timeout: 1s"
+prom_start "$tmp/data" "$tmp/prometheus.log"
 
-api() {
-	local what=$1
-	shift
-	curl -sf --max-time 5 -G "http://127.0.0.1:$pport/api/v1/$what" "$@"
-}
-# q EXPR [TIME]: an instant query (at TIME, default now).
-q() {
-	if [ $# -gt 1 ]; then
-		api query --data-urlencode "query=$1" --data-urlencode "time=$2"
-	else
-		api query --data-urlencode "query=$1"
-	fi
-}
-ready=
-for _ in $(seq 30); do
-	r=$(q 'statsfd_halt_exits_total{job="statsfd",vm="web",vcpu="0"}' 2>/dev/null)
-	if [ -n "$r" ] && echo "$r" | jq -e '.data.result | length == 1' >/dev/null 2>&1; then
-		ready=1
-		break
-	fi
-	sleep 1
-done
-if [ -z "$ready" ]; then
+if ! prom_wait 30 'statsfd_halt_exits_total{job="statsfd",vm="web",vcpu="0"}' \
+	'.data.result | length == 1'; then
 	tail -n 20 "$tmp/prometheus.log" | sed 's/^/# /'
 	bail "Prometheus scrapes the collector within 30 s"
 fi
@@ -185,13 +148,7 @@ check_quiet "64 idle HTTP connections from 127.0.0.2 held open" grep -q ready "$
 timeout 120 "$attacker" --attack "$tmp/c.sock" "$port" "$cpid" >"$tmp/attack.log" \
 	2>"$tmp/attack.err"
 rc=$?
-while IFS= read -r line; do
-	case "$line" in
-	"ok "*) ok "attack: ${line#ok * - }" ;;
-	"not ok "*) nok "attack: ${line#not ok * - }" ;;
-	"#"*) echo "$line" ;;
-	esac
-done <"$tmp/attack.log"
+tap_merge attack "$tmp/attack.log"
 if [ "$rc" -ne 0 ] && ! grep -q '^not ok' "$tmp/attack.log"; then
 	nok "attack: collector_hostile_test --attack exited with status $rc"
 	tail -n 20 "$tmp/attack.err" | sed 's/^/# /'

@@ -12,17 +12,12 @@
 # Usage: prometheus_test.sh BUILD_DIR   (TAP on stdout)
 set -u
 . "$(dirname "$0")/../testing/lib/tap.sh"
+. "$(dirname "$0")/scratch.sh"
+. "$(dirname "$0")/prometheus.sh"
 out=${1:?usage: prometheus_test.sh BUILD_DIR}
 bindir=${STATSFD_BIN:-$out/san/bin}
 feeder=$out/san/tests/collector_test
-tmp=$(mktemp -d /tmp/statsfd-prom-test.XXXXXX)
-chmod 755 "$tmp"
-pids=()
-cleanup() {
-	stop_pids "${pids[@]}"
-	rm -rf "$tmp"
-}
-on_exit cleanup
+scratch_tmp prom-test 755
 
 command -v prometheus >/dev/null || skip_all "prometheus end to end" "no prometheus binary"
 command -v promtool >/dev/null || skip_all "prometheus end to end" "no promtool"
@@ -61,38 +56,11 @@ else
 	nok "metric types"
 fi
 
-# A free port for Prometheus.
-for _ in $(seq 50); do
-	pport=$((20000 + RANDOM % 30000))
-	ss -ltn 2>/dev/null | grep -q ":$pport " || break
-done
-cat >"$tmp/prometheus.yml" <<EOC
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: statsfd
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-EOC
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data" \
-	--web.listen-address="127.0.0.1:$pport" >"$tmp/prometheus.log" 2>&1 &
-pids+=($!)
+prom_config "$port"
+prom_start "$tmp/data" "$tmp/prometheus.log"
 
-q() {
-	curl -sf --max-time 5 -G "http://127.0.0.1:$pport/api/v1/query" \
-		--data-urlencode "query=$1"
-}
-found=
-for _ in $(seq 60); do
-	r=$(q 'statsfd_halt_exits_total{vm="web",vcpu="0"}' 2>/dev/null)
-	if [ -n "$r" ] && echo "$r" | jq -e '(.data.result | length == 1) and (.data.result[0].value[1] | tonumber > 0)' >/dev/null 2>&1; then
-		found=1
-		break
-	fi
-	sleep 1
-done
-if [ -n "$found" ]; then
+if prom_wait 60 'statsfd_halt_exits_total{vm="web",vcpu="0"}' \
+	'(.data.result | length == 1) and (.data.result[0].value[1] | tonumber > 0)'; then
 	ok "Prometheus scraped the collector: halt_exits_total{vm=web,vcpu=0} = $(echo "$r" | jq -r '.data.result[0].value[1]')"
 else
 	nok "Prometheus has no samples after 60 s"
@@ -100,57 +68,26 @@ else
 	finish
 fi
 sleep 3
-r=$(q 'rate(statsfd_halt_exits_total{vm="web",vcpu="0"}[5s])')
-if [ -n "$r" ] && echo "$r" | jq -e '(.data.result[0].value[1] | tonumber) > 0' >/dev/null 2>&1; then
-	ok "rate() over the counter is positive: $(echo "$r" | jq -r '.data.result[0].value[1]')/s"
-else
-	nok "rate over the counter"; echo "# $r"
-fi
-r=$(q 'statsfd_halt_wait_hist_seconds_count{vm="web",target="vcpu"}')
-if [ -n "$r" ] && echo "$r" | jq -e '.data.result | length == 2' >/dev/null 2>&1; then
-	ok "histogram series of both vCPUs stored"
-else
-	nok "histogram series"; echo "# $r"
-fi
-r=$(q 'up{job="statsfd"}')
-if [ -n "$r" ] && echo "$r" | jq -e '.data.result[0].value[1] == "1"' >/dev/null 2>&1; then
-	ok "scrape target up"
-else
-	nok "target up"; echo "# $r"
-fi
-r=$(q 'statsfd_collector_source_up{provider="statsfd_vm"}')
-if [ -n "$r" ] && echo "$r" | jq -e '(.data.result | length == 3) and all(.data.result[]; .value[1] == "1")' >/dev/null 2>&1; then
-	ok "statsfd_collector_source_up is 1 for the VM and its 2 vCPUs"
-else
-	nok "per-source up"; echo "# $r"
-fi
-r=$(q 'statsfd_collector_sources')
-if [ -n "$r" ] && echo "$r" | jq -e '.data.result[0].value[1] == "3"' >/dev/null 2>&1; then
-	ok "statsfd_collector_sources reads 3 in Prometheus"
-else
-	nok "statsfd_collector_sources"; echo "# $r"
-fi
+prom_check "rate() over the counter is positive: " \
+	'rate(statsfd_halt_exits_total{vm="web",vcpu="0"}[5s])' \
+	'(.data.result[0].value[1] | tonumber) > 0' '.data.result[0].value[1] + "/s"'
+prom_check "histogram series of both vCPUs stored" \
+	'statsfd_halt_wait_hist_seconds_count{vm="web",target="vcpu"}' '.data.result | length == 2'
+prom_check "scrape target up" 'up{job="statsfd"}' '.data.result[0].value[1] == "1"'
+prom_check "statsfd_collector_source_up is 1 for the VM and its 2 vCPUs" \
+	'statsfd_collector_source_up{provider="statsfd_vm"}' \
+	'(.data.result | length == 3) and all(.data.result[]; .value[1] == "1")'
+prom_check "statsfd_collector_sources reads 3 in Prometheus" 'statsfd_collector_sources' \
+	'.data.result[0].value[1] == "3"'
 
 # Native histograms: Prometheus 2.42 asks for the protobuf exposition when
 # the feature is on.
 kill "${pids[-1]}" 2>/dev/null
 wait "${pids[-1]}" 2>/dev/null
 unset 'pids[-1]'
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/data-native" \
-	--web.listen-address="127.0.0.1:$pport" --enable-feature=native-histograms \
-	>"$tmp/prometheus-native.log" 2>&1 &
-pids+=($!)
+prom_start "$tmp/data-native" "$tmp/prometheus-native.log" --enable-feature=native-histograms
 hq='statsfd_halt_wait_hist_seconds{vm="web",vcpu="0"}'
-found=
-for _ in $(seq 60); do
-	r=$(q "$hq" 2>/dev/null)
-	if [ -n "$r" ] && echo "$r" | jq -e '.data.result | length == 1 and (.[0].histogram[1].count | tonumber > 0)' >/dev/null 2>&1; then
-		found=1
-		break
-	fi
-	sleep 1
-done
-if [ -n "$found" ]; then
+if prom_wait 60 "$hq" '.data.result | length == 1 and (.[0].histogram[1].count | tonumber > 0)'; then
 	ok "native histograms: Prometheus stored halt_wait_hist_seconds as a native histogram ($(echo "$r" | jq -r '.data.result[0].histogram[1].count') samples)"
 else
 	nok "native histograms: no native histogram after 60 s"; echo "# $r"
@@ -163,12 +100,9 @@ if [ "$check_classic" = 0 ] && q 'statsfd_halt_exits_total{vm="web",vcpu="0"}' |
 else
 	nok "native histograms: classic series of the log2 histogram present, or counters missing"; echo "# $r"
 fi
-r=$(q 'statsfd_collector_source_up{provider="statsfd_vm"} + on() group_left statsfd_collector_sources')
-if [ -n "$r" ] && echo "$r" | jq -e '(.data.result | length == 3) and all(.data.result[]; .value[1] == "4")' >/dev/null 2>&1; then
-	ok "native histograms: the collector's own samples (source_up of 3 sources with their labels, sources = 3) through protobuf"
-else
-	nok "native histograms: the collector's own samples through protobuf"; echo "# $r"
-fi
+prom_check "native histograms: the collector's own samples (source_up of 3 sources with their labels, sources = 3) through protobuf" \
+	'statsfd_collector_source_up{provider="statsfd_vm"} + on() group_left statsfd_collector_sources' \
+	'(.data.result | length == 3) and all(.data.result[]; .value[1] == "4")'
 # The CLI reads vCPU 0's fd in the feeder (its memfd, /proc/PID/fd/N).
 cli_json=
 for f in /proc/"$feeder_pid"/fd/*; do

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rpc.c - rpc_json() (rpc.h), which the collector tests used to paste.
+ * rpc.c - rpc_json() and rpc_ret() (rpc.h), which the collector tests used
+ * to paste.
  */
 #include <stdlib.h>
 
@@ -17,4 +18,13 @@ struct json_object *rpc_json(int s, const char *json, const int *fds,
 
 	free(out);
 	return r;
+}
+
+struct json_object *rpc_ret(struct json_object *r)
+{
+	struct json_object *v = NULL;
+
+	if (r)
+		json_object_object_get_ex(r, "return", &v);
+	return v;
 }

@@ -20,4 +20,7 @@ extern int rpc_wait_ms;
 struct json_object *rpc_json(int s, const char *json, const int *fds,
 			     unsigned int nfds);
 
+/* The "return" member of reply @r, or NULL (an error, or no reply). */
+struct json_object *rpc_ret(struct json_object *r);
+
 #endif /* TESTS_RPC_H */

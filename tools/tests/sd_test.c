@@ -30,6 +30,8 @@
 
 #include "httpget.h"
 #include "image.h"
+#include "rpc.h"
+#include "spawn.h"
 #include "statsfd_expo.h"
 #include "statsfd_client.h"
 #include "tap.h"
@@ -56,32 +58,6 @@ static const char *extra_opt, *extra_val;
 
 /* --client-timeout: short in run 2, to see restored VMMs outlive it. */
 static const char *client_timeout = "60000";
-
-static void msleep(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-static int vcpu_memfd(const char *id)
-{
-	static unsigned char buf[1 << 14];
-	size_t n = img_build(buf, sizeof(buf), id, 48, img_vcpu_stats,
-			     img_vcpu_nstats, NULL, 0);
-
-	return img_memfd(buf, n);
-}
-
-/* Write @v as value @idx of the data block of a statsfd-order image. */
-static void poke(int fd, unsigned int idx, uint64_t v)
-{
-	struct statsfd_header h;
-
-	if (pread(fd, &h, sizeof(h), 0) == sizeof(h))
-		if (pwrite(fd, &v, 8, h.data_offset + idx * 8) != 8)
-			tap_diag("pwrite failed");
-}
 
 static int stored(const char *name)
 {
@@ -156,46 +132,21 @@ static void handle_notify(char *msg, int *fds, unsigned int nfds)
 /* Read every notification that arrives within @ms. */
 static void drain(int ms)
 {
-	struct timespec t0, t;
+	double end = now_s() + ms / 1000.0;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		char buf[4096];
-		union {
-			char b[CMSG_SPACE(sizeof(int) * 16)];
-			struct cmsghdr align;
-		} u;
-		struct iovec iov = { buf, sizeof(buf) - 1 };
-		struct msghdr mh = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = u.b, .msg_controllen = sizeof(u.b),
-		};
-		struct pollfd p = { .fd = notify_fd, .events = POLLIN };
-		int fds[16], left;
-		unsigned int nfds = 0;
-		struct cmsghdr *cm;
+		int fds[16], left = (int)((end - now_s()) * 1000);
+		unsigned int nfds;
 		ssize_t r;
 
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		left = ms - (int)((t.tv_sec - t0.tv_sec) * 1000 +
-				  (t.tv_nsec - t0.tv_nsec) / 1000000);
-		if (left < 0 || poll(&p, 1, left) != 1)
+		if (left < 0)
 			return;
-		r = recvmsg(notify_fd, &mh, MSG_CMSG_CLOEXEC);
-		if (r < 0)
-			continue;
-		buf[r] = '\0';
-		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
-			size_t i, n;
-
-			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-				continue;
-			n = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (i = 0; i < n && nfds < 16; i++)
-				memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int),
-				       sizeof(int));
-		}
-		handle_notify(buf, fds, nfds);
+		r = notify_recv(notify_fd, buf, sizeof(buf), fds, 16, &nfds, left);
+		if (r < 0 && errno == ETIMEDOUT)
+			return;
+		if (r >= 0)
+			handle_notify(buf, fds, nfds);
 	}
 }
 
@@ -207,32 +158,6 @@ static bool wait_ready(unsigned int n)
 	for (i = 0; i < 150 && nready < n; i++)
 		drain(100);
 	return nready >= n;
-}
-
-static struct json_object *rpc(int s, const char *json, const int *fds,
-			       unsigned int nfds)
-{
-	unsigned int n = 0;
-	struct json_object *r;
-	char *out;
-	size_t len;
-
-	if (statsfd_msg_send(s, json, strlen(json), fds, nfds))
-		return NULL;
-	if (statsfd_msg_recv(s, &out, &len, NULL, &n, 5000))
-		return NULL;
-	r = json_tokener_parse(out);
-	free(out);
-	return r;
-}
-
-static struct json_object *ret_of(struct json_object *r)
-{
-	struct json_object *v = NULL;
-
-	if (r)
-		json_object_object_get_ex(r, "return", &v);
-	return v;
 }
 
 static int64_t get_int(struct json_object *o, const char *key)
@@ -301,18 +226,6 @@ static int start_daemon(const char *bin, const char *sock, const char *allow,
 	return 0;
 }
 
-static int stop_daemon(void)
-{
-	int status = -1;
-
-	if (daemon_pid <= 0)
-		return -1;
-	kill(daemon_pid, SIGTERM);
-	waitpid(daemon_pid, &status, 0);
-	daemon_pid = -1;
-	return status;
-}
-
 
 static int listen_unix(const char *path)
 {
@@ -356,15 +269,15 @@ static int register_vm(const char *path, const char *vm, int nvcpus,
 		char id[64];
 
 		snprintf(id, sizeof(id), "%s/vcpu-%d", vm, i);
-		memfds[i] = vcpu_memfd(id);
+		memfds[i] = img_vcpu_memfd(id);
 		statsfd_buf_printf(&req, "%s{\"target\":\"vcpu\",\"vcpu\":%d}",
 				   i ? "," : "", i);
 	}
 	statsfd_buf_printf(&req, "]}}");
 	statsfd_buf_append(&req, "", 1);
-	r = rpc(s, req.data, memfds, (unsigned int)nvcpus);
+	r = rpc_json(s, req.data, memfds, (unsigned int)nvcpus);
 	statsfd_buf_free(&req);
-	if (!json_object_object_get_ex(ret_of(r), "sources", &arr) ||
+	if (!json_object_object_get_ex(rpc_ret(r), "sources", &arr) ||
 	    json_object_array_length(arr) != (size_t)nvcpus) {
 		json_object_put(r);
 		close(s);
@@ -389,8 +302,8 @@ static struct json_object *find_source(struct json_object *arr, int64_t id)
 /* The value of stat 0 of source @id, from query-stats on @s. */
 static int64_t value0(int s, int64_t id)
 {
-	struct json_object *r = rpc(s, "{\"execute\":\"query-stats\"}", NULL, 0);
-	struct json_object *src = find_source(ret_of(r), id), *stats;
+	struct json_object *r = rpc_json(s, "{\"execute\":\"query-stats\"}", NULL, 0);
+	struct json_object *src = find_source(rpc_ret(r), id), *stats;
 	int64_t v = -1;
 
 	if (src && json_object_object_get_ex(src, "stats", &stats) &&
@@ -412,7 +325,7 @@ int main(int argc, char **argv)
 	unsigned int n, i, port, wd_waited = 0;
 	char name[256], *body;
 	struct stat st;
-	int status;
+	bool exited;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: sd_test COLLECTOR_BINARY\n");
@@ -473,22 +386,22 @@ int main(int argc, char **argv)
 	tap_ok(i <= 15 && nwatchdog - n >= 5,
 	       "WATCHDOG=1 every 100 ms for WATCHDOG_USEC=200000 (%u in 1 s, %u in all)",
 	       i, nwatchdog - n);
-	poke(web_fds[0], 0, 4242);
-	poke(db_fds[0], 0, 777);
+	img_poke(web_fds[0], 0, 4242);
+	img_poke(db_fds[0], 0, 777);
 	msleep(300);
 	q = statsfd_msg_connect(sock1);
 	tap_ok(value0(q, web_ids[0]) == 4242, "run 1 reads web:1 vCPU 0 = 4242");
 	close(q);
 	n = nremoved;
-	status = stop_daemon();
+	exited = stop_daemon(&daemon_pid);
 	drain(200);
-	tap_ok(WIFEXITED(status) && !WEXITSTATUS(status) && nstopping == 1,
+	tap_ok(exited && nstopping == 1,
 	       "SIGTERM: STOPPING=1, exit status 0");
 	tap_ok(nremoved == n && nstore == 5,
 	       "exiting removes nothing from the fd store (%u entries)", nstore);
 	/* While it is down, the VMs go on. */
-	poke(web_fds[0], 0, 5151);
-	poke(web_fds[1], 0, 6161);
+	img_poke(web_fds[0], 0, 5151);
+	img_poke(web_fds[1], 0, 6161);
 
 	/* Run 2: the store, plus activated sockets, at fd 3 and up. */
 	lfd = listen_unix(sock2);
@@ -507,9 +420,9 @@ int main(int argc, char **argv)
 		goto out;
 	pass[n] = junk[0];
 	names[n++] = "junk";
-	pass[n] = vcpu_memfd("ghost/vcpu-0");
+	pass[n] = img_vcpu_memfd("ghost/vcpu-0");
 	names[n++] = "src.99.42.0.statsfd_vm.vcpu.ghost";
-	pass[n] = vcpu_memfd("bad/vcpu-0");
+	pass[n] = img_vcpu_memfd("bad/vcpu-0");
 	names[n++] = "src.x.bad";
 	for (i = 0; i < 3; i++) {
 		snprintf(store[nstore].name, sizeof(store[nstore].name), "%s", names[n - 3 + i]);
@@ -526,10 +439,10 @@ int main(int argc, char **argv)
 	       "socket activated: --socket's own path left alone (sock1 still there)");
 	q = statsfd_msg_connect(sock2);
 	tap_ok(q >= 0, "new connections on the activated unix socket");
-	r = rpc(q, "{\"execute\":\"query-sources\"}", NULL, 0);
-	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 3,
+	r = rpc_json(q, "{\"execute\":\"query-sources\"}", NULL, 0);
+	tap_ok(rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 3,
 	       "3 sources restored (web:1 vCPU 0 and 1, db vCPU 0), none of the rest");
-	src = find_source(ret_of(r), web_ids[1]);
+	src = find_source(rpc_ret(r), web_ids[1]);
 	json_object_object_get_ex(src, "client", &cli);
 	tap_ok(src && !strcmp(get_str(src, "vm"), "web:1") &&
 	       get_int(src, "vcpu") == 1 &&
@@ -552,8 +465,8 @@ int main(int argc, char **argv)
 	close(q);
 	drain(2600);
 	q = statsfd_msg_connect(sock2);
-	r = q >= 0 ? rpc(q, "{\"execute\":\"query-sources\"}", NULL, 0) : NULL;
-	tap_ok(r && ret_of(r) && json_object_array_length(ret_of(r)) == 3,
+	r = q >= 0 ? rpc_json(q, "{\"execute\":\"query-sources\"}", NULL, 0) : NULL;
+	tap_ok(r && rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 3,
 	       "restored silent VMMs keep their sources past --client-timeout");
 	json_object_put(r);
 	client_timeout = "60000";
@@ -573,7 +486,7 @@ int main(int argc, char **argv)
 		static const char p32[] = "pxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 		static const char t32[] = "txxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 		char vm[65], req[512], want[256];
-		int lfd2 = vcpu_memfd("long"), ls = statsfd_msg_connect(sock2);
+		int lfd2 = img_vcpu_memfd("long"), ls = statsfd_msg_connect(sock2);
 		int64_t id;
 
 		memset(vm, ':', 64);
@@ -581,8 +494,8 @@ int main(int argc, char **argv)
 		snprintf(req, sizeof(req),
 			 "{\"execute\":\"add-sources\",\"arguments\":{\"provider\":\"%s\",\"vm\":\"%s\",\"sources\":[{\"target\":\"%s\"}]}}",
 			 p32, vm, t32);
-		r = rpc(ls, req, &lfd2, 1);
-		id = json_object_object_get_ex(ret_of(r), "sources", &cli) ?
+		r = rpc_json(ls, req, &lfd2, 1);
+		id = json_object_object_get_ex(rpc_ret(r), "sources", &cli) ?
 		     json_object_get_int64(json_object_array_get_idx(cli, 0)) : -1;
 		json_object_put(r);
 		drain(300);
@@ -601,14 +514,14 @@ int main(int argc, char **argv)
 		drain(300);
 	}
 	/* The old connection still owns its sources. */
-	r = rpc(web, "{\"execute\":\"hello\"}", NULL, 0);
-	json_object_object_get_ex(ret_of(r), "client", &cli);
+	r = rpc_json(web, "{\"execute\":\"hello\"}", NULL, 0);
+	json_object_object_get_ex(rpc_ret(r), "client", &cli);
 	tap_ok(get_int(cli, "sources") == 2,
 	       "restored connection: hello answers on it, it owns its 2 sources");
 	json_object_put(r);
-	r = rpc(web, "{\"execute\":\"remove-sources\",\"arguments\":{\"vm\":\"web:1\"}}",
+	r = rpc_json(web, "{\"execute\":\"remove-sources\",\"arguments\":{\"vm\":\"web:1\"}}",
 		NULL, 0);
-	tap_ok(get_int(ret_of(r), "removed") == 2,
+	tap_ok(get_int(rpc_ret(r), "removed") == 2,
 	       "restored connection removes its sources by VM name");
 	json_object_put(r);
 	drain(300);
@@ -620,13 +533,13 @@ int main(int argc, char **argv)
 	/* The hang-up is an event of the loop: wait for it, within 10 s. */
 	for (i = 0; i < 100; i++) {
 		msleep(100);
-		r = rpc(q, "{\"execute\":\"query-sources\"}", NULL, 0);
-		if (ret_of(r) && json_object_array_length(ret_of(r)) == 0)
+		r = rpc_json(q, "{\"execute\":\"query-sources\"}", NULL, 0);
+		if (rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 0)
 			break;
 		json_object_put(r);
 		r = NULL;
 	}
-	tap_ok(ret_of(r) && json_object_array_length(ret_of(r)) == 0,
+	tap_ok(rpc_ret(r) && json_object_array_length(rpc_ret(r)) == 0,
 	       "a restored VMM closing its connection drops its sources");
 	json_object_put(r);
 	close(q);
@@ -634,8 +547,8 @@ int main(int argc, char **argv)
 	drain(500);
 	tap_ok(nwatchdog > n, "WATCHDOG=1 after the restart too");
 	late = register_vm(sock2, "late", 1, late_fds, late_ids);
-	status = stop_daemon();
-	tap_ok(WIFEXITED(status) && !WEXITSTATUS(status) && !stat(sock2, &st),
+	exited = stop_daemon(&daemon_pid);
+	tap_ok(exited && !stat(sock2, &st),
 	       "exit: the activated socket's path is not unlinked");
 
 	/* Run 3: root is no longer allowed; its connections are not adopted. */
@@ -655,14 +568,14 @@ int main(int argc, char **argv)
 	drain(300);
 	tap_ok(nstore == 0, "their connections and sources leave the fd store (%u left)",
 	       nstore);
-	r = rpc(late, "{\"execute\":\"hello\"}", NULL, 0);
+	r = rpc_json(late, "{\"execute\":\"hello\"}", NULL, 0);
 	tap_ok(!r, "the refused VMM's connection is closed (no answer)");
 	json_object_put(r);
 	n = nwatchdog;
 	drain(500);
 	tap_ok(nwatchdog == n, "WATCHDOG_PID of another process: no WATCHDOG=1 (%u)",
 	       nwatchdog - n);
-	stop_daemon();
+	stop_daemon(&daemon_pid);
 
 	/* Runs 4 and 5: what a restart restores passes the same quotas. */
 	other_watchdog = false;
@@ -677,7 +590,7 @@ int main(int argc, char **argv)
 
 		q4 = register_vm(sock1, "quota", 4, q4_fds, q4_ids);
 		drain(300);
-		stop_daemon();
+		stop_daemon(&daemon_pid);
 		drain(200);
 		for (i = 0, n = 0; i < nstore; i++) {
 			pass[n] = store[i].fd;
@@ -692,7 +605,7 @@ int main(int argc, char **argv)
 			       "the restore passes the uid's quota: \"%s\"", last_status);
 		extra_opt = NULL;
 		extra_val = NULL;
-		stop_daemon();
+		stop_daemon(&daemon_pid);
 		if (q4 >= 0)
 			close(q4);
 		for (i = 0; q4 >= 0 && i < 4; i++)
@@ -710,7 +623,7 @@ int main(int argc, char **argv)
 	close(tmp_fds[0]);
 out:
 	if (daemon_pid > 0)
-		stop_daemon();
+		stop_daemon(&daemon_pid);
 	for (i = 0; i < nstore; i++)
 		close(store[i].fd);
 	unlink(notify_path);

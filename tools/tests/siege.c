@@ -23,6 +23,7 @@
 #include "statsfd_client.h"
 
 unsigned int siege_port;
+unsigned int siege_read_s = 20;
 
 static volatile sig_atomic_t stop_flag;
 
@@ -134,7 +135,8 @@ static int get_all(unsigned int src, const char *auth, struct siege_buf *b)
 		return -1;
 	snprintf(req, sizeof(req), "GET /metrics HTTP/1.0\r\nHost: x\r\n%s\r\n", auth);
 	if (write(s, req, strlen(req)) == (ssize_t)strlen(req))
-		while (now_s() - t0 < 20 && siege_read_some(s, b, 1000, (size_t)1 << 30))
+		while (now_s() - t0 < siege_read_s &&
+		       siege_read_some(s, b, 1000, (size_t)1 << 30))
 			;
 	close(s);
 	return 0;
@@ -250,7 +252,7 @@ pid_t siege_slow_readers(unsigned int n, unsigned int naddr, int every_ms)
 	_exit(0);
 }
 
-pid_t siege_tricklers(unsigned int n, unsigned int naddr)
+pid_t siege_tricklers(unsigned int n, unsigned int first, unsigned int naddr)
 {
 	unsigned int i, sent[64] = { 0 };
 	int fds[64];
@@ -267,7 +269,7 @@ pid_t siege_tricklers(unsigned int n, unsigned int naddr)
 			char c;
 
 			if (fds[i] < 0) {
-				fds[i] = siege_connect(1 + i % naddr, 0);
+				fds[i] = siege_connect(first + i % naddr, 0);
 				sent[i] = 0;
 				continue;
 			}

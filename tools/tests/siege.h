@@ -16,6 +16,8 @@
 
 /* The collector's HTTP port on 127.0.0.1: set before any attack. */
 extern unsigned int siege_port;
+/* How long siege_scrape() and siege_metric() read a response (20 s). */
+extern unsigned int siege_read_s;
 
 /* A growing byte buffer, NUL-terminated; free with siege_buf_free(). */
 struct siege_buf {
@@ -35,7 +37,7 @@ bool siege_read_some(int s, struct siege_buf *b, int ms, size_t max);
 /*
  * One scrape from 127.0.0.@src with the header lines @auth ("" or
  * "Authorization: ...\r\n"): HTTP/1.0, read until the server closes or
- * 20 s pass.  *@body_len (if not NULL): the body's bytes.
+ * siege_read_s pass.  *@body_len (if not NULL): the body's bytes.
  * Return: the HTTP status, or 0.
  */
 int siege_scrape(unsigned int src, const char *auth, size_t *body_len);
@@ -58,9 +60,9 @@ int siege_slow_reader(unsigned int src, int *status, bool *retry_after);
  * 127.0.0.@naddr, a new one every @every_ms, each reading 4 KiB every
  * 100 ms (about 40 KB/s); one that is cut or done is replaced.
  *
- * siege_tricklers() - @n (at most 64) connections from 127.0.0.1 ..
- * 127.0.0.@naddr, each trickling request headers a byte every 200 ms
- * and reconnecting as soon as it is cut or refused.
+ * siege_tricklers() - @n (at most 64) connections from 127.0.0.@first
+ * and the @naddr - 1 addresses after it, each trickling request headers
+ * a byte every 200 ms and reconnecting as soon as it is cut or refused.
  *
  * siege_guesser() - scrapes from 127.0.0.@src with the wrong password
  * @bad_auth, back to back.
@@ -69,7 +71,7 @@ int siege_slow_reader(unsigned int src, int *status, bool *retry_after);
  * and reading its reply, back to back.
  */
 pid_t siege_slow_readers(unsigned int n, unsigned int naddr, int every_ms);
-pid_t siege_tricklers(unsigned int n, unsigned int naddr);
+pid_t siege_tricklers(unsigned int n, unsigned int first, unsigned int naddr);
 pid_t siege_guesser(unsigned int src, const char *bad_auth);
 pid_t siege_flood(const char *sock_path, const char *query);
 /* SIGTERM to @pid, reaped. */

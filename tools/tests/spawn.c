@@ -7,16 +7,19 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "spawn.h"
+#include "statsfd_priv.h"
 
 void msleep(int ms)
 {
@@ -149,4 +152,32 @@ double proc_cpu(pid_t pid)
 			 &ut, &st) != 2)
 		return -1;
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+ssize_t notify_recv(int s, char *buf, size_t size, int *fds, unsigned int max,
+		    unsigned int *nfds, int ms)
+{
+	union {
+		char b[CMSG_SPACE(sizeof(int) * 16)];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { buf, size - 1 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.b, .msg_controllen = sizeof(u.b),
+	};
+	struct pollfd p = { .fd = s, .events = POLLIN };
+	ssize_t r;
+
+	*nfds = 0;
+	if (poll(&p, 1, ms) != 1) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	r = recvmsg(s, &mh, MSG_CMSG_CLOEXEC);
+	if (r < 0)
+		return -1;
+	buf[r] = '\0';
+	statsfd__msg_fds(&mh, fds, max, nfds);
+	return r;
 }

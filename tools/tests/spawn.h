@@ -54,4 +54,14 @@ long proc_status(pid_t pid, const char *field);
 /* utime + stime of @pid, in seconds, or -1. */
 double proc_cpu(pid_t pid);
 
+/*
+ * notify_recv() - one sd_notify() datagram on @s within @ms, read as
+ * systemd (PID 1) reads it: its text into @buf (@size bytes, NUL-
+ * terminated), the fds it carries into @fds (*@nfds of them, at most
+ * @max: the others are closed).  Return: its length; -1 with errno
+ * ETIMEDOUT when none came in time, another errno when recvmsg() failed.
+ */
+ssize_t notify_recv(int s, char *buf, size_t size, int *fds, unsigned int max,
+		    unsigned int *nfds, int ms);
+
 #endif /* TESTS_SPAWN_H */

@@ -92,6 +92,12 @@ struct vm {
 	bool kicker_started;
 };
 
+/* --teardown or --add-vcpu: VM number @vm, @after seconds in (-1: none). */
+struct vm_event {
+	int vm;
+	double after;
+};
+
 static struct {
 	bool kvm;
 	const char *device;
@@ -99,15 +105,12 @@ static struct {
 	const char *ready_file;
 	int nvms, nvcpus;
 	double duration;
-	int teardown_vm;
-	double teardown_after;
-	int add_vcpu_vm;
-	double add_vcpu_after;
+	struct vm_event teardown, add_vcpu;
 	bool keep_connection;
 	bool quiet;
 } opt = {
-	.device = "/dev/statsfd_vm", .nvms = 2, .nvcpus = 4, .teardown_vm = -1,
-	.add_vcpu_vm = -1,
+	.device = "/dev/statsfd_vm", .nvms = 2, .nvcpus = 4,
+	.teardown = { .vm = -1 }, .add_vcpu = { .vm = -1 },
 };
 
 static struct vm vms[MAX_VMS];
@@ -504,6 +507,7 @@ static const struct option longopts[] = {
 static int parse_args(int argc, char **argv, const char **wl_list,
 		      const char **names)
 {
+	struct vm_event *ev;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -527,15 +531,13 @@ static int parse_args(int argc, char **argv, const char **wl_list,
 			opt.duration = atof(optarg);
 			break;
 		case 't':
-			if (sscanf(optarg, "%d:%lf", &opt.teardown_vm, &opt.teardown_after) != 2)
+		case 'a':
+			ev = c == 't' ? &opt.teardown : &opt.add_vcpu;
+			if (sscanf(optarg, "%d:%lf", &ev->vm, &ev->after) != 2)
 				goto usage;
 			break;
 		case 'K':
 			opt.keep_connection = true;
-			break;
-		case 'a':
-			if (sscanf(optarg, "%d:%lf", &opt.add_vcpu_vm, &opt.add_vcpu_after) != 2)
-				goto usage;
 			break;
 		case 'r':
 			opt.ready_file = optarg;
@@ -627,9 +629,18 @@ static void start_vm(int i, const char *name, const struct workload *wl, int dev
  * Until a signal or --duration: the collector's messages, the ready file,
  * --teardown and --add-vcpu when their time comes.
  */
+/* The VM of @e once it is due at @t, while it still runs; else NULL. */
+static struct vm *vm_due(const struct vm_event *e, double t)
+{
+	if (e->vm < 0 || e->vm >= opt.nvms || t < e->after || !vms[e->vm].nvcpus)
+		return NULL;
+	return &vms[e->vm];
+}
+
 static void run_vms(void)
 {
 	struct timespec start, now;
+	struct vm *vm;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	while (!stop_all) {
@@ -648,17 +659,17 @@ static void run_vms(void)
 		serve_clients(50);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		t = (double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) / 1e9;
-		if (opt.teardown_vm >= 0 && opt.teardown_vm < opt.nvms &&
-		    t >= opt.teardown_after && vms[opt.teardown_vm].nvcpus) {
+		vm = vm_due(&opt.teardown, t);
+		if (vm) {
 			if (!opt.quiet)
-				printf("statsfd-vmm: tearing down VM %s\n", vms[opt.teardown_vm].name);
+				printf("statsfd-vmm: tearing down VM %s\n", vm->name);
 			fflush(stdout);
-			stop_vm(&vms[opt.teardown_vm], opt.keep_connection);
+			stop_vm(vm, opt.keep_connection);
 		}
-		if (opt.add_vcpu_vm >= 0 && opt.add_vcpu_vm < opt.nvms &&
-		    t >= opt.add_vcpu_after && vms[opt.add_vcpu_vm].nvcpus) {
-			add_vcpu(&vms[opt.add_vcpu_vm]);
-			opt.add_vcpu_vm = -1;
+		vm = vm_due(&opt.add_vcpu, t);
+		if (vm) {
+			add_vcpu(vm);
+			opt.add_vcpu.vm = -1;
 		}
 		if (opt.duration > 0 && t >= opt.duration)
 			break;

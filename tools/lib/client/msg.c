@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "statsfd_client.h"
+#include "statsfd_priv.h"
 
 int statsfd_msg_check(const void *pkt, size_t n, int more_ok,
 		      const char **why)
@@ -148,9 +149,10 @@ int statsfd_msg_send(int sock, const char *json, size_t len, const int *fds,
 	return statsfd_msg_pack(json, len, send_packet, &c);
 }
 
-static void close_cmsg_fds(struct msghdr *mh, int *fds, unsigned int room,
-			   unsigned int *got, int *err)
+unsigned int statsfd__msg_fds(struct msghdr *mh, int *fds, unsigned int room,
+			      unsigned int *got)
 {
+	unsigned int closed = 0;
 	struct cmsghdr *cm;
 
 	for (cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
@@ -166,10 +168,11 @@ static void close_cmsg_fds(struct msghdr *mh, int *fds, unsigned int room,
 				fds[(*got)++] = fd;
 			} else {
 				close(fd);
-				*err = -EMSGSIZE;
+				closed++;
 			}
 		}
 	}
+	return closed;
 }
 
 int statsfd_msg_recv(int sock, char **json, size_t *len, int *fds,
@@ -218,7 +221,8 @@ int statsfd_msg_recv(int sock, char **json, size_t *len, int *fds,
 			ret = -errno;
 			break;
 		}
-		close_cmsg_fds(&mh, fds, room, &got, &ret);
+		if (statsfd__msg_fds(&mh, fds, room, &got))
+			ret = -EMSGSIZE;
 		if (r == 0) {
 			ret = -ECONNRESET;
 			break;

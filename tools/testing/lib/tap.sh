@@ -15,6 +15,9 @@
 #   bail DESC                  one failed result and the plan, exit 1 (a
 #                              test that cannot go on)
 #   skip_all DESC WHY          one skipped result and the plan, exit 0
+#   tap_merge PREFIX FILE      the results of the TAP stream in FILE as
+#                              results of this one, each named "PREFIX:
+#                              NAME", and its comments
 # TAP_T0=$(date +%s) after sourcing: each ok also says the seconds since.
 #
 # Waits are bounded, never open-ended:
@@ -91,6 +94,17 @@ skip_all() {
 	echo "ok $((n + 1)) - $1 # SKIP $2"
 	echo "1..$((n + 1))"
 	exit 0
+}
+
+tap_merge() {
+	local tap_line
+	while IFS= read -r tap_line; do
+		case "$tap_line" in
+		"ok "*) ok "$1: ${tap_line#ok * - }" ;;
+		"not ok "*) nok "$1: ${tap_line#not ok * - }" ;;
+		"#"*) echo "$tap_line" ;;
+		esac
+	done <"$2"
 }
 
 waitfor() {
