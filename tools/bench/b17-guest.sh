@@ -10,7 +10,7 @@
 # {kvm,kvm-amd}.ko, /lib/statsfd/statsfd.ko, /usr/bin/b17_kvm,
 # /etc/bench.env (BENCH_B17_ROUNDS).
 [ -f /etc/bench.env ] && . /etc/bench.env
-rounds=${BENCH_B17_ROUNDS:-5}
+rounds=${BENCH_B17_ROUNDS:-21}
 
 fail() {
 	echo "# bench: FAILED b17: $*"

@@ -771,8 +771,8 @@ def b17(p, j, res):
     for idx, label in ((1, "statsfd defaults"), (2, "kvm.stats_snapshot=1")):
         key = "vcpu_bytes_" + ("default" if idx == 1 else "snapshot")
         out[key] = raw(idx, "vcpu_bytes") - raw(0, "vcpu_bytes")
-        j.add("B17", f"memory per vCPU with a stats fd, {label} - upstream "
-              "(MemFree drop, bytes)", out[key], "", None,
+        j.add("B17", f"memory per vCPU with a stats fd, {label} - upstream (MemFree "
+              "drop, bytes)", out[key], "", None,
               f'{fmt(raw(idx, "vcpu_bytes"))} vs {fmt(raw(0, "vcpu_bytes"))} bytes a vCPU '
               f'over {rounds[0][0]["mem_vcpus"]} vCPUs', unit="")
     if all("mmap_ns" in rd[2] for rd in rounds):
