@@ -175,4 +175,18 @@ struct statsfd_buf;
 
 void statsfd__buf_double(struct statsfd_buf *b, double v);
 
+/**
+ * statsfd__remote_ioctl_fd() - ioctl(@fd, @req) made by a thread of another
+ *	process, the fd it returns taken (statsfd_vmfd_stats_fd_remote())
+ * @tid: the thread (ptrace-able by us; stopped and resumed)
+ * @pidfd: a pidfd of its process
+ * @fd: the fd number in that process
+ * @req: an ioctl returning a new fd there, closed there once taken
+ *
+ * Any fd-returning ioctl will do, so the host tests need no KVM
+ * (NS_GET_USERNS on a namespace fd).
+ * Return: our copy of the new fd, or -1 with errno set.
+ */
+int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req);
+
 #endif /* STATSFD_LIB_PRIV_H */

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libstatsfd: KVM_GET_STATS_FD asked by the VMM itself, for a VMM that
+ * keeps no stats fds (QEMU before 8.1 opens one per query-stats, reads it
+ * and closes it).
+ *
+ * KVM answers an ioctl on a VM or vCPU fd only in the process that created
+ * the VM (kvm->mm != current->mm is EIO), so the ioctl is made by one of
+ * the VMM's threads: it is stopped with ptrace (PTRACE_SEIZE and
+ * PTRACE_INTERRUPT, which CAP_SYS_PTRACE allows as it allows
+ * pidfd_getfd()), made to run ioctl(fd, KVM_GET_STATS_FD) and then close()
+ * through a syscall instruction of its own (the one it stopped after),
+ * its new fd is taken with pidfd_getfd() in between, and its registers are
+ * put back.  As CRIU does, a system call the stop interrupted is set up to
+ * be made again, as the kernel would have restarted it.
+ *
+ * Which thread: a vCPU ioctl takes the vCPU's mutex, which KVM_RUN holds,
+ * so a vCPU fd is asked in the thread blocked in KVM_RUN on it (stopping
+ * it kicks it out of the guest, as QEMU's own run_on_cpu() does; QEMU
+ * enters the guest again on the EINTR), found in /proc/PID/task/TID/syscall;
+ * else, and for a VM fd, the main thread.  x86-64 only.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+
+#include "statsfd.h"
+#include "statsfd_priv.h"
+
+#if defined(__x86_64__)
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+/* The kernel's restart codes (include/linux/errno.h), not in userspace's. */
+#define ERESTARTSYS		512
+#define ERESTARTNOINTR		513
+#define ERESTARTNOHAND		514
+#define ERESTART_RESTARTBLOCK	516
+/* x86-64's syscall instruction, 0f 05, as a little-endian word. */
+#define SYSCALL_INSN		0x050f
+
+/*
+ * The thread of @pid whose current system call is ioctl(@fd, @req), else
+ * @pid.  /proc/PID/task/TID/syscall: "NR ARG0 ARG1 ...", in hex but NR.
+ */
+static pid_t thread_in_ioctl(pid_t pid, int fd, unsigned long req)
+{
+	char path[64], buf[256];
+	struct dirent *de;
+	pid_t found = pid;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return pid;
+	while ((de = readdir(dir))) {
+		unsigned long a0, a1;
+		FILE *f;
+		long nr;
+		int n;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/syscall", pid,
+			 de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;	/* another user's: needs CAP_DAC_OVERRIDE */
+		n = fgets(buf, sizeof(buf), f) ?
+		    sscanf(buf, "%ld %lx %lx", &nr, &a0, &a1) : 0;
+		fclose(f);
+		if (n == 3 && nr == SYS_ioctl && a0 == (unsigned long)fd &&
+		    a1 == req) {
+			found = (pid_t)atoi(de->d_name);
+			break;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+/* The next stop of the traced @tid; -1 with errno if it is gone. */
+static int wait_stop(pid_t tid, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL);
+
+		if (r == tid && WIFSTOPPED(*status))
+			return 0;
+		if (r == tid) {
+			errno = ESRCH;	/* it exited */
+			return -1;
+		}
+		if (errno != EINTR)
+			return -1;
+	}
+}
+
+/*
+ * Run system call @nr(@a0, @a1) in the stopped @tid, through the syscall
+ * instruction at @ip, from its registers @base.  Return: its result (a
+ * negative errno from the kernel), or -errno when the tracing failed,
+ * with *@sig a signal that came instead (to be delivered on detach).
+ */
+static long run_syscall(pid_t tid, const struct user_regs_struct *base,
+			unsigned long ip, long nr, long a0, long a1, int *sig)
+{
+	struct user_regs_struct r = *base;
+	int i, st;
+
+	r.rip = ip;
+	r.rax = nr;
+	r.orig_rax = -1;	/* no restart of what it was doing */
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rdx = 0;
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &r))
+		return -errno;
+	/* Its entry, then its exit. */
+	for (i = 0; i < 2; i++) {
+		if (ptrace(PTRACE_SYSCALL, tid, NULL, NULL) ||
+		    wait_stop(tid, &st))
+			return -errno;
+		if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+			*sig = WSTOPSIG(st);
+			return -EINTR;
+		}
+	}
+	if (ptrace(PTRACE_GETREGS, tid, NULL, &r))
+		return -errno;
+	return (long)r.rax;
+}
+
+/*
+ * @tid, just stopped: its registers in *@saved as they are to be put back,
+ * and the address of a syscall instruction in *@ip.  Return: 0, or -EAGAIN
+ * when it stopped outside a system call (try again later).
+ */
+static int prepare(pid_t tid, struct user_regs_struct *saved,
+		   unsigned long *ip)
+{
+	long word;
+
+	if (ptrace(PTRACE_GETREGS, tid, NULL, saved))
+		return -errno;
+	if ((long)saved->orig_rax < 0)
+		return -EAGAIN;
+	*ip = saved->rip - 2;
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, tid, (void *)*ip, NULL);
+	if (errno || (word & 0xffff) != SYSCALL_INSN)
+		return -EAGAIN;
+	/* What the kernel does when no handler runs (arch_do_signal_or_restart()). */
+	switch ((long)saved->rax) {
+	case -ERESTARTSYS:
+	case -ERESTARTNOINTR:
+	case -ERESTARTNOHAND:
+		saved->rax = saved->orig_rax;
+		saved->rip -= 2;
+		break;
+	case -ERESTART_RESTARTBLOCK:
+		saved->rax = -EINTR;
+		break;
+	}
+	saved->orig_rax = -1;
+	return 0;
+}
+
+int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req)
+{
+	struct user_regs_struct saved;
+	int st, sig = 0, local = -1, i;
+	unsigned long ip = 0;
+	long ret, tfd;
+
+	if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)PTRACE_O_TRACESYSGOOD))
+		return -1;
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL)) {
+		ret = -errno;
+		goto detach;
+	}
+	/* Signals that come first are passed on; then the interrupt's stop. */
+	for (i = 0;; i++) {
+		if (wait_stop(tid, &st)) {
+			ret = -errno;
+			goto detach;
+		}
+		if (st >> 16 == PTRACE_EVENT_STOP)
+			break;
+		if (i == 16 || ptrace(PTRACE_CONT, tid, NULL,
+				      (void *)(long)WSTOPSIG(st))) {
+			ret = -EAGAIN;
+			goto detach;
+		}
+	}
+	ret = prepare(tid, &saved, &ip);
+	if (ret)
+		goto detach;
+	tfd = run_syscall(tid, &saved, ip, SYS_ioctl, fd, (long)req, &sig);
+	ret = tfd;
+	if (tfd >= 0) {
+		local = (int)syscall(SYS_pidfd_getfd, pidfd, (int)tfd, 0);
+		ret = local < 0 ? -errno : 0;
+		/* Its copy is closed, whatever came of ours. */
+		if (!sig)
+			run_syscall(tid, &saved, ip, SYS_close, tfd, 0, &sig);
+	}
+	ptrace(PTRACE_SETREGS, tid, NULL, &saved);
+detach:
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	if (ret < 0) {
+		if (local >= 0)
+			close(local);
+		errno = (int)-ret;
+		return -1;
+	}
+	return local;
+}
+
+int statsfd_vmfd_stats_fd_remote(pid_t pid, int pidfd, int fd,
+				 enum statsfd_vmfd_kind kind)
+{
+	pid_t tid = pid;
+
+	if (kind == STATSFD_VMFD_KVM_VCPU)
+		tid = thread_in_ioctl(pid, fd, KVM_RUN);
+	else if (kind != STATSFD_VMFD_KVM_VM)
+		return errno = EINVAL, -1;
+	return statsfd__remote_ioctl_fd(tid, pidfd, fd, KVM_GET_STATS_FD);
+}
+#else
+int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req)
+{
+	(void)tid, (void)pidfd, (void)fd, (void)req;
+	errno = ENOSYS;
+	return -1;
+}
+
+int statsfd_vmfd_stats_fd_remote(pid_t pid, int pidfd, int fd,
+				 enum statsfd_vmfd_kind kind)
+{
+	(void)pid, (void)pidfd, (void)fd, (void)kind;
+	errno = ENOSYS;
+	return -1;
+}
+#endif
