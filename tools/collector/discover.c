@@ -59,15 +59,16 @@
  * One fd number of a followed process: the source it gave (@sid), or 0 for
  * a VM or vCPU fd that gave none, or a stats fd that could not be added
  * (not tried again).  Remembered until the process exits.  A KVM VM or
- * vCPU fd KVM refused us (EIO) is @refused, of @kind and @vcpu, until the
- * VMM is made to ask for its stats fd (ask_vmm()); the source that gave is
- * @made from it (its file is not the fd's own).
+ * vCPU fd KVM refused us (EIO) at scan @scan is @refused, of @kind and
+ * @vcpu, until the VMM is made to ask for its stats fd (ask_vmm()); the
+ * source that gave is @made from it (its file is not the fd's own).
  */
 struct dfd {
 	int tfd;
 	uint64_t sid;
 	enum statsfd_vmfd_kind kind;
 	int vcpu;
+	uint64_t scan;
 	bool refused;
 	bool made;
 };
@@ -626,7 +627,8 @@ static void take(struct discover *d, struct dproc *p, int tfd, int local,
 		f = find_fd(p, tfd);
 		if (errno == EIO && f)
 			*f = (struct dfd){ .tfd = tfd, .kind = kind,
-					   .vcpu = vcpu, .refused = true };
+					   .vcpu = vcpu, .scan = d->stats.scans,
+					   .refused = true };
 		else if (errno != EIO)
 			logmsg("discover: pid %d fd %d: no stats fd: %s",
 			       p->pid, tfd, strerror(errno));
@@ -652,7 +654,10 @@ static bool has_source(struct dproc *p, int vcpu)
  * query-stats opens one, reads it and closes it).  @p is made to ask KVM
  * itself (statsfd_vmfd_stats_fd_remote(): one of its threads, stopped
  * with ptrace, calls KVM_GET_STATS_FD).  Called once a scan of @p saw all
- * its fds, so that a stats fd it holds is found first.  A thread caught
+ * its fds, so that a stats fd it holds is found first, and only from the
+ * scan after the one that found the fd: a VMM that keeps stats fds (QEMU
+ * 8.1, statsfd-vmm) may be caught between a vCPU and its stats fd, which
+ * would then be a second source of the vCPU, refused.  A thread caught
  * outside a system call (EAGAIN) is tried again at the next scan; any
  * other failure is logged once and not tried again.
  */
@@ -664,7 +669,7 @@ static void ask_vmm(struct discover *d, struct dproc *p)
 		struct dfd *f = &p->fds[i];
 		int sfd;
 
-		if (!f->refused)
+		if (!f->refused || f->scan == d->stats.scans)
 			continue;
 		if (has_source(p, f->vcpu)) {
 			f->refused = false;	/* the VMM's own stats fd gave it */

@@ -682,9 +682,11 @@ int statsfd_vmfd_stats_fd(int fd, enum statsfd_vmfd_kind kind);
  * KVM_RUN on it, if /proc/PID/task/TID/syscall says which; else, and a VM,
  * in the main thread.  Needs ptrace permission over the VMM
  * (CAP_SYS_PTRACE for another user's) and a tracer-free VMM.  x86-64 only.
+ * A thread stopped in its own code is let run to its next system call,
+ * which is made after ours.
  * Return: a new fd (close-on-exec), or -1 with errno set: EAGAIN when the
- * thread was not in a system call (try again), ENOSYS on other machines,
- * EPERM without permission or when the VMM is traced already.
+ * thread made no system call within 100 ms (try again), ENOSYS on other
+ * machines, EPERM without permission or when the VMM is traced already.
  */
 int statsfd_vmfd_stats_fd_remote(pid_t pid, int pidfd, int fd,
 				 enum statsfd_vmfd_kind kind);

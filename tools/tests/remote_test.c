@@ -5,8 +5,9 @@
  * a child process through ptrace (statsfd__remote_ioctl_fd()), its fd is
  * taken, and the child goes on as if nothing happened: its fd table as it
  * was, and the read() it was blocked in made again (a restarted system
- * call, not EINTR).  Also: a child stopped outside a system call is
- * EAGAIN and left running; an ioctl the fd does not know is its errno; a
+ * call, not EINTR).  A child caught in its own code is let run to its
+ * next system call, which is made after the ioctl; one that makes none
+ * within 100 ms is EAGAIN and left running; an ioctl the fd does not know is its errno; a
  * stats or statsfd_vm kind is EINVAL.  Real KVM and QEMU 7.2: make
  * check-kvm (tools/selftests/kvm/qemu_stats_test.sh).
  */
@@ -167,7 +168,70 @@ static void test_ioctl_in_child(void)
 	close(pidfd);
 }
 
-/* A child spinning in userspace: no syscall instruction to borrow. */
+/*
+ * A child mostly in its own code, making a system call now and then (a
+ * vCPU thread handling exits): caught outside one, it is let run to the
+ * next, which is skipped for the ioctl and then made: getppid() keeps
+ * answering right.
+ */
+static void test_between_syscalls(void)
+{
+	volatile long *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char mine[64] = "", theirs[64] = "", path[64];
+	pid_t pid, me = getpid();
+	long calls;
+	int pidfd, fd;
+	ssize_t n;
+
+	if (sh == MAP_FAILED) {
+		tap_ok(0, "shared page");
+		return;
+	}
+	sh[0] = -1;	/* its netns fd */
+	sh[1] = 0;	/* getppid() calls */
+	sh[2] = 0;	/* wrong answers */
+	pid = fork();
+	if (pid == 0) {
+		sh[0] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		for (;;) {
+			volatile int k;
+
+			for (k = 0; k < 200000; k++)
+				;
+			if (syscall(SYS_getppid) != me)
+				sh[2]++;
+			sh[1]++;
+		}
+	}
+	while (sh[1] < 3)
+		usleep(1000);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	fd = statsfd__remote_ioctl_fd(pid, pidfd, (int)sh[0], NS_GET_USERNS);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, mine, sizeof(mine) - 1);
+	mine[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	n = readlink(path, theirs, sizeof(theirs) - 1);
+	theirs[n > 0 ? n : 0] = '\0';
+	if (!tap_ok(fd >= 0 && !strcmp(mine, theirs),
+		    "a thread caught in its own code: the ioctl made at its next system call (%s)",
+		    mine))
+		tap_diag("fd %d, errno %d (%s)", fd, errno, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	calls = sh[1];
+	usleep(50000);
+	tap_ok(sh[1] > calls && !sh[2],
+	       "and it runs on, its getppid() made and answered right (%ld, then %ld calls, %ld wrong)",
+	       calls, (long)sh[1], (long)sh[2]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pidfd);
+	munmap((void *)sh, 4096);
+}
+
+/* A child spinning in userspace: no system call within 100 ms. */
 static void test_not_in_syscall(void)
 {
 	volatile unsigned long *count = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -199,7 +263,7 @@ static void test_not_in_syscall(void)
 			break;
 	}
 	tap_ok(fd < 0 && errno == EAGAIN,
-	       "a thread stopped outside a system call: EAGAIN (%s)", strerror(errno));
+	       "a thread that makes no system call within 100 ms: EAGAIN (%s)", strerror(errno));
 	seen = *count;
 	usleep(20000);
 	tap_ok(*count != seen, "and it runs on (%lu, then %lu)", seen, *count);
@@ -213,6 +277,7 @@ int main(void)
 {
 #if defined(__x86_64__)
 	test_ioctl_in_child();
+	test_between_syscalls();
 	test_not_in_syscall();
 #else
 	tap_skip("remote ioctl", "x86-64 only");

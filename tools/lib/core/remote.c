@@ -12,7 +12,9 @@
  * through a syscall instruction of its own (the one it stopped after),
  * its new fd is taken with pidfd_getfd() in between, and its registers are
  * put back.  As CRIU does, a system call the stop interrupted is set up to
- * be made again, as the kernel would have restarted it.
+ * be made again, as the kernel would have restarted it.  A thread stopped
+ * in its own code is let run to its next system call, which is skipped
+ * until ours are done, then made.
  *
  * Which thread: a vCPU ioctl takes the vCPU's mutex, which KVM_RUN holds,
  * so a vCPU fd is asked in the thread blocked in KVM_RUN on it (stopping
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/kvm.h>
 
@@ -45,6 +48,8 @@
 #define ERESTART_RESTARTBLOCK	516
 /* x86-64's syscall instruction, 0f 05, as a little-endian word. */
 #define SYSCALL_INSN		0x050f
+/* How long a thread running its own code is given to make a system call. */
+#define NEXT_SYSCALL_MS		100
 
 /*
  * The thread of @pid whose current system call is ioctl(@fd, @req), else
@@ -102,6 +107,32 @@ static int wait_stop(pid_t tid, int *status)
 		if (errno != EINTR)
 			return -1;
 	}
+}
+
+/*
+ * The next stop of the traced @tid within @ms milliseconds; past that it
+ * is stopped (PTRACE_INTERRUPT) and -1 is returned with errno EAGAIN.
+ */
+static int wait_stop_ms(pid_t tid, int *status, int ms)
+{
+	struct timespec tick = { 0, 1000000 };
+	int i;
+
+	for (i = 0; i < ms; i++) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+
+		if (r == tid && WIFSTOPPED(*status))
+			return 0;
+		if (r == tid || (r < 0 && errno != EINTR)) {
+			errno = r < 0 ? errno : ESRCH;
+			return -1;
+		}
+		nanosleep(&tick, NULL);
+	}
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) || wait_stop(tid, status))
+		return -1;
+	errno = EAGAIN;
+	return -1;
 }
 
 /*
@@ -174,6 +205,56 @@ static int prepare(pid_t tid, struct user_regs_struct *saved,
 	return 0;
 }
 
+/*
+ * @tid stopped outside a system call, in its own code (a vCPU thread
+ * handling an exit, SeaBIOS's port I/O): let it run to its next one (the
+ * vCPU's next KVM_RUN), which is skipped at its entry stop and set up in
+ * *@saved to be made again when @tid goes on; *@ip is its syscall
+ * instruction.  A signal that comes first is delivered (*@sig).  Return:
+ * 0 with @tid at the skipped call's exit stop; -EAGAIN when it makes none
+ * within NEXT_SYSCALL_MS (it is stopped again), else -errno.
+ */
+static int to_next_syscall(pid_t tid, struct user_regs_struct *saved,
+			   unsigned long *ip, int *sig)
+{
+	struct user_regs_struct r;
+	int i, st;
+	long word;
+
+	for (i = 0;; i++) {
+		if (i == 16 ||
+		    ptrace(PTRACE_SYSCALL, tid, NULL, (void *)(long)*sig))
+			return i == 16 ? -EAGAIN : -errno;
+		*sig = 0;
+		if (wait_stop_ms(tid, &st, NEXT_SYSCALL_MS))
+			return -errno;
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80))
+			break;
+		if (st >> 16 != PTRACE_EVENT_STOP)
+			*sig = WSTOPSIG(st);
+	}
+	if (ptrace(PTRACE_GETREGS, tid, NULL, saved))
+		return -errno;
+	r = *saved;
+	r.orig_rax = -1;	/* skipped: no system call -1 */
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &r) ||
+	    ptrace(PTRACE_SYSCALL, tid, NULL, NULL) || wait_stop(tid, &st))
+		return -errno;
+	if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+		*sig = WSTOPSIG(st);
+		return -EAGAIN;
+	}
+	*ip = saved->rip - 2;
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, tid, (void *)*ip, NULL);
+	if (errno || (word & 0xffff) != SYSCALL_INSN)
+		return -EAGAIN;
+	saved->rax = saved->orig_rax;
+	saved->rip -= 2;
+	saved->orig_rax = -1;
+	return 0;
+}
+
 int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req)
 {
 	struct user_regs_struct saved;
@@ -202,6 +283,8 @@ int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req)
 		}
 	}
 	ret = prepare(tid, &saved, &ip);
+	if (ret == -EAGAIN)
+		ret = to_next_syscall(tid, &saved, &ip, &sig);
 	if (ret)
 		goto detach;
 	tfd = run_syscall(tid, &saved, ip, SYS_ioctl, fd, (long)req, &sig);
