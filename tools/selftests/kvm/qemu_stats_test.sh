@@ -45,9 +45,13 @@ qs_qmp() {
 	grep -q '^{"return"' "$2"
 }
 
-# qs_fds PATTERN: how many of QEMU's fds name PATTERN.
+# qs_fds PATTERN: how many of QEMU's fds name PATTERN (. for all).
 qs_fds() {
-	ls -l "/proc/$qs_pid/fd" 2>/dev/null | grep -cE "$1"
+	local f c=0
+	for f in "/proc/$qs_pid/fd/"*; do
+		readlink "$f" 2>/dev/null | grep -qE "$1" && c=$((c + 1))
+	done
+	echo "$c"
 }
 
 # qs_start: QEMU, paused, its QMP ready (capabilities negotiated).
@@ -166,7 +170,7 @@ qs_query_stats() {
 }
 
 qemu_stats() {
-	local kvm=$1 before after nfds ver want
+	local kvm="$1" before after nfds ver want
 	qs_dir=/tmp/$kvm
 	mkdir -p "$qs_dir"
 	if ! qs_start; then
@@ -196,13 +200,13 @@ qemu_stats() {
 	check "$kvm: qemu: holds $want KVM stats fds before and after query-stats (QEMU before 8.1 opens one per query and closes it)" \
 		test "$before $after" = "$want $want"
 
-	nfds=$(ls "/proc/$qs_pid/fd" | wc -l)
+	nfds=$(qs_fds .)
 	statsfd show --json --pid "$qs_pid" >"$qs_dir/cli.json" 2>"$qs_dir/cli.err"
 	sed 's/^/# statsfd: /' "$qs_dir/cli.err"
 	check "$kvm: qemu: statsfd --pid reads its VM and 2 vCPUs with QMP's values (stats fds made by QEMU)" \
 		qs_cli_same "$qs_dir"
 	check "$kvm: qemu: statsfd --pid leaves QEMU's fd table as it was ($nfds fds)" \
-		test "$(ls "/proc/$qs_pid/fd" | wc -l)" = "$nfds"
+		test "$(qs_fds .)" = "$nfds"
 	qs_qmp '{"execute":"query-stats","arguments":{"target":"vcpu"}}' "$qs_dir/qmp-vcpu-again.json"
 	check "$kvm: qemu: query-stats vcpu again after statsfd --pid: the same answer" \
 		cmp "$qs_dir/qmp-vcpu.json" "$qs_dir/qmp-vcpu-again.json"

@@ -38,6 +38,7 @@ check() {
 
 KSFT=/usr/libexec/kvm-selftests
 # qemu_stats, qemu_stats_compare: Debian's QEMU on each KVM.
+# shellcheck disable=SC1091 # in the guest only
 . "$KSFT/qemu_stats_test.sh"
 # nx_huge_pages_test as its wrapper script runs it (nx_huge_pages_test.sh):
 # the mitigation forced on, fast recovery, three huge pages reserved.
