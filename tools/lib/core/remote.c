@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -51,47 +52,6 @@
 /* How long a thread running its own code is given to make a system call. */
 #define NEXT_SYSCALL_MS		100
 
-/*
- * The thread of @pid whose current system call is ioctl(@fd, @req), else
- * @pid.  /proc/PID/task/TID/syscall: "NR ARG0 ARG1 ...", in hex but NR.
- */
-static pid_t thread_in_ioctl(pid_t pid, int fd, unsigned long req)
-{
-	char path[64], buf[256];
-	struct dirent *de;
-	pid_t found = pid;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		return pid;
-	while ((de = readdir(dir))) {
-		unsigned long a0, a1;
-		FILE *f;
-		long nr;
-		int n;
-
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/syscall", pid,
-			 de->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;	/* another user's: needs CAP_DAC_OVERRIDE */
-		n = fgets(buf, sizeof(buf), f) ?
-		    sscanf(buf, "%ld %lx %lx", &nr, &a0, &a1) : 0;
-		fclose(f);
-		if (n == 3 && nr == SYS_ioctl && a0 == (unsigned long)fd &&
-		    a1 == req) {
-			found = (pid_t)atoi(de->d_name);
-			break;
-		}
-	}
-	closedir(dir);
-	return found;
-}
-
 /* The next stop of the traced @tid; -1 with errno if it is gone. */
 static int wait_stop(pid_t tid, int *status)
 {
@@ -107,6 +67,79 @@ static int wait_stop(pid_t tid, int *status)
 		if (errno != EINTR)
 			return -1;
 	}
+}
+
+/*
+ * Whether the thread @tid is in ioctl(@fd, @req), from its registers: it
+ * is stopped for a moment (seized, interrupted, let go unchanged, as a
+ * debugger attaching does), for a VMM of another user, whose
+ * /proc/PID/task/TID/syscall only CAP_DAC_OVERRIDE could read.
+ */
+static bool regs_in_ioctl(pid_t tid, int fd, unsigned long req)
+{
+	struct user_regs_struct r;
+	bool in = false;
+	int st = 0;
+
+	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL))
+		return false;
+	if (!ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) && !wait_stop(tid, &st) &&
+	    st >> 16 == PTRACE_EVENT_STOP && !ptrace(PTRACE_GETREGS, tid, NULL, &r))
+		in = (long)r.orig_rax == SYS_ioctl && r.rdi == (unsigned long)fd &&
+		     r.rsi == req;
+	/* A signal's stop instead: it is delivered as the thread goes on. */
+	ptrace(PTRACE_DETACH, tid, NULL,
+	       (void *)(long)(WIFSTOPPED(st) && st >> 16 != PTRACE_EVENT_STOP ?
+			      WSTOPSIG(st) : 0));
+	return in;
+}
+
+/*
+ * The thread of @pid whose current system call is ioctl(@fd, @req), else
+ * @pid: /proc/PID/task/TID/syscall ("NR ARG0 ARG1 ...", in hex but NR),
+ * or where it cannot be read, the thread's registers (regs_in_ioctl()).
+ */
+static pid_t thread_in_ioctl(pid_t pid, int fd, unsigned long req)
+{
+	char path[64], buf[256];
+	struct dirent *de;
+	pid_t found = pid;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return pid;
+	while ((de = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+		unsigned long a0, a1;
+		FILE *f;
+		long nr;
+		int n;
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+		f = fopen(path, "re");
+		if (!f) {
+			if ((errno == EACCES || errno == EPERM) &&
+			    regs_in_ioctl(tid, fd, req)) {
+				found = tid;
+				break;
+			}
+			continue;
+		}
+		n = fgets(buf, sizeof(buf), f) ?
+		    sscanf(buf, "%ld %lx %lx", &nr, &a0, &a1) : 0;
+		fclose(f);
+		if (n == 3 && nr == SYS_ioctl && a0 == (unsigned long)fd &&
+		    a1 == req) {
+			found = tid;
+			break;
+		}
+	}
+	closedir(dir);
+	return found;
 }
 
 /*
