@@ -16,7 +16,8 @@
 #   - statsfd-collector --discover-kvm, root dropping to nobody as
 #     deployed, exports the VM and both vCPUs, labelled with QEMU's -name;
 #   - QEMU then runs (cont: the vCPUs in KVM_RUN, in SeaBIOS) and
-#     `statsfd --pid` still reads both vCPUs, QEMU still answering.
+#     `statsfd --pid` and the collector still read both vCPUs, QEMU
+#     still answering.
 # qemu_stats_compare: the schemas and values of both KVMs are the same.
 # Inputs: /usr/bin/qemu-system-x86_64 with /usr/share/seabios/bios-256k.bin
 # and /usr/share/qemu/kvmvapic.bin (all that -machine pc opens), jq,
@@ -125,34 +126,34 @@ qs_exported() {
 		echo "$k" | grep -q 'vcpu="0"' && echo "$k" | grep -q 'vcpu="1"'
 }
 
-# qs_collector KVM: --discover-kvm against the running QEMU.
+# qs_collector KVM STATE: --discover-kvm against QEMU (STATE: paused or
+# running, naming its files in $qs_dir).
 qs_collector() {
-	local col port i=0
+	local col port i=0 c="$qs_dir/col-$2"
 	chmod 1777 "$qs_dir"
-	statsfd-collector --socket "$qs_dir/col.sock" --listen 127.0.0.1:0 \
-		--port-file "$qs_dir/col.port" --interval 200 --discover-kvm \
-		--discover-interval 200 --user nobody --verbose \
-		2>"$qs_dir/col.log" &
+	statsfd-collector --socket "$c.sock" --listen 127.0.0.1:0 \
+		--port-file "$c.port" --interval 200 --discover-kvm \
+		--discover-interval 200 --user nobody --verbose 2>"$c.log" &
 	col=$!
-	while ! [ -s "$qs_dir/col.port" ] && [ $i -lt 300 ]; do
+	while ! [ -s "$c.port" ] && [ $i -lt 300 ]; do
 		i=$((i + 1))
 		sleep 0.1
 	done
-	port=$(cat "$qs_dir/col.port" 2>/dev/null)
+	port=$(cat "$c.port" 2>/dev/null)
 	i=0
-	until qs_scrape "$port" "$qs_dir/col.prom" && qs_exported "$qs_dir/col.prom"; do
+	until qs_scrape "$port" "$c.prom" && qs_exported "$c.prom"; do
 		i=$((i + 1))
 		[ $i -gt 60 ] && break
 		sleep 0.5
 	done
-	if qs_exported "$qs_dir/col.prom"; then
-		ok "$1: qemu: statsfd-collector --discover-kvm (as nobody, CAP_SYS_PTRACE) exports its VM and vCPUs 0 and 1, vm=\"$QS_VM\""
+	if qs_exported "$c.prom"; then
+		ok "$1: qemu $2: statsfd-collector --discover-kvm (as nobody, CAP_SYS_PTRACE) exports its VM and vCPUs 0 and 1, vm=\"$QS_VM\""
 	else
-		nok "$1: qemu: statsfd-collector --discover-kvm exports its VM and vCPUs"
-		sed 's/^/# collector: /' "$qs_dir/col.log" | tail -n 20
+		nok "$1: qemu $2: statsfd-collector --discover-kvm exports its VM and vCPUs"
+		sed 's/^/# collector: /' "$c.log" | tail -n 20
 	fi
-	grep 'discover:' "$qs_dir/col.log" | head -n 8 | sed 's/^/# collector: /'
-	echo "# $1: exported: $(grep -cE "^kvm_[a-z0-9_]+[{].*vm=\"$QS_VM\"" "$qs_dir/col.prom") kvm series"
+	grep 'discover:' "$c.log" | head -n 8 | sed 's/^/# collector: /'
+	echo "# $1: exported: $(grep -cE "^kvm_[a-z0-9_]+[{].*vm=\"$QS_VM\"" "$c.prom") kvm series"
 	kill "$col"
 	wait "$col"
 }
@@ -211,7 +212,7 @@ qemu_stats() {
 	check "$kvm: qemu: query-stats vcpu again after statsfd --pid: the same answer" \
 		cmp "$qs_dir/qmp-vcpu.json" "$qs_dir/qmp-vcpu-again.json"
 
-	qs_collector "$kvm"
+	qs_collector "$kvm" paused
 	qs_qmp '{"execute":"query-status"}' "$qs_dir/status.json"
 	check "$kvm: qemu: still paused and answering after the collector" \
 		jq -e '.return.status == "prelaunch"' "$qs_dir/status.json"
@@ -224,6 +225,8 @@ qemu_stats() {
 	check "$kvm: qemu: running (vCPU threads in KVM_RUN), statsfd --pid reads its 2 vCPUs" \
 		jq -e '[.[] | select(.provider == "kvm" and .target == "vcpu")] | length == 2' \
 		"$qs_dir/cli-run.json"
+	# As nobody: the vCPU threads found by their registers, stopped a moment.
+	qs_collector "$kvm" running
 	qs_qmp '{"execute":"query-status"}' "$qs_dir/status-run.json"
 	check "$kvm: qemu: still running and answering" \
 		jq -e '.return.status == "running"' "$qs_dir/status-run.json"
