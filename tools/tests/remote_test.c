@@ -7,7 +7,9 @@
  * was, and the read() it was blocked in made again (a restarted system
  * call, not EINTR).  A child caught in its own code is let run to its
  * next system call, which is made after the ioctl; one that makes none
- * within 100 ms is EAGAIN and left running; an ioctl the fd does not know is its errno; a
+ * within 100 ms is EAGAIN and left running; one that never stops (in
+ * vfork()) is ETIMEDOUT after the call's bound, untraced after; an ioctl
+ * the fd does not know is its errno; a
  * stats or statsfd_vm kind is EINVAL.  Real KVM and QEMU 7.2: make
  * check-kvm (tools/selftests/kvm/qemu_stats_test.sh).
  */
@@ -22,6 +24,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
 
@@ -273,12 +276,69 @@ static void test_not_in_syscall(void)
 	munmap((void *)count, 4096);
 }
 
+/* The state letter of /proc/PID/stat ('t': stopped by a tracer). */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return '?';
+	}
+	fclose(f);
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/*
+ * A target that never reaches a stop: its thread waits in vfork() for a
+ * child that sleeps (a killable sleep, which a ptrace interrupt does not
+ * end), as any unprivileged VMM could arrange.  The call gives up after its
+ * bound instead of hanging the caller, and the target goes on untraced.
+ */
+static void test_never_stops(void)
+{
+	struct timespec t0, t1;
+	int pidfd, fd, ms;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		if (vfork() == 0) {
+			usleep(3000000);
+			_exit(0);
+		}
+		for (;;)
+			pause();
+	}
+	usleep(200000);		/* in vfork() by now */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fd = statsfd__remote_ioctl_fd(pid, pidfd, 0, NS_GET_USERNS);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	tap_ok(fd < 0 && errno == ETIMEDOUT && ms < 2500,
+	       "a thread that never stops (in vfork()): ETIMEDOUT after its bound, not a hang (%d ms, %s)",
+	       ms, strerror(errno));
+	usleep(3500000);	/* the vfork child is gone: the target runs again */
+	tap_ok(proc_state(pid) == 'S',
+	       "and once its vfork() ends it runs on, untraced (state %c)", proc_state(pid));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pidfd);
+}
+
 int main(void)
 {
 #if defined(__x86_64__)
 	test_ioctl_in_child();
 	test_between_syscalls();
 	test_not_in_syscall();
+	test_never_stops();
 #else
 	tap_skip("remote ioctl", "x86-64 only");
 #endif

@@ -20,11 +20,15 @@
  * so a vCPU fd is asked in the thread blocked in KVM_RUN on it (stopping
  * it kicks it out of the guest, as QEMU's own run_on_cpu() does; QEMU
  * enters the guest again on the EINTR), found in /proc/PID/task/TID/syscall;
- * else, and for a VM fd, the main thread.  x86-64 only.
+ * else, and for a VM fd, the main thread.  x86-64 only.  All of it runs in a
+ * short-lived child, killed after REMOTE_TIMEOUT_MS (below).
  */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,7 +292,7 @@ static int to_next_syscall(pid_t tid, struct user_regs_struct *saved,
 	return 0;
 }
 
-int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req)
+static int remote_ioctl_traced(pid_t tid, int pidfd, int fd, unsigned long req)
 {
 	struct user_regs_struct saved;
 	int st, sig = 0, local = -1, i;
@@ -341,16 +345,103 @@ detach:
 	return local;
 }
 
+/*
+ * The ptrace work is done by a child of ours, given REMOTE_TIMEOUT_MS and
+ * then killed: a target thread that never reaches a stop (one in an
+ * uninterruptible or killable sleep, such as a vfork() parent, which an
+ * unprivileged VMM can arrange) must not hang the caller, a collector's
+ * single loop.  When a tracer dies the kernel detaches its tracees, so the
+ * target is left running as it was.  The child sends back the fd it took
+ * (SCM_RIGHTS) or the errno of its failure.
+ */
+#define REMOTE_TIMEOUT_MS	1000
+
+static void remote_child(int sock, pid_t pid, int pidfd, int fd,
+			 unsigned long req, unsigned long find)
+{
+	char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	pid_t tid = find ? thread_in_ioctl(pid, fd, find) : pid;
+	int local = remote_ioctl_traced(tid, pidfd, fd, req);
+	int err = local < 0 ? errno : 0;
+	struct iovec iov = { &err, sizeof(err) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (local >= 0) {
+		struct cmsghdr *c;
+
+		msg.msg_control = ctl;
+		msg.msg_controllen = sizeof(ctl);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &local, sizeof(int));
+	}
+	_exit(sendmsg(sock, &msg, MSG_NOSIGNAL) == sizeof(err) ? 0 : 1);
+}
+
+static int remote_bounded(pid_t pid, int pidfd, int fd, unsigned long req,
+			  unsigned long find)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	int sv[2], err = EIO, got = -1, n;
+	struct iovec iov = { &err, sizeof(err) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct pollfd p;
+	pid_t child;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	child = fork();
+	if (child < 0) {
+		err = errno;
+		close(sv[0]);
+		close(sv[1]);
+		return errno = err, -1;
+	}
+	if (!child) {
+		close(sv[0]);
+		remote_child(sv[1], pid, pidfd, fd, req, find);
+	}
+	close(sv[1]);
+	p = (struct pollfd){ .fd = sv[0], .events = POLLIN };
+	do
+		n = poll(&p, 1, REMOTE_TIMEOUT_MS);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0) {
+		err = n ? errno : ETIMEDOUT;
+		kill(child, SIGKILL);
+	} else if (recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) == sizeof(int)) {
+		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+		if (!err && c && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(&got, CMSG_DATA(c), sizeof(int));
+		else if (!err)
+			err = EIO;
+	}
+	/* Killed or done: it exits at once, and so detaches the target. */
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
+	close(sv[0]);
+	if (got < 0)
+		return errno = err, -1;
+	return got;
+}
+
+int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req)
+{
+	return remote_bounded(tid, pidfd, fd, req, 0);
+}
+
 int statsfd_vmfd_stats_fd_remote(pid_t pid, int pidfd, int fd,
 				 enum statsfd_vmfd_kind kind)
 {
-	pid_t tid = pid;
-
-	if (kind == STATSFD_VMFD_KVM_VCPU)
-		tid = thread_in_ioctl(pid, fd, KVM_RUN);
-	else if (kind != STATSFD_VMFD_KVM_VM)
+	if (kind != STATSFD_VMFD_KVM_VCPU && kind != STATSFD_VMFD_KVM_VM)
 		return errno = EINVAL, -1;
-	return statsfd__remote_ioctl_fd(tid, pidfd, fd, KVM_GET_STATS_FD);
+	return remote_bounded(pid, pidfd, fd, KVM_GET_STATS_FD,
+			      kind == STATSFD_VMFD_KVM_VCPU ? KVM_RUN : 0);
 }
 #else
 int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req)
