@@ -683,10 +683,13 @@ int statsfd_vmfd_stats_fd(int fd, enum statsfd_vmfd_kind kind);
  * in the main thread.  Needs ptrace permission over the VMM
  * (CAP_SYS_PTRACE for another user's) and a tracer-free VMM.  x86-64 only.
  * A thread stopped in its own code is let run to its next system call,
- * which is made after ours.
+ * which is made after ours.  The tracing runs in a short-lived child of
+ * the caller (it forks), killed after 1 s, so a thread that never stops
+ * cannot hang the caller; the kernel then detaches it, untouched.
  * Return: a new fd (close-on-exec), or -1 with errno set: EAGAIN when the
- * thread made no system call within 100 ms (try again), ENOSYS on other
- * machines, EPERM without permission or when the VMM is traced already.
+ * thread made no system call within 100 ms (try again), ETIMEDOUT when it
+ * reached no stop within 1 s (try again later), ENOSYS on other machines,
+ * EPERM without permission or when the VMM is traced already.
  */
 int statsfd_vmfd_stats_fd_remote(pid_t pid, int pidfd, int fd,
 				 enum statsfd_vmfd_kind kind);
