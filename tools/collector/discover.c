@@ -11,7 +11,11 @@
  * what can be taken is the stats fds the VMM holds itself ("kvm-vm-stats",
  * "kvm-vcpu-stats:N"): QEMU 8.1 and later keeps one per vCPU.  They are
  * taken with pidfd_getfd() and added like registered ones, owned by a
- * client that stands for the process, labelled with QEMU's -name.
+ * client that stands for the process, labelled with QEMU's -name.  For a
+ * VM or vCPU the VMM holds no stats fd of (QEMU's VM; every one of QEMU
+ * before 8.1, which opens one per query-stats and closes it), the VMM is
+ * made to ask KVM itself: one of its threads, stopped with ptrace, calls
+ * KVM_GET_STATS_FD (ask_vmm(), statsfd_vmfd_stats_fd_remote()).
  *
  * An fd is taken once: the fd numbers of each process are remembered with
  * the source they gave, and a number seen again is compared with that
@@ -54,11 +58,19 @@
 /*
  * One fd number of a followed process: the source it gave (@sid), or 0 for
  * a VM or vCPU fd that gave none, or a stats fd that could not be added
- * (not tried again).  Remembered until the process exits.
+ * (not tried again).  Remembered until the process exits.  A KVM VM or
+ * vCPU fd KVM refused us (EIO) at scan @scan is @refused, of @kind and
+ * @vcpu, until the VMM is made to ask for its stats fd (ask_vmm()); the
+ * source that gave is @made from it (its file is not the fd's own).
  */
 struct dfd {
 	int tfd;
 	uint64_t sid;
+	enum statsfd_vmfd_kind kind;
+	int vcpu;
+	uint64_t scan;
+	bool refused;
+	bool made;
 };
 
 /**
@@ -72,7 +84,8 @@ struct dfd {
  * @fds: fd numbers seen
  * @nfds: how many
  * @cap: allocated entries of @fds
- * @warned: a VM or vCPU without a stats fd was reported
+ * @warned: a VM or vCPU the VMM could not be made to ask for its stats fd
+ *	was reported
  * @probed: its fds were probed (/proc/PID/fd not listable) and every vCPU
  *	its maps showed then gave a source
  * @probed_sig: the vCPUs its maps showed at the last probe (maps_vcpus())
@@ -472,7 +485,7 @@ static void remember_fd(struct dproc *p, int tfd, uint64_t sid)
 		if (array_grow(&p->fds, p->nfds, &p->cap, sizeof(*p->fds)))
 			return;
 		f = &p->fds[p->nfds++];
-		f->tfd = tfd;
+		*f = (struct dfd){ .tfd = tfd };
 	}
 	f->sid = sid;
 }
@@ -514,6 +527,8 @@ static enum fd_state fd_state(struct dproc *p, int tfd)
 
 	if (!f)
 		return FD_NEW;
+	if (f->made)
+		return FD_SEEN;	/* its source is a file it gave, not itself */
 	s = find_source(p, f->sid);
 	if (s && kcmp_file(p->pid, getpid(), tfd, statsfd_fd(s->sf)) > 0)
 		return FD_CHANGED;
@@ -551,41 +566,17 @@ static struct source *held(struct discover *d, struct dproc *p, int fd)
 }
 
 /*
- * @local is fd @tfd of @p (ours, consumed), of @kind: add its stats fd as
- * a source.
+ * @sfd (ours, consumed), the stats fd fd @tfd of @p gave: add it as a
+ * source.
  */
-static void take(struct discover *d, struct dproc *p, int tfd, int local,
-		 enum statsfd_vmfd_kind kind, int vcpu)
+static void add_taken(struct discover *d, struct dproc *p, int tfd, int sfd,
+		      int vcpu)
 {
 	struct statsfd_labels l = { .vcpu = vcpu };
 	struct admit_info info;
 	struct source *s;
 	char why[400];
-	int sfd;
 
-	s = held(d, p, local);
-	if (s) {
-		/* One open file under two numbers: one source. */
-		close(local);
-		remember_fd(p, tfd, s->id);
-		return;
-	}
-	sfd = statsfd_vmfd_stats_fd(local, kind);
-	close(local);
-	if (sfd < 0) {
-		d->stats.no_stats++;
-		remember_fd(p, tfd, 0);
-		if (!p->warned && errno == EIO) {
-			p->warned = true;
-			logmsg("discover: pid %d (vm \"%s\"): KVM %s fd %d gives no stats fd to another process (EIO); only the stats fds the VMM holds can be read (QEMU 8.1 and later holds one per vCPU, none for the VM)",
-			       p->pid, p->vm, kind == STATSFD_VMFD_KVM_VM ?
-			       "VM" : "vCPU", tfd);
-		} else if (errno != EIO) {
-			logmsg("discover: pid %d fd %d: no stats fd: %s",
-			       p->pid, tfd, strerror(errno));
-		}
-		return;
-	}
 	snprintf(l.provider, sizeof(l.provider), "kvm");
 	snprintf(l.target, sizeof(l.target), "%s", vcpu >= 0 ? "vcpu" : "vm");
 	snprintf(l.vm, sizeof(l.vm), "%s", p->vm);
@@ -607,6 +598,103 @@ static void take(struct discover *d, struct dproc *p, int tfd, int local,
 	}
 	d->stats.sources++;
 	remember_fd(p, tfd, s->id);
+}
+
+/*
+ * @local is fd @tfd of @p (ours, consumed), of @kind: add its stats fd as
+ * a source.  A VM or vCPU fd KVM refuses us (EIO: not the VMM) is marked
+ * for ask_vmm().
+ */
+static void take(struct discover *d, struct dproc *p, int tfd, int local,
+		 enum statsfd_vmfd_kind kind, int vcpu)
+{
+	struct source *s;
+	struct dfd *f;
+	int sfd;
+
+	s = held(d, p, local);
+	if (s) {
+		/* One open file under two numbers: one source. */
+		close(local);
+		remember_fd(p, tfd, s->id);
+		return;
+	}
+	sfd = statsfd_vmfd_stats_fd(local, kind);
+	close(local);
+	if (sfd < 0) {
+		d->stats.no_stats++;
+		remember_fd(p, tfd, 0);
+		f = find_fd(p, tfd);
+		if (errno == EIO && f)
+			*f = (struct dfd){ .tfd = tfd, .kind = kind,
+					   .vcpu = vcpu, .scan = d->stats.scans,
+					   .refused = true };
+		else if (errno != EIO)
+			logmsg("discover: pid %d fd %d: no stats fd: %s",
+			       p->pid, tfd, strerror(errno));
+		return;
+	}
+	add_taken(d, p, tfd, sfd, vcpu);
+}
+
+/* Whether @p has a source for its VM (@vcpu -1) or vCPU @vcpu. */
+static bool has_source(struct dproc *p, int vcpu)
+{
+	struct source *s;
+
+	for (s = p->owner.sources; s; s = s->next_in_client)
+		if (s->labels.vcpu == vcpu)
+			return true;
+	return false;
+}
+
+/*
+ * The KVM VM and vCPU fds of @p that KVM refused us (EIO), for which @p
+ * holds no stats fd of its own either: QEMU before 8.1 keeps none (each
+ * query-stats opens one, reads it and closes it).  @p is made to ask KVM
+ * itself (statsfd_vmfd_stats_fd_remote(): one of its threads, stopped
+ * with ptrace, calls KVM_GET_STATS_FD).  Called once a scan of @p saw all
+ * its fds, so that a stats fd it holds is found first, and only from the
+ * scan after the one that found the fd: a VMM that keeps stats fds (QEMU
+ * 8.1, statsfd-vmm) may be caught between a vCPU and its stats fd, which
+ * would then be a second source of the vCPU, refused.  A thread caught
+ * outside a system call (EAGAIN) is tried again at the next scan; any
+ * other failure is logged once and not tried again.
+ */
+static void ask_vmm(struct discover *d, struct dproc *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nfds; i++) {
+		struct dfd *f = &p->fds[i];
+		int sfd;
+
+		if (!f->refused || f->scan == d->stats.scans)
+			continue;
+		if (has_source(p, f->vcpu)) {
+			f->refused = false;	/* the VMM's own stats fd gave it */
+			continue;
+		}
+		sfd = statsfd_vmfd_stats_fd_remote(p->pid, p->pidfd, f->tfd,
+						   f->kind);
+		if (sfd < 0 && errno == EAGAIN)
+			continue;
+		f->refused = false;
+		if (sfd < 0) {
+			if (!p->warned)
+				logmsg("discover: pid %d (vm \"%s\"): KVM %s fd %d: the VMM holds no stats fd for it (KVM gives one only to the VMM) and could not be made to ask for one: %s",
+				       p->pid, p->vm, f->vcpu < 0 ? "VM" : "vCPU",
+				       f->tfd, strerror(errno));
+			p->warned = true;
+			continue;
+		}
+		d->stats.made++;
+		f->made = true;
+		if (collector_verbose)
+			logmsg("discover: pid %d (vm \"%s\"): KVM %s fd %d: a stats fd made by the VMM (KVM_GET_STATS_FD in one of its threads)",
+			       p->pid, p->vm, f->vcpu < 0 ? "VM" : "vCPU", f->tfd);
+		add_taken(d, p, f->tfd, sfd, f->vcpu);
+	}
 }
 
 static bool is_kvm(enum statsfd_vmfd_kind kind)
@@ -701,6 +789,7 @@ static void probe_fds(struct discover *d, struct dproc *p, pid_t pid)
 		else
 			close(local);
 	}
+	ask_vmm(d, p);
 	/*
 	 * Complete when every mapped vCPU gave a source: until it changes,
 	 * later scans read the maps only.  Else (a vCPU caught between its
@@ -780,6 +869,8 @@ static void scan_pid(struct discover *d, pid_t pid)
 		p = follow(d, pid, vmm_tfd, vmm_link);
 	for (i = 0; p && i < n; i++)
 		saw_fd(d, p, fds[i].tfd, fds[i].kind, fds[i].vcpu, -1);
+	if (p)
+		ask_vmm(d, p);
 	free(fds);
 }
 

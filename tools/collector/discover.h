@@ -34,6 +34,8 @@ struct discover;
  *	another file
  * @no_stats: KVM VM or vCPU fds that gave no stats fd (KVM gives one only
  *	to the VMM: EIO)
+ * @made: stats fds the VMM was made to ask KVM for, for VMs and vCPUs it
+ *	held none of (statsfd_vmfd_stats_fd_remote())
  * @denied: processes whose fds could not be listed or taken
  */
 struct discover_stats {
@@ -44,6 +46,7 @@ struct discover_stats {
 	uint64_t sources;
 	uint64_t replaced;
 	uint64_t no_stats;
+	uint64_t made;
 	uint64_t denied;
 };
 

@@ -77,6 +77,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/statsfd.h>
 #include <linux/statsfd_host.h>
 
@@ -664,6 +665,34 @@ enum statsfd_vmfd_kind statsfd_vmfd_classify(const char *link, int *vcpu);
  * Return: a new fd (close-on-exec), or -1 with errno set.
  */
 int statsfd_vmfd_stats_fd(int fd, enum statsfd_vmfd_kind kind);
+
+/**
+ * statsfd_vmfd_stats_fd_remote() - a KVM stats fd asked by the VMM itself
+ * @pid: the VMM
+ * @pidfd: its pidfd (pidfd_open()), through which the new fd is taken
+ * @fd: a KVM VM or vCPU fd of the VMM's, its number in the VMM
+ * @kind: STATSFD_VMFD_KVM_VM or STATSFD_VMFD_KVM_VCPU
+ *
+ * For a VMM that keeps no stats fds (QEMU before 8.1 opens one per
+ * query-stats and closes it), where statsfd_vmfd_stats_fd() of a copy of
+ * @fd is EIO: one of the VMM's threads is stopped with ptrace and made to
+ * call KVM_GET_STATS_FD on @fd, the new fd is taken with pidfd_getfd() and
+ * closed in the VMM, and the thread goes on as it was (a system call the
+ * stop interrupted is made again).  A vCPU is asked in the thread in
+ * KVM_RUN on it, if /proc/PID/task/TID/syscall says which; else, and a VM,
+ * in the main thread.  Needs ptrace permission over the VMM
+ * (CAP_SYS_PTRACE for another user's) and a tracer-free VMM.  x86-64 only.
+ * A thread stopped in its own code is let run to its next system call,
+ * which is made after ours.  The tracing runs in a short-lived child of
+ * the caller (it forks), killed after 1 s, so a thread that never stops
+ * cannot hang the caller; the kernel then detaches it, untouched.
+ * Return: a new fd (close-on-exec), or -1 with errno set: EAGAIN when the
+ * thread made no system call within 100 ms (try again), ETIMEDOUT when it
+ * reached no stop within 1 s (try again later), ENOSYS on other machines,
+ * EPERM without permission or when the VMM is traced already.
+ */
+int statsfd_vmfd_stats_fd_remote(pid_t pid, int pidfd, int fd,
+				 enum statsfd_vmfd_kind kind);
 
 /*
  * The host's own stats fds (statsfd_host.ko, /dev/statsfd_host;

@@ -188,4 +188,21 @@ struct msghdr;
 unsigned int statsfd__msg_fds(struct msghdr *mh, int *fds, unsigned int room,
 			      unsigned int *got);
 
+/* ---- libstatsfd (core/remote.c) ------------------------------------------- */
+
+/**
+ * statsfd__remote_ioctl_fd() - ioctl(@fd, @req) made by a thread of another
+ *	process, the fd it returns taken (statsfd_vmfd_stats_fd_remote())
+ * @tid: the thread (ptrace-able by us; stopped and resumed)
+ * @pidfd: a pidfd of its process
+ * @fd: the fd number in that process
+ * @req: an ioctl returning a new fd there, closed there once taken
+ *
+ * Any fd-returning ioctl will do, so the host tests need no KVM
+ * (NS_GET_USERNS on a namespace fd).  Runs in a child killed after 1 s.
+ * Return: our copy of the new fd, or -1 with errno set (ETIMEDOUT when
+ * @tid reached no stop in time).
+ */
+int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req);
+
 #endif /* STATSFD_LIB_PRIV_H */

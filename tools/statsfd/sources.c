@@ -221,7 +221,9 @@ struct pid_scan {
 	int seen[1024];			/* our copies of the VMM's fds */
 	unsigned int nseen;
 	int eio_vcpu[256];		/* KVM vCPUs that refused us a stats fd */
+	int eio_vcpu_fd[256];		/* their fd numbers in the VMM */
 	unsigned int neio_vcpu;
+	int eio_vm_fd;			/* the first VM's fd number in the VMM */
 	bool stats_vcpu[256];		/* KVM vCPUs with a stats fd of the VMM's */
 	int nstats_vm;			/* KVM VM stats fds the VMM holds */
 	int neio_vm;			/* KVM VMs that refused us a stats fd */
@@ -278,12 +280,15 @@ static int scan_fd(struct pid_scan *sc, const char *name, const char *link,
 	snprintf(origin, sizeof(origin), "pid %d fd %.12s (%.48s)", sc->pid,
 		 name, link + strlen("anon_inode:"));
 	if (sfd < 0 && errno == EIO && kind == STATSFD_VMFD_KVM_VM) {
-		sc->neio_vm++;
+		if (!sc->neio_vm++)
+			sc->eio_vm_fd = atoi(name);
 		return 0;
 	}
 	if (sfd < 0 && errno == EIO && kind == STATSFD_VMFD_KVM_VCPU) {
-		if (sc->neio_vcpu < 256)
+		if (sc->neio_vcpu < 256) {
+			sc->eio_vcpu_fd[sc->neio_vcpu] = atoi(name);
 			sc->eio_vcpu[sc->neio_vcpu++] = vcpu;
+		}
 		return 0;
 	}
 	if (sfd < 0) {
@@ -299,24 +304,62 @@ static int scan_fd(struct pid_scan *sc, const char *name, const char *link,
 	return 0;
 }
 
-/* The KVM VMs and vCPUs that gave us no stats fd and have none in the VMM. */
-static void report_eio(const struct pid_scan *sc)
+/*
+ * KVM VM or vCPU fd @tfd of the VMM, which holds no stats fd for it (QEMU
+ * before 8.1 opens one per query-stats and closes it): the VMM is made to
+ * ask KVM itself (statsfd_vmfd_stats_fd_remote()); a thread caught outside
+ * a system call (EAGAIN) is tried again.  Return: 0 when a source was
+ * added, else -1 with errno set.
+ */
+static int take_remote(struct pid_scan *sc, int tfd,
+		       enum statsfd_vmfd_kind kind, int vcpu)
+{
+	char origin[96];
+	int sfd = -1, i;
+
+	for (i = 0; i < 5 && sc->pidfd >= 0; i++) {
+		sfd = statsfd_vmfd_stats_fd_remote(sc->pid, sc->pidfd, tfd, kind);
+		if (sfd >= 0 || errno != EAGAIN)
+			break;
+		usleep(2000);
+	}
+	if (sfd < 0)
+		return -1;
+	snprintf(origin, sizeof(origin), "pid %d fd %d (kvm-%s, stats fd made by the VMM)",
+		 sc->pid, tfd, vcpu < 0 ? "vm" : "vcpu");
+	if (add_fd(sc->s, sfd, STATSFD_OPEN_CLOSE_FD, "kvm", vcpu, sc->pid, origin))
+		return errno = EINVAL, -1;
+	sc->added++;
+	return 0;
+}
+
+/*
+ * The KVM VMs and vCPUs that gave us no stats fd and have none in the VMM:
+ * asked by the VMM itself (take_remote()), else reported.
+ */
+static void report_eio(struct pid_scan *sc)
 {
 	unsigned int i;
 	int v;
 
-	if (sc->quiet)
-		return;
-	if (sc->neio_vm > sc->nstats_vm)
+	/* One VM without its stats fd is asked for; more are only named. */
+	if (sc->neio_vm > sc->nstats_vm &&
+	    (sc->nstats_vm || take_remote(sc, sc->eio_vm_fd, STATSFD_VMFD_KVM_VM, -1)) &&
+	    !sc->quiet)
 		fprintf(stderr, "statsfd: pid %d: %d KVM VM(s) without a stats fd of the VMM's own; "
-			"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO)\n",
-			sc->pid, sc->neio_vm - sc->nstats_vm);
+			"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO), "
+			"and the VMM could not be made to ask: %s\n",
+			sc->pid, sc->neio_vm - sc->nstats_vm, strerror(errno));
 	for (i = 0; i < sc->neio_vcpu; i++) {
 		v = sc->eio_vcpu[i];
-		if (v < 0 || v >= 256 || !sc->stats_vcpu[v])
+		if (v >= 0 && v < 256 && sc->stats_vcpu[v])
+			continue;
+		if (take_remote(sc, sc->eio_vcpu_fd[i], STATSFD_VMFD_KVM_VCPU, v) &&
+		    !sc->quiet)
 			fprintf(stderr, "statsfd: pid %d: KVM vCPU %d without a stats fd of the VMM's own; "
-				"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO)\n",
-				sc->pid, v);
+				"KVM gives one only to the VMM (KVM_GET_STATS_FD from another process is EIO), "
+				"and the VMM could not be made to ask: %s\n",
+				sc->pid, v, strerror(errno));
 	}
 }
 
@@ -382,12 +425,12 @@ static int scan_pid(struct cli_sources *s, pid_t pid, bool statsfd_only,
 		if (scan_fd(sc, de->d_name, link, kind, vcpu))
 			break;
 	}
+	closedir(d);
+	report_eio(sc);
 	for (i = 0; i < sc->nseen; i++)
 		close(sc->seen[i]);
 	if (sc->pidfd >= 0)
 		close(sc->pidfd);
-	closedir(d);
-	report_eio(sc);
 	ret = sc->added ? sc->added : sc->ret;
 	free(sc);
 	return ret;

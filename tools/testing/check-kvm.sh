@@ -7,8 +7,12 @@
 # statsfd.ko for it, the patched KVM and KVM's stats-reading selftests
 # (kvm/build.sh), then boots the guest (tools/testing/qemu/kvm-guest.sh):
 # both KVMs run the same deterministic VM and KVM's selftests, and the stats
-# files are compared byte for byte.  Fails on any failed or missing result
-# and on any kernel warning, BUG, oops or sanitizer report in the guest.
+# files are compared byte for byte; Debian's QEMU (7.2, the host's) runs
+# on each KVM, its QMP query-stats compared, read by statsfd --pid and
+# exported by statsfd-collector --discover-kvm (tools/selftests/kvm/
+# qemu_stats_test.sh).  Fails on any failed or missing result (the guest
+# must report GUEST_RESULTS of them) and on any kernel warning, BUG, oops
+# or sanitizer report in the guest.
 # Ends with "N passed, N failed".
 set -uo pipefail
 
@@ -18,6 +22,9 @@ BUILD=${BUILD:-$root/build}
 KCACHE=${KCACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/statsfd}
 TEST_KDIR=${TEST_KDIR:-$KCACHE/linux-6.12-debug}
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200}
+# kvm-guest.sh's results: 24 of its own, 27 of qemu_stats_test.sh (12 for
+# each KVM, 3 comparing them).  Change with them.
+GUEST_RESULTS=51
 LOGDIR=$BUILD/logs/kvm
 mkdir -p "$LOGDIR"
 die() {
@@ -35,6 +42,11 @@ for p in kvm_run_dump kvm_stats_compare kvm_extras_test; do
 		-o "$BUILD/kvm/$p" "$root/tools/selftests/kvm/$p.c" || die "$p build failed"
 done
 stock_root=$("$T/stock.sh" "$KCACHE" "${STOCK_KDIR:-}") || die "no busybox (tools/testing/stock.sh)"
+# statsfd and statsfd-collector, against QEMU in the guest.
+make -s -C "$root/tools" O="$BUILD/tools" all >"$LOGDIR/tools.log" 2>&1 ||
+	die "tools build failed (see $LOGDIR/tools.log)"
+qemu=$(command -v qemu-system-x86_64) || die "no qemu-system-x86_64"
+jq=$(command -v jq) || die "no jq"
 
 up=$TEST_KDIR
 pa=$BUILD/kvm/linux
@@ -44,7 +56,7 @@ args=(--kernel "$TEST_KDIR/arch/x86/boot/bzImage" --script "$T/qemu/kvm-guest.sh
 	--results "$LOGDIR/results.txt" --log "$LOGDIR/console.log"
 	--timeout "$GUEST_TIMEOUT" --busybox "$stock_root/bin/busybox"
 	--modules-dir "$moddir/src" --selftests "$BUILD/kvm/empty"
-	--tools "$BUILD/kvm/empty" --mem 2048
+	--tools "$BUILD/tools/bin" --mem 2048
 	# One CPU: no second vCPU can run a stale translation while KVM's
 	# static keys are patched (tools/tests/kvm_hold.c says why that
 	# hangs under multi-threaded TCG); every module here is loaded and
@@ -59,7 +71,13 @@ args=(--kernel "$TEST_KDIR/arch/x86/boot/bzImage" --script "$T/qemu/kvm-guest.sh
 	--bin "$BUILD/kvm/kvm_extras_test"
 	--bin "$ksft/kvm_binary_stats_test:/usr/libexec/kvm-selftests/kvm_binary_stats_test"
 	--bin "$ksft/x86_64/dirty_log_page_splitting_test:/usr/libexec/kvm-selftests/dirty_log_page_splitting_test"
-	--bin "$ksft/x86_64/nx_huge_pages_test:/usr/libexec/kvm-selftests/nx_huge_pages_test")
+	--bin "$ksft/x86_64/nx_huge_pages_test:/usr/libexec/kvm-selftests/nx_huge_pages_test"
+	--file "$root/tools/selftests/kvm/qemu_stats_test.sh:/usr/libexec/kvm-selftests/qemu_stats_test.sh"
+	# QEMU at /usr/bin finds its firmware in /usr/share: -machine pc
+	# opens these two, nothing else there.
+	--bin "$qemu:/usr/bin/qemu-system-x86_64" --bin "$jq"
+	--file /usr/share/seabios/bios-256k.bin:/usr/share/seabios/bios-256k.bin
+	--file /usr/share/qemu/kvmvapic.bin:/usr/share/qemu/kvmvapic.bin)
 echo "check-kvm: guest started (console: $LOGDIR/console.log, results: $LOGDIR/results.txt)"
 start=$SECONDS
 "$T/qemu/run-guest" "${args[@]}"
@@ -75,8 +93,9 @@ if [ "$rc" -ne 0 ]; then
 	echo "not ok - guest: run-guest exit $rc (124: timeout)"
 	failed=$((failed + 1))
 fi
-if ! grep -q '^# kvm-guest-complete' "$res" || [ "${plan:-x}" != "$((passed + failed - (rc != 0)))" ]; then
-	echo "not ok - guest: results incomplete (plan ${plan:-none})"
+if ! grep -q '^# kvm-guest-complete' "$res" || [ "${plan:-x}" != "$((passed + failed - (rc != 0)))" ] ||
+   [ "${plan:-x}" != "$GUEST_RESULTS" ]; then
+	echo "not ok - guest: results incomplete (plan ${plan:-none}, $GUEST_RESULTS expected)"
 	failed=$((failed + 1))
 fi
 # The kernel reports make check fails on (summarize.py's REPORT_RE).

@@ -79,6 +79,7 @@ run collector_sources_test "$san/tests/collector_sources_test"
 run collector_clients_test "$san/tests/collector_clients_test"
 run collector_index_test "$san/tests/collector_index_test"
 run discover_test "$san/tests/discover_test"
+run remote_test "$san/tests/remote_test"
 run discover_daemon_test "$here/discover_daemon_test.sh" "$out"
 # Random images: 30000 with STRESS=1 (CI), 5000 otherwise so a warm
 # make check stays quick (same fixed seed, fewer rounds).

@@ -88,6 +88,9 @@ check "SystemCallFilter= allows the daemon's system calls${missing:+ (not: $miss
 check "pidfd_getfd: not in @system-service, added by discover-kvm.conf" \
 	bash -c "! grep -qx pidfd_getfd <<<'$allowed' &&
 		 grep -qx 'SystemCallFilter=pidfd_getfd' '$root/tools/systemd/discover-kvm.conf'"
+check "ptrace: not in @system-service, added by discover-kvm.conf (QEMU before 8.1 asked through it)" \
+	bash -c "! grep -qx ptrace <<<'$allowed' &&
+		 grep -qx 'SystemCallFilter=ptrace' '$root/tools/systemd/discover-kvm.conf'"
 
 key() { sed -n "s/^$1=//p" "$2"; }
 check "Type=notify, WatchdogSec=, FileDescriptorStoreMax= set" \

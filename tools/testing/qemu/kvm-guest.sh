@@ -10,7 +10,9 @@
 # own), /lib/kvm-statsfd/{kvm,kvm-amd}.ko (built from the patched source),
 # /lib/statsfd/statsfd.ko, /usr/bin/kvm_run_dump, /usr/bin/kvm_stats_compare,
 # /usr/bin/kvm_extras_test,
-# /usr/libexec/kvm-selftests/*.  Output: TAP on stdout (ttyS1); the kernel
+# /usr/libexec/kvm-selftests/* (qemu_stats_test.sh: Debian's QEMU with
+# /usr/share/seabios and /usr/share/qemu, jq, statsfd, statsfd-collector).
+# Output: TAP on stdout (ttyS1); the kernel
 # log goes to the console, which the host checks for warnings.
 n=0
 fail=0
@@ -37,6 +39,9 @@ check() {
 }
 
 KSFT=/usr/libexec/kvm-selftests
+# qemu_stats, qemu_stats_compare: Debian's QEMU on each KVM.
+# shellcheck disable=SC1091 # in the guest only
+. "$KSFT/qemu_stats_test.sh"
 # nx_huge_pages_test as its wrapper script runs it (nx_huge_pages_test.sh):
 # the mitigation forced on, fast recovery, three huge pages reserved.
 nx_huge_pages() {
@@ -84,6 +89,7 @@ for kvm in upstream statsfd extras; do
 	check "$kvm: kvm_binary_stats_test" "$KSFT/kvm_binary_stats_test"
 	check "$kvm: dirty_log_page_splitting_test" dirty_log_page_splitting
 	check "$kvm: nx_huge_pages_test" nx_huge_pages
+	qemu_stats "$kvm"
 	check "$kvm: unload kvm-amd.ko" rmmod kvm_amd
 	check "$kvm: unload kvm.ko" rmmod kvm
 done
@@ -102,6 +108,7 @@ done
 check "same /proc/PID/fd names (anon_inode:kvm-vm-stats, kvm-vcpu-stats:N)" \
 	cmp /tmp/upstream/links /tmp/statsfd/links
 cat /tmp/statsfd/links | sed 's/^/# /'
+qemu_stats_compare
 
 kl=/sys/kernel/debug/kmemleak
 if [ -w $kl ]; then

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * statsfd_vmfd_stats_fd_remote()'s mechanism on the host, without KVM: an
+ * ioctl that returns a new fd (NS_GET_USERNS on a namespace fd) is made by
+ * a child process through ptrace (statsfd__remote_ioctl_fd()), its fd is
+ * taken, and the child goes on as if nothing happened: its fd table as it
+ * was, and the read() it was blocked in made again (a restarted system
+ * call, not EINTR).  A child caught in its own code is let run to its
+ * next system call, which is made after the ioctl; one that makes none
+ * within 100 ms is EAGAIN and left running; one that never stops (in
+ * vfork()) is ETIMEDOUT after the call's bound, untraced after; an ioctl
+ * the fd does not know is its errno; a
+ * stats or statsfd_vm kind is EINVAL.  Real KVM and QEMU 7.2: make
+ * check-kvm (tools/selftests/kvm/qemu_stats_test.sh).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/nsfs.h>
+
+#include "statsfd.h"
+#include "statsfd_priv.h"
+#include "tap.h"
+
+static int nfds(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *dir;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -1;
+	while ((de = readdir(dir)))
+		n += de->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/* Until @pid's current system call is @nr (at most 5 s). */
+static int wait_syscall(pid_t pid, long nr)
+{
+	char path[64], buf[128];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	for (i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "re");
+		long cur = -2;
+
+		if (f) {
+			if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%ld", &cur) != 1)
+				cur = -2;
+			fclose(f);
+		}
+		if (cur == nr)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
+/*
+ * The child: opens its network namespace, says which fd, then answers
+ * every byte it reads with what read() returned and the byte.
+ */
+static void child_loop(int in, int out)
+{
+	int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	char reply[32];
+
+	if (write(out, &ns, sizeof(ns)) != sizeof(ns))
+		_exit(1);
+	for (;;) {
+		char c = 0;
+		ssize_t r = read(in, &c, 1);
+		int len;
+
+		if (r == 0)
+			_exit(0);
+		len = snprintf(reply, sizeof(reply), "%zd %d %c", r,
+			       r < 0 ? errno : 0, c ? c : '-');
+		if (write(out, reply, (size_t)len) != len)
+			_exit(1);
+	}
+}
+
+static void test_ioctl_in_child(void)
+{
+	int p2c[2], c2p[2], ns = -1, pidfd, fd, before, after;
+	char mine[64] = "", theirs[64] = "", path[64], reply[32] = "";
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(p2c) || pipe(c2p)) {
+		tap_ok(0, "pipes");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(p2c[1]);
+		close(c2p[0]);
+		child_loop(p2c[0], c2p[1]);
+	}
+	close(p2c[0]);
+	close(c2p[1]);
+	n = read(c2p[0], &ns, sizeof(ns));
+	tap_ok(n == sizeof(ns) && ns >= 0, "child: its netns fd is %d", ns);
+	tap_ok(!wait_syscall(pid, SYS_read), "child: blocked in read()");
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	before = nfds(pid);
+	fd = statsfd__remote_ioctl_fd(pid, pidfd, ns, NS_GET_USERNS);
+	if (!tap_ok(fd >= 0, "NS_GET_USERNS made by the child, its fd taken (%d)", fd))
+		tap_diag("errno %d (%s)", errno, strerror(errno));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, mine, sizeof(mine) - 1);
+	mine[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	n = readlink(path, theirs, sizeof(theirs) - 1);
+	theirs[n > 0 ? n : 0] = '\0';
+	tap_ok(fd >= 0 && !strcmp(mine, theirs),
+	       "the fd is the child's user namespace (%s, %s)", mine, theirs);
+	after = nfds(pid);
+	tap_ok(before > 0 && before == after,
+	       "the child's copy closed: %d fds before, %d after", before, after);
+	if (fd >= 0)
+		close(fd);
+	/* The read() it was stopped in is made again: it gets this byte. */
+	n = 0;
+	if (write(p2c[1], "x", 1) == 1)
+		n = read(c2p[0], reply, sizeof(reply) - 1);
+	reply[n > 0 ? n : 0] = '\0';
+	tap_ok(!strcmp(reply, "1 0 x"),
+	       "the child's interrupted read() restarted and got its byte (\"%s\")", reply);
+
+	/* An ioctl its fd does not know: the child's errno, the child fine. */
+	wait_syscall(pid, SYS_read);
+	errno = 0;
+	fd = statsfd_vmfd_stats_fd_remote(pid, pidfd, ns, STATSFD_VMFD_KVM_VM);
+	tap_ok(fd < 0 && errno == ENOTTY,
+	       "KVM_GET_STATS_FD on a netns fd, in the child: ENOTTY (%s)", strerror(errno));
+	n = 0;
+	if (write(p2c[1], "y", 1) == 1)
+		n = read(c2p[0], reply, sizeof(reply) - 1);
+	reply[n > 0 ? n : 0] = '\0';
+	tap_ok(!strcmp(reply, "1 0 y"), "the child still answers (\"%s\")", reply);
+	tap_ok(nfds(pid) == before, "the child's fd table as it was (%d)", nfds(pid));
+
+	errno = 0;
+	fd = statsfd_vmfd_stats_fd_remote(pid, pidfd, ns, STATSFD_VMFD_KVM_VCPU_STATS);
+	tap_ok(fd < 0 && errno == EINVAL, "a stats fd kind: EINVAL (%s)", strerror(errno));
+	errno = 0;
+	fd = statsfd_vmfd_stats_fd_remote(pid, pidfd, ns, STATSFD_VMFD_SFD_VM);
+	tap_ok(fd < 0 && errno == EINVAL, "a statsfd_vm kind: EINVAL (%s)", strerror(errno));
+
+	close(p2c[1]);
+	waitpid(pid, NULL, 0);
+	close(c2p[0]);
+	close(pidfd);
+}
+
+/*
+ * A child mostly in its own code, making a system call now and then (a
+ * vCPU thread handling exits): caught outside one, it is let run to the
+ * next, which is skipped for the ioctl and then made: getppid() keeps
+ * answering right.
+ */
+static void test_between_syscalls(void)
+{
+	volatile long *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char mine[64] = "", theirs[64] = "", path[64];
+	pid_t pid, me = getpid();
+	long calls;
+	int pidfd, fd;
+	ssize_t n;
+
+	if (sh == MAP_FAILED) {
+		tap_ok(0, "shared page");
+		return;
+	}
+	sh[0] = -1;	/* its netns fd */
+	sh[1] = 0;	/* getppid() calls */
+	sh[2] = 0;	/* wrong answers */
+	pid = fork();
+	if (pid == 0) {
+		sh[0] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		for (;;) {
+			volatile int k;
+
+			for (k = 0; k < 200000; k++)
+				;
+			if (syscall(SYS_getppid) != me)
+				sh[2]++;
+			sh[1]++;
+		}
+	}
+	while (sh[1] < 3)
+		usleep(1000);
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	fd = statsfd__remote_ioctl_fd(pid, pidfd, (int)sh[0], NS_GET_USERNS);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, mine, sizeof(mine) - 1);
+	mine[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	n = readlink(path, theirs, sizeof(theirs) - 1);
+	theirs[n > 0 ? n : 0] = '\0';
+	if (!tap_ok(fd >= 0 && !strcmp(mine, theirs),
+		    "a thread caught in its own code: the ioctl made at its next system call (%s)",
+		    mine))
+		tap_diag("fd %d, errno %d (%s)", fd, errno, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	calls = sh[1];
+	usleep(50000);
+	tap_ok(sh[1] > calls && !sh[2],
+	       "and it runs on, its getppid() made and answered right (%ld, then %ld calls, %ld wrong)",
+	       calls, (long)sh[1], (long)sh[2]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pidfd);
+	munmap((void *)sh, 4096);
+}
+
+/* A child spinning in userspace: no system call within 100 ms. */
+static void test_not_in_syscall(void)
+{
+	volatile unsigned long *count = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	unsigned long seen;
+	int pidfd, fd, i;
+	pid_t pid;
+
+	if (count == MAP_FAILED) {
+		tap_ok(0, "shared page");
+		return;
+	}
+	*count = 0;
+	pid = fork();
+	if (pid == 0) {
+		for (;;)
+			(*count)++;
+	}
+	while (!*count)
+		;
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	errno = 0;
+	/* It may be caught in a system call now and then (none it makes: a
+	 * page fault is not one); a few tries, all EAGAIN.
+	 */
+	for (i = 0; i < 3; i++) {
+		fd = statsfd__remote_ioctl_fd(pid, pidfd, 0, NS_GET_USERNS);
+		if (fd >= 0 || errno != EAGAIN)
+			break;
+	}
+	tap_ok(fd < 0 && errno == EAGAIN,
+	       "a thread that makes no system call within 100 ms: EAGAIN (%s)", strerror(errno));
+	seen = *count;
+	usleep(20000);
+	tap_ok(*count != seen, "and it runs on (%lu, then %lu)", seen, *count);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pidfd);
+	munmap((void *)count, 4096);
+}
+
+/* The state letter of /proc/PID/stat ('t': stopped by a tracer). */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return '?';
+	}
+	fclose(f);
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/*
+ * A target that never reaches a stop: its thread waits in vfork() for a
+ * child that sleeps (a killable sleep, which a ptrace interrupt does not
+ * end), as any unprivileged VMM could arrange.  The call gives up after its
+ * bound instead of hanging the caller, and the target goes on untraced.
+ */
+static void test_never_stops(void)
+{
+	struct timespec t0, t1;
+	int pidfd, fd, ms;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		if (vfork() == 0) {
+			usleep(3000000);
+			_exit(0);
+		}
+		for (;;)
+			pause();
+	}
+	usleep(200000);		/* in vfork() by now */
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fd = statsfd__remote_ioctl_fd(pid, pidfd, 0, NS_GET_USERNS);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	tap_ok(fd < 0 && errno == ETIMEDOUT && ms < 2500,
+	       "a thread that never stops (in vfork()): ETIMEDOUT after its bound, not a hang (%d ms, %s)",
+	       ms, strerror(errno));
+	usleep(3500000);	/* the vfork child is gone: the target runs again */
+	tap_ok(proc_state(pid) == 'S',
+	       "and once its vfork() ends it runs on, untraced (state %c)", proc_state(pid));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pidfd);
+}
+
+int main(void)
+{
+#if defined(__x86_64__)
+	test_ioctl_in_child();
+	test_between_syscalls();
+	test_not_in_syscall();
+	test_never_stops();
+#else
+	tap_skip("remote ioctl", "x86-64 only");
+#endif
+	return tap_done();
+}
