@@ -166,7 +166,7 @@ static int vcpu_create_and_run(int kvm, int vm, int id)
 
 static void test_view(int vcpu_stats)
 {
-	const char *names[] = { "halt_exits", "io_exits" };
+	static const char * const names[] = { "halt_exits", "io_exits" };
 	uint64_t list[2] = { (uintptr_t)names[0], (uintptr_t)names[1] };
 	struct statsfd_view_args args = { .count = 2, .list = (uintptr_t)list };
 	struct sfile whole, view;
@@ -211,7 +211,8 @@ static void plain(int kvm)
 
 	close(vcpu);
 	close(vm);
-	check(poll_events(vm_stats) & POLLHUP, "VM stats fd polls EPOLLHUP once the VM fd is closed");
+	check(poll_events(vm_stats) & POLLHUP,
+	      "VM stats fd polls EPOLLHUP once the VM fd is closed");
 	sfile_read(vcpu_stats, &f);
 	check(*sfile_stat(&f, "io_exits", NULL) == IO_EXITS,
 	      "the vCPU stats fd still reads its last values");
@@ -242,7 +243,8 @@ static void extras(int kvm)
 			die("KVM_GET_STATS_FD");
 		sfile_read(vcpu_stats[i], &cf[i]);
 	}
-	check(poll_events(vm_stats) & POLLPRI, "EPOLLPRI on the VM stats fd once vCPUs were created");
+	check(poll_events(vm_stats) & POLLPRI,
+	      "EPOLLPRI on the VM stats fd once vCPUs were created");
 	sfile_read(vm_stats, &vf);
 	check(!(poll_events(vm_stats) & POLLPRI), "EPOLLPRI cleared by reading the VM file");
 
@@ -308,7 +310,8 @@ static void extras(int kvm)
 		close(vcpu[i]);
 	}
 	close(vm);
-	check(poll_events(vm_stats) & POLLHUP, "VM stats fd polls EPOLLHUP once the VM fd is closed");
+	check(poll_events(vm_stats) & POLLHUP,
+	      "VM stats fd polls EPOLLHUP once the VM fd is closed");
 	close(vm_stats);
 }
 
