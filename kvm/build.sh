@@ -62,7 +62,8 @@ rm -f "$out/.stamp"
 echo "kvm: building KVM with ${#patches[@]} statsfd patch(es) ${kcflags:+($kcflags) }in $w, log: $log"
 
 rm -rf "$w" "$ksft"
-cp -al "$kdir" "$w"
+# Hard links need one filesystem; a full copy (a few GiB) serves elsewhere.
+cp -al "$kdir" "$w" 2>/dev/null || { rm -rf "$w"; cp -a "$kdir" "$w"; }
 # Unshare what is written: the patched files, and KVM's directories (whose
 # objects the build rewrites), copied without their objects.
 for d in arch/x86/kvm virt/kvm; do
