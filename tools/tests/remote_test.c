@@ -97,10 +97,28 @@ static void child_loop(int in, int out)
 	}
 }
 
+/*
+ * What our fd @fd and @pid's user namespace link to, into @mine and
+ * @theirs (64 bytes each, "" when unreadable): equal when @fd is our copy
+ * of the fd NS_GET_USERNS made in @pid.
+ */
+static void theirs_userns(int fd, pid_t pid, char *mine, char *theirs)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, mine, 63);
+	mine[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	n = readlink(path, theirs, 63);
+	theirs[n > 0 ? n : 0] = '\0';
+}
+
 static void test_ioctl_in_child(void)
 {
 	int p2c[2], c2p[2], ns = -1, pidfd, fd, before, after;
-	char mine[64] = "", theirs[64] = "", path[64], reply[32] = "";
+	char mine[64] = "", theirs[64] = "", reply[32] = "";
 	ssize_t n;
 	pid_t pid;
 
@@ -124,12 +142,7 @@ static void test_ioctl_in_child(void)
 	fd = statsfd__remote_ioctl_fd(pid, pidfd, ns, NS_GET_USERNS);
 	if (!tap_ok(fd >= 0, "NS_GET_USERNS made by the child, its fd taken (%d)", fd))
 		tap_diag("errno %d (%s)", errno, strerror(errno));
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, mine, sizeof(mine) - 1);
-	mine[n > 0 ? n : 0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
-	n = readlink(path, theirs, sizeof(theirs) - 1);
-	theirs[n > 0 ? n : 0] = '\0';
+	theirs_userns(fd, pid, mine, theirs);
 	tap_ok(fd >= 0 && !strcmp(mine, theirs),
 	       "the fd is the child's user namespace (%s, %s)", mine, theirs);
 	after = nfds(pid);
@@ -181,11 +194,10 @@ static void test_between_syscalls(void)
 {
 	volatile long *sh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	char mine[64] = "", theirs[64] = "", path[64];
+	char mine[64] = "", theirs[64] = "";
 	pid_t pid, me = getpid();
 	long calls;
 	int pidfd, fd;
-	ssize_t n;
 
 	if (sh == MAP_FAILED) {
 		tap_ok(0, "shared page");
@@ -211,12 +223,7 @@ static void test_between_syscalls(void)
 		usleep(1000);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	fd = statsfd__remote_ioctl_fd(pid, pidfd, (int)sh[0], NS_GET_USERNS);
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, mine, sizeof(mine) - 1);
-	mine[n > 0 ? n : 0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
-	n = readlink(path, theirs, sizeof(theirs) - 1);
-	theirs[n > 0 ? n : 0] = '\0';
+	theirs_userns(fd, pid, mine, theirs);
 	if (!tap_ok(fd >= 0 && !strcmp(mine, theirs),
 		    "a thread caught in its own code: the ioctl made at its next system call (%s)",
 		    mine))
