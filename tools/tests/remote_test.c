@@ -8,7 +8,9 @@
  * call, not EINTR).  A child caught in its own code is let run to its
  * next system call, which is made after the ioctl; one that makes none
  * within 100 ms is EAGAIN and left running; one that never stops (in
- * vfork()) is ETIMEDOUT after the call's bound, untraced after; an ioctl
+ * vfork()) is ETIMEDOUT after the call's bound, untraced after; one whose
+ * injected ioctl outlasts the bound is ETIMEDOUT, its tracer left to put
+ * its registers back (not killed, which would corrupt it); an ioctl
  * the fd does not know is its errno; a
  * stats or statsfd_vm kind is EINVAL.  Real KVM and QEMU 7.2: make
  * check-kvm (tools/selftests/kvm/qemu_stats_test.sh).
@@ -26,7 +28,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/nsfs.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 
 #include "statsfd.h"
 #include "statsfd_priv.h"
@@ -73,16 +81,13 @@ static int wait_syscall(pid_t pid, long nr)
 }
 
 /*
- * The child: opens its network namespace, says which fd, then answers
- * every byte it reads with what read() returned and the byte.
+ * The child: opens its network namespace, says which fd (child_loop()),
+ * then answers every byte it reads with what read() returned and the byte.
  */
-static void child_loop(int in, int out)
+static void child_answer(int in, int out)
 {
-	int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	char reply[32];
 
-	if (write(out, &ns, sizeof(ns)) != sizeof(ns))
-		_exit(1);
 	for (;;) {
 		char c = 0;
 		ssize_t r = read(in, &c, 1);
@@ -95,6 +100,15 @@ static void child_loop(int in, int out)
 		if (write(out, reply, (size_t)len) != len)
 			_exit(1);
 	}
+}
+
+static void child_loop(int in, int out)
+{
+	int ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	if (write(out, &ns, sizeof(ns)) != sizeof(ns))
+		_exit(1);
+	child_answer(in, out);
 }
 
 /*
@@ -339,6 +353,139 @@ static void test_never_stops(void)
 	close(pidfd);
 }
 
+/* The pid of @pid's tracer (0: none, -1: unreadable). */
+static pid_t tracer_of(pid_t pid)
+{
+	char path[64], line[128];
+	pid_t t = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &t) == 1)
+			break;
+	fclose(f);
+	return t;
+}
+
+/*
+ * The child of test_committed_past_bound(): its ioctl(NS_GET_USERNS) waits
+ * for a seccomp user notification's answer (the test's), so the system
+ * call the tracer makes in it lasts as long as the test wants.  Sends its
+ * netns fd and the listener's fd, then loops as child_loop().
+ */
+static void child_slow_ioctl(int in, int out)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NS_GET_USERNS, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	int fds[2];
+
+	fds[0] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		_exit(1);
+	fds[1] = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			      SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (write(out, fds, sizeof(fds)) != sizeof(fds))
+		_exit(1);
+	child_answer(in, out);
+}
+
+/*
+ * The injected ioctl outlasts the call's bound once the tracer has changed
+ * the target's registers: the call is ETIMEDOUT, but the tracer is not
+ * killed (nor by a SIGTERM or SIGINT, as a service stop or Ctrl-C sends)
+ * and, when the ioctl returns, closes the target's new fd, puts the
+ * registers back and detaches: the target's read() restarts as if nothing
+ * happened.  Killing it instead would have let the target return from
+ * its read() with the ioctl's fd number.
+ */
+static void test_committed_past_bound(void)
+{
+	struct seccomp_notif_resp resp = { 0 };
+	struct seccomp_notif req = { 0 };
+	int p2c[2], c2p[2], fds[2] = { -1, -1 }, pidfd, lfd, fd, before, i;
+	struct pollfd p;
+	char reply[32] = "";
+	pid_t pid, tracer;
+	ssize_t n;
+
+	if (pipe(p2c) || pipe(c2p)) {
+		tap_ok(0, "pipes");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(p2c[1]);
+		close(c2p[0]);
+		child_slow_ioctl(p2c[0], c2p[1]);
+	}
+	close(p2c[0]);
+	close(c2p[1]);
+	n = read(c2p[0], fds, sizeof(fds));
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	lfd = (int)syscall(SYS_pidfd_getfd, pidfd, fds[1], 0);
+	if (!tap_ok(n == sizeof(fds) && lfd >= 0 && !wait_syscall(pid, SYS_read),
+		    "child: its NS_GET_USERNS answered by a seccomp listener (ours), blocked in read()"))
+		goto out;
+	before = nfds(pid);
+	errno = 0;
+	fd = statsfd__remote_ioctl_fd(pid, pidfd, fds[0], NS_GET_USERNS);
+	tap_ok(fd < 0 && errno == ETIMEDOUT,
+	       "an injected ioctl that outlasts the bound: ETIMEDOUT (%s)", strerror(errno));
+	tracer = tracer_of(pid);
+	if (tracer > 0) {
+		kill(tracer, SIGTERM);
+		kill(tracer, SIGINT);
+	}
+	usleep(100000);
+	tap_ok(tracer > 0 && tracer_of(pid) == tracer,
+	       "its tracer left to finish, not killed (nor by SIGTERM, SIGINT): pid %d", tracer);
+	/* The ioctl, held by seccomp, goes on now. */
+	p = (struct pollfd){ .fd = lfd, .events = POLLIN };
+	if (poll(&p, 1, 5000) == 1 && !ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
+		resp.id = req.id;
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		tap_ok((pid_t)req.pid == pid && req.data.nr == SYS_ioctl &&
+		       !ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp),
+		       "the held ioctl was the tracer's, in the child (pid %d, nr %d): let go",
+		       req.pid, req.data.nr);
+	} else {
+		tap_ok(0, "the held ioctl was the tracer's: no notification (%s)", strerror(errno));
+	}
+	for (i = 0; i < 500 && tracer_of(pid) != 0; i++)
+		usleep(10000);
+	tap_ok(tracer_of(pid) == 0 && nfds(pid) == before,
+	       "then the tracer detached and the child's copy of the fd is closed (%d fds, %d before)",
+	       nfds(pid), before);
+	n = 0;
+	if (write(p2c[1], "z", 1) == 1)
+		n = read(c2p[0], reply, sizeof(reply) - 1);
+	reply[n > 0 ? n : 0] = '\0';
+	tap_ok(!strcmp(reply, "1 0 z"),
+	       "and the child's read() restarted with its registers as they were (\"%s\")", reply);
+out:
+	close(p2c[1]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(c2p[0]);
+	if (lfd >= 0)
+		close(lfd);
+	close(pidfd);
+}
+
 int main(void)
 {
 #if defined(__x86_64__)
@@ -346,6 +493,7 @@ int main(void)
 	test_between_syscalls();
 	test_not_in_syscall();
 	test_never_stops();
+	test_committed_past_bound();
 #else
 	tap_skip("remote ioctl", "x86-64 only");
 #endif

@@ -56,6 +56,118 @@
 /* How long a thread running its own code is given to make a system call. */
 #define NEXT_SYSCALL_MS		100
 
+/*
+ * The ptrace work is done by a process of ours that the caller bounds
+ * without ever hurting the target:
+ *
+ * - Until it changes the target's registers, it may be killed: a thread
+ *   that never reaches a stop (one in an uninterruptible or killable
+ *   sleep, such as a vfork() parent, which an unprivileged VMM can
+ *   arrange) must not hang the caller, a collector's single loop.  When a
+ *   tracer dies the kernel detaches its tracees: the target goes on as it
+ *   was (a system call the stop interrupted returns EINTR or restarts).
+ * - Once it has changed them, killing it would let the target go on with
+ *   our registers, in the middle of a system call of ours (a VMM's vCPU
+ *   thread returning from KVM_RUN with an fd number in rax).  So it asks
+ *   before its first change (REMOTE_COMMIT), and is only let go on if the
+ *   caller has not given up; from then on it is never killed: past
+ *   REMOTE_COMMIT_MS the caller stops waiting (ETIMEDOUT) and leaves it to
+ *   finish, put the registers back and exit.  It is a grandchild, so that
+ *   init, not the caller, reaps it, and it blocks every signal it can so
+ *   that a signal to the caller's process group or cgroup (Ctrl-C, a
+ *   service stop) cannot end it half way.  The caller holds its pidfd, so
+ *   the kill never reaches a recycled pid.  A target thread whose
+ *   injected system call never returns keeps one such process asleep;
+ *   another call cannot attach to that thread, so there is at most one
+ *   per thread.
+ */
+#define REMOTE_TIMEOUT_MS	1000
+#define REMOTE_COMMIT_MS	5000
+
+enum remote_msg {
+	REMOTE_HELLO,		/* tracer -> caller: its pidfd; waits for GO */
+	REMOTE_COMMIT,		/* tracer -> caller: about to change registers */
+	REMOTE_DONE,		/* tracer -> caller: errno, its fd when 0 */
+	REMOTE_GO,		/* caller -> tracer: go on */
+};
+
+struct remote_link {
+	int sock;
+	bool committed;
+};
+
+/* One message @kind with @err, and @fd (SCM_RIGHTS) when it is >= 0. */
+static int remote_send(int sock, int kind, int err, int fd)
+{
+	char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	int m[2] = { kind, err };
+	struct iovec iov = { m, sizeof(m) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		msg.msg_control = ctl;
+		msg.msg_controllen = sizeof(ctl);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == sizeof(m) ? 0 : -1;
+}
+
+/*
+ * The next message within @ms (-1: no bound): its kind, *@err and *@fd
+ * (-1 if none came with it).  Return: the kind, or -1 with errno
+ * (ETIMEDOUT, EPIPE when the other end is gone).
+ */
+static int remote_recv(int sock, int ms, int *err, int *fd)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	int m[2];
+	struct iovec iov = { m, sizeof(m) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = ctl, .msg_controllen = sizeof(ctl) };
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	struct cmsghdr *c;
+	int n;
+
+	*fd = -1;
+	do
+		n = poll(&p, 1, ms);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return errno = n ? errno : ETIMEDOUT, -1;
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != sizeof(m))
+		return errno = EPIPE, -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(c), sizeof(int));
+	*err = m[1];
+	return m[0];
+}
+
+/*
+ * In the tracer, before its first change of the target's registers: go on
+ * only if the caller, told so, says to.  Return: 0, or -ECANCELED (the
+ * caller gave up: nothing was changed, the target is only detached).
+ */
+static int remote_commit(struct remote_link *l)
+{
+	int err, fd;
+
+	if (l->committed)
+		return 0;
+	if (remote_send(l->sock, REMOTE_COMMIT, 0, -1) ||
+	    remote_recv(l->sock, -1, &err, &fd) != REMOTE_GO)
+		return -ECANCELED;
+	l->committed = true;
+	return 0;
+}
+
 /* The next stop of the traced @tid; -1 with errno if it is gone. */
 static int wait_stop(pid_t tid, int *status)
 {
@@ -251,8 +363,9 @@ static int prepare(pid_t tid, struct user_regs_struct *saved,
  * 0 with @tid at the skipped call's exit stop; -EAGAIN when it makes none
  * within NEXT_SYSCALL_MS (it is stopped again), else -errno.
  */
-static int to_next_syscall(pid_t tid, struct user_regs_struct *saved,
-			   unsigned long *ip, int *sig)
+static int to_next_syscall(struct remote_link *l, pid_t tid,
+			   struct user_regs_struct *saved, unsigned long *ip,
+			   int *sig)
 {
 	struct user_regs_struct r;
 	int i, st;
@@ -274,6 +387,14 @@ static int to_next_syscall(pid_t tid, struct user_regs_struct *saved,
 		return -errno;
 	r = *saved;
 	r.orig_rax = -1;	/* skipped: no system call -1 */
+	/* Put back as the kernel restarts a call: made when it goes on. */
+	saved->rax = saved->orig_rax;
+	saved->rip -= 2;
+	saved->orig_rax = -1;
+	*ip = saved->rip;
+	if (remote_commit(l))
+		return -ECANCELED;
+	/* Committed: the caller puts *@saved back, whatever comes now. */
 	if (ptrace(PTRACE_SETREGS, tid, NULL, &r) ||
 	    ptrace(PTRACE_SYSCALL, tid, NULL, NULL) || wait_stop(tid, &st))
 		return -errno;
@@ -281,18 +402,15 @@ static int to_next_syscall(pid_t tid, struct user_regs_struct *saved,
 		*sig = WSTOPSIG(st);
 		return -EAGAIN;
 	}
-	*ip = saved->rip - 2;
 	errno = 0;
 	word = ptrace(PTRACE_PEEKTEXT, tid, (void *)*ip, NULL);
 	if (errno || (word & 0xffff) != SYSCALL_INSN)
 		return -EAGAIN;
-	saved->rax = saved->orig_rax;
-	saved->rip -= 2;
-	saved->orig_rax = -1;
 	return 0;
 }
 
-static int remote_ioctl_traced(pid_t tid, int pidfd, int fd, unsigned long req)
+static int remote_ioctl_traced(struct remote_link *l, pid_t tid, int pidfd,
+			       int fd, unsigned long req)
 {
 	struct user_regs_struct saved;
 	int st, sig = 0, local = -1, i;
@@ -321,19 +439,23 @@ static int remote_ioctl_traced(pid_t tid, int pidfd, int fd, unsigned long req)
 	}
 	ret = prepare(tid, &saved, &ip);
 	if (ret == -EAGAIN)
-		ret = to_next_syscall(tid, &saved, &ip, &sig);
-	if (ret)
-		goto detach;
-	tfd = run_syscall(tid, &saved, ip, SYS_ioctl, fd, (long)req, &sig);
-	ret = tfd;
-	if (tfd >= 0) {
-		local = (int)syscall(SYS_pidfd_getfd, pidfd, (int)tfd, 0);
-		ret = local < 0 ? -errno : 0;
-		/* Its copy is closed, whatever came of ours. */
-		if (!sig)
-			run_syscall(tid, &saved, ip, SYS_close, tfd, 0, &sig);
+		ret = to_next_syscall(l, tid, &saved, &ip, &sig);
+	else if (!ret && remote_commit(l))
+		ret = -ECANCELED;
+	if (!ret) {
+		tfd = run_syscall(tid, &saved, ip, SYS_ioctl, fd, (long)req, &sig);
+		ret = tfd;
+		if (tfd >= 0) {
+			local = (int)syscall(SYS_pidfd_getfd, pidfd, (int)tfd, 0);
+			ret = local < 0 ? -errno : 0;
+			/* Its copy is closed, whatever came of ours. */
+			if (!sig)
+				run_syscall(tid, &saved, ip, SYS_close, tfd, 0, &sig);
+		}
 	}
-	ptrace(PTRACE_SETREGS, tid, NULL, &saved);
+	/* Changed (committed): its registers as they were, or restarting. */
+	if (l->committed)
+		ptrace(PTRACE_SETREGS, tid, NULL, &saved);
 detach:
 	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
 	if (ret < 0) {
@@ -345,89 +467,123 @@ detach:
 	return local;
 }
 
-/*
- * The ptrace work is done by a child of ours, given REMOTE_TIMEOUT_MS and
- * then killed: a target thread that never reaches a stop (one in an
- * uninterruptible or killable sleep, such as a vfork() parent, which an
- * unprivileged VMM can arrange) must not hang the caller, a collector's
- * single loop.  When a tracer dies the kernel detaches its tracees, so the
- * target is left running as it was.  The child sends back the fd it took
- * (SCM_RIGHTS) or the errno of its failure.
- */
-#define REMOTE_TIMEOUT_MS	1000
+/* Close every fd but @a and @b (the tracer holds no fd of the caller's). */
+static void close_all_but(int a, int b)
+{
+	unsigned int lo = (unsigned int)(a < b ? a : b);
+	unsigned int hi = (unsigned int)(a < b ? b : a);
+
+	if (lo > 0)
+		syscall(SYS_close_range, 0U, lo - 1, 0U);
+	if (hi > lo + 1)
+		syscall(SYS_close_range, lo + 1, hi - 1, 0U);
+	syscall(SYS_close_range, hi + 1, ~0U, 0U);
+}
 
 static void remote_child(int sock, pid_t pid, int pidfd, int fd,
 			 unsigned long req, unsigned long find)
 {
-	char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
-	pid_t tid = find ? thread_in_ioctl(pid, fd, find) : pid;
-	int local = remote_ioctl_traced(tid, pidfd, fd, req);
-	int err = local < 0 ? errno : 0;
-	struct iovec iov = { &err, sizeof(err) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct remote_link l = { .sock = sock };
+	int self, local, err, passed;
+	sigset_t all;
+	pid_t tid;
 
-	if (local >= 0) {
-		struct cmsghdr *c;
-
-		msg.msg_control = ctl;
-		msg.msg_controllen = sizeof(ctl);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &local, sizeof(int));
-	}
-	_exit(sendmsg(sock, &msg, MSG_NOSIGNAL) == sizeof(err) ? 0 : 1);
+	/*
+	 * Nothing of the caller's kept alive by a tracer left to finish
+	 * (its listening socket, its clients' connections).
+	 */
+	close_all_but(sock, pidfd);
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, NULL);
+	self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (self < 0 || remote_send(sock, REMOTE_HELLO, 0, self) ||
+	    remote_recv(sock, -1, &err, &passed) != REMOTE_GO)
+		_exit(1);
+	close(self);
+	tid = find ? thread_in_ioctl(pid, fd, find) : pid;
+	local = remote_ioctl_traced(&l, tid, pidfd, fd, req);
+	err = local < 0 ? errno : 0;
+	/* Past the caller's bound nobody reads it: our copy goes as we exit. */
+	_exit(remote_send(sock, REMOTE_DONE, err, local) ? 1 : 0);
 }
 
+/*
+ * The caller's side: a tracer started (a grandchild: see above), let go on,
+ * killed if it has not committed within REMOTE_TIMEOUT_MS, waited for
+ * REMOTE_COMMIT_MS more if it has.  Return: the fd it took, or -1 with
+ * errno (the target's, or ETIMEDOUT).
+ */
 static int remote_bounded(pid_t pid, int pidfd, int fd, unsigned long req,
 			  unsigned long find)
 {
-	char ctl[CMSG_SPACE(sizeof(int))];
-	int sv[2], err = EIO, got = -1, n;
-	struct iovec iov = { &err, sizeof(err) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = ctl, .msg_controllen = sizeof(ctl) };
-	struct pollfd p;
-	pid_t child;
+	int sv[2], err = EIO, got = -1, tracer = -1, kind, ret = -1, left;
+	struct timespec t0, t1;
+	pid_t mid;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -1;
-	child = fork();
-	if (child < 0) {
+	mid = fork();
+	if (mid < 0) {
 		err = errno;
 		close(sv[0]);
 		close(sv[1]);
 		return errno = err, -1;
 	}
-	if (!child) {
-		close(sv[0]);
-		remote_child(sv[1], pid, pidfd, fd, req, find);
+	if (!mid) {
+		pid_t t = fork();
+
+		if (!t) {
+			close(sv[0]);
+			remote_child(sv[1], pid, pidfd, fd, req, find);
+		}
+		_exit(t < 0);
 	}
 	close(sv[1]);
-	p = (struct pollfd){ .fd = sv[0], .events = POLLIN };
-	do
-		n = poll(&p, 1, REMOTE_TIMEOUT_MS);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0) {
-		err = n ? errno : ETIMEDOUT;
-		kill(child, SIGKILL);
-	} else if (recvmsg(sv[0], &msg, MSG_CMSG_CLOEXEC) == sizeof(int)) {
-		struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-
-		if (!err && c && c->cmsg_type == SCM_RIGHTS &&
-		    c->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&got, CMSG_DATA(c), sizeof(int));
-		else if (!err)
-			err = EIO;
-	}
-	/* Killed or done: it exits at once, and so detaches the target. */
-	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
 		;
+	kind = remote_recv(sv[0], REMOTE_TIMEOUT_MS, &err, &tracer);
+	if (kind != REMOTE_HELLO || tracer < 0 ||
+	    remote_send(sv[0], REMOTE_GO, 0, -1)) {
+		err = kind < 0 ? errno : EIO;
+		goto out;	/* it exits as it finds us gone */
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	left = REMOTE_TIMEOUT_MS - (int)((t1.tv_sec - t0.tv_sec) * 1000 +
+					 (t1.tv_nsec - t0.tv_nsec) / 1000000);
+	kind = remote_recv(sv[0], left > 0 ? left : 0, &err, &got);
+	if (kind == REMOTE_COMMIT) {
+		if (remote_send(sv[0], REMOTE_GO, 0, -1)) {
+			err = EIO;
+			goto out;
+		}
+		kind = remote_recv(sv[0], REMOTE_COMMIT_MS, &err, &got);
+		if (kind < 0) {
+			/* Not killed: it puts the target's registers back. */
+			err = errno;
+			goto out;
+		}
+	} else if (kind < 0) {
+		/* It has changed nothing yet: killing it only detaches. */
+		err = errno;
+		syscall(SYS_pidfd_send_signal, tracer, SIGKILL, NULL, 0);
+		goto out;
+	}
+	if (kind != REMOTE_DONE)
+		err = EIO;
+	else if (!err && got < 0)
+		err = EIO;
+	else if (!err)
+		ret = got, got = -1;
+out:
+	if (got >= 0)
+		close(got);
+	if (tracer >= 0)
+		close(tracer);
 	close(sv[0]);
-	if (got < 0)
-		return errno = err, -1;
-	return got;
+	if (ret < 0)
+		errno = err;
+	return ret;
 }
 
 int statsfd__remote_ioctl_fd(pid_t tid, int pidfd, int fd, unsigned long req)
