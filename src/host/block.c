@@ -162,10 +162,12 @@ statsfd_host_to_block(struct statsfd_source *src)
 /*
  * diskstats_show() of the disk's line, in nanoseconds: part_stat_read_all()
  * and part_in_flight() in one pass over the CPUs.  Bio-based drivers count
- * in flight I/O in the per-CPU in_flight counters, and so does blk-mq on
- * 6.12; on older kernels blk-mq does not, and /proc/diskstats counts its
- * requests in the tag set instead (blk_mq_in_flight(), not exported): there
- * in_flight reads 0 for a blk-mq disk.
+ * in flight I/O in the per-CPU in_flight counters, and so does blk-mq
+ * since "block: support to account io_ticks precisely" (6.12, backported
+ * by some distributions: Debian's 6.1.0-57 has it); without it blk-mq does
+ * not, and /proc/diskstats counts its requests in the tag set instead
+ * (blk_mq_in_flight(), not exported): there in_flight reads 0 for a blk-mq
+ * disk.  Either way an I/O is accounted a moment after its waiter woke.
  */
 static void statsfd_host_block_read(struct block_device *part,
 				    struct statsfd_host_block_stats *s)

@@ -55,6 +55,49 @@ qs_fds() {
 	echo "$c"
 }
 
+# qs_dump WHY: what QEMU's threads and ours are doing (state, wait
+# channel, system call, kernel stack), as TAP comments.
+qs_dump() {
+	local p t c
+	echo "# stuck: $1"
+	for p in /proc/[0-9]*; do
+		c=$(cat "$p/comm" 2>/dev/null) || continue
+		case $c in qemu*|statsfd*|wget) ;; *) continue ;; esac
+		for t in "$p"/task/*; do
+			echo "# ${p#/proc/}/${t##*/} $(cat "$t/comm") $(cut -d' ' -f3 "$t/stat")" \
+				"wchan $(cat "$t/wchan") syscall $(cat "$t/syscall")" \
+				"$(grep TracerPid "$t/status")"
+			sed 's/^/#     /' "$t/stack" 2>/dev/null
+		done
+	done
+}
+
+# qs_wait PID SECS WHAT: until PID exits (its status), at most SECS; past
+# that its state and QEMU's are shown, PID is killed and 124 returned: a
+# step that hangs fails in seconds, and says on what.
+qs_wait() {
+	local i=0
+	while kill -0 "$1" 2>/dev/null; do
+		i=$((i + 1))
+		if [ $i -gt $(($2 * 10)) ]; then
+			qs_dump "$3: still running after $2 s"
+			kill -9 "$1"
+			wait "$1"
+			return 124
+		fi
+		sleep 0.1
+	done
+	wait "$1"
+}
+
+# qs_show OUT: statsfd show --json --pid of QEMU into OUT (errors as
+# comments), bounded.
+qs_show() {
+	statsfd show --json --pid "$qs_pid" >"$1" 2>"$1.err" &
+	qs_wait $! 60 "statsfd show --pid"
+	sed 's/^/# statsfd: /' "$1.err"
+}
+
 # qs_start: QEMU, paused, its QMP ready (capabilities negotiated).
 qs_start() {
 	local i=0
@@ -80,7 +123,7 @@ qs_start() {
 qs_stop() {
 	qs_qmp '{"execute":"quit"}' "$qs_dir/quit.json"
 	exec 8>&-
-	wait "$qs_pid"
+	qs_wait "$qs_pid" 60 "QEMU after quit"
 }
 
 # qs_values FILE JQFILTER: {name: value} of each stats list FILTER picks,
@@ -121,7 +164,7 @@ qs_cli_same() {
 
 # qs_scrape PORT FILE: the collector's exposition.
 qs_scrape() {
-	wget -q -O "$2" "http://127.0.0.1:$1/metrics"
+	wget -q -T 10 -O "$2" "http://127.0.0.1:$1/metrics"
 }
 
 # qs_exported FILE: a VM series and series of vCPUs 0 and 1, labelled
@@ -162,7 +205,7 @@ qs_collector() {
 	grep 'discover:' "$c.log" | head -n 8 | sed 's/^/# collector: /'
 	echo "# $1: exported: $(grep -cE "^kvm_[a-z0-9_]+[{].*vm=\"$QS_VM\"" "$c.prom") kvm series"
 	kill "$col"
-	wait "$col"
+	qs_wait "$col" 30 "statsfd-collector after SIGTERM"
 }
 
 qs_stats_fds='anon_inode:kvm-v[a-z]*-stats'
@@ -209,8 +252,7 @@ qemu_stats() {
 		test "$before $after" = "$want $want"
 
 	nfds=$(qs_fds .)
-	statsfd show --json --pid "$qs_pid" >"$qs_dir/cli.json" 2>"$qs_dir/cli.err"
-	sed 's/^/# statsfd: /' "$qs_dir/cli.err"
+	qs_show "$qs_dir/cli.json"
 	check "$kvm: qemu: statsfd --pid reads its VM and 2 vCPUs with QMP's values (stats fds made by QEMU)" \
 		qs_cli_same "$qs_dir"
 	check "$kvm: qemu: statsfd --pid leaves QEMU's fd table as it was ($nfds fds)" \
@@ -227,8 +269,7 @@ qemu_stats() {
 	# Running: each vCPU thread in KVM_RUN (SeaBIOS, then no boot disk).
 	qs_qmp '{"execute":"cont"}' "$qs_dir/cont.json"
 	sleep 2
-	statsfd show --json --pid "$qs_pid" >"$qs_dir/cli-run.json" 2>"$qs_dir/cli-run.err"
-	sed 's/^/# statsfd: /' "$qs_dir/cli-run.err"
+	qs_show "$qs_dir/cli-run.json"
 	check "$kvm: qemu: running (vCPU threads in KVM_RUN), statsfd --pid reads its 2 vCPUs" \
 		jq -e '[.[] | select(.provider == "kvm" and .target == "vcpu")] | length == 2' \
 		"$qs_dir/cli-run.json"
