@@ -164,6 +164,12 @@ static const struct file_operations statsfd_fops = {
 	.show_fdinfo	= statsfd_show_fdinfo,
 };
 
+/*
+ * The anon inode name of the core's own files and views: /proc/PID/fd
+ * shows "anon_inode:statsfd" (Documentation/statsfd-abi.rst).
+ */
+#define STATSFD_ANON_NAME	"statsfd"
+
 static struct file *statsfd_getfile(struct statsfd_source *src,
 				    struct statsfd_view *view,
 				    const char *name)
@@ -242,7 +248,7 @@ static struct file *statsfd_getfile(struct statsfd_source *src,
  */
 struct file *statsfd_source_getfile(struct statsfd_source *src)
 {
-	return statsfd_getfile(src, NULL, "statsfd");
+	return statsfd_getfile(src, NULL, STATSFD_ANON_NAME);
 }
 EXPORT_SYMBOL_NS_GPL(statsfd_source_getfile, STATSFD_NS);
 
@@ -287,7 +293,7 @@ EXPORT_SYMBOL_NS_GPL(statsfd_source_getfile_named, STATSFD_NS);
 struct file *statsfd_view_getfile(struct statsfd_source *src,
 				  struct statsfd_view *view)
 {
-	return statsfd_getfile(src, view, "statsfd");
+	return statsfd_getfile(src, view, STATSFD_ANON_NAME);
 }
 
 /**
