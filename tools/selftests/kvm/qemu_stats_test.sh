@@ -162,9 +162,11 @@ qs_cli_same() {
 		[ "$vcpus" = "$(qs_qmp_vcpus "$1/qmp-vcpu.json")" ]
 }
 
-# qs_scrape PORT FILE: the collector's exposition.
+# qs_scrape PORT FILE: the collector's exposition, bounded (not with
+# wget -T: Debian's busybox 1.35 wget crashes with it).
 qs_scrape() {
-	wget -q -T 10 -O "$2" "http://127.0.0.1:$1/metrics"
+	wget -q -O "$2" "http://127.0.0.1:$1/metrics" &
+	qs_wait $! 20 "wget of the collector's /metrics"
 }
 
 # qs_exported FILE: a VM series and series of vCPUs 0 and 1, labelled
