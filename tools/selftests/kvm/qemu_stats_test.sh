@@ -269,7 +269,8 @@ qemu_stats() {
 		jq -e '.return.status == "prelaunch"' "$qs_dir/status.json"
 
 	# Running: each vCPU thread in KVM_RUN (SeaBIOS, then no boot disk).
-	qs_qmp '{"execute":"cont"}' "$qs_dir/cont.json"
+	qs_qmp '{"execute":"cont"}' "$qs_dir/cont.json" ||
+		echo "# $kvm: qemu: cont: $(cat "$qs_dir/cont.json")"
 	sleep 2
 	qs_show "$qs_dir/cli-run.json"
 	check "$kvm: qemu: running (vCPU threads in KVM_RUN), statsfd --pid reads its 2 vCPUs" \
