@@ -59,9 +59,10 @@
  * One fd number of a followed process: the source it gave (@sid), or 0 for
  * a VM or vCPU fd that gave none, or a stats fd that could not be added
  * (not tried again).  Remembered until the process exits.  A KVM VM or
- * vCPU fd KVM refused us (EIO) at scan @scan is @refused, of @kind and
- * @vcpu, until the VMM is made to ask for its stats fd (ask_vmm()); the
- * source that gave is @made from it (its file is not the fd's own).
+ * vCPU fd KVM refused us (EIO) is @refused, of @kind and @vcpu, until the
+ * VMM is made to ask for its stats fd (ask_vmm()), at a scan after @scan
+ * (the one that found it, then later ones as @tries grows); the source
+ * that gave is @made from it (its file is not the fd's own).
  */
 struct dfd {
 	int tfd;
@@ -69,6 +70,7 @@ struct dfd {
 	enum statsfd_vmfd_kind kind;
 	int vcpu;
 	uint64_t scan;
+	unsigned int tries;
 	bool refused;
 	bool made;
 };
@@ -658,8 +660,11 @@ static bool has_source(struct dproc *p, int vcpu)
  * scan after the one that found the fd: a VMM that keeps stats fds (QEMU
  * 8.1, statsfd-vmm) may be caught between a vCPU and its stats fd, which
  * would then be a second source of the vCPU, refused.  A thread caught
- * outside a system call (EAGAIN) is tried again at the next scan; any
- * other failure is logged once and not tried again.
+ * outside a system call (EAGAIN) is tried again at the next scan; one
+ * that did not stop or answer in time (ETIMEDOUT), or while too many
+ * requests are still finishing (EBUSY), after 2, 4, ... 256 scans (each
+ * try can hold the loop for a second or two); any other failure is logged
+ * once and not tried again.
  */
 static void ask_vmm(struct discover *d, struct dproc *p)
 {
@@ -669,7 +674,7 @@ static void ask_vmm(struct discover *d, struct dproc *p)
 		struct dfd *f = &p->fds[i];
 		int sfd;
 
-		if (!f->refused || f->scan == d->stats.scans)
+		if (!f->refused || d->stats.scans <= f->scan)
 			continue;
 		if (has_source(p, f->vcpu)) {
 			f->refused = false;	/* the VMM's own stats fd gave it */
@@ -679,6 +684,15 @@ static void ask_vmm(struct discover *d, struct dproc *p)
 						   f->kind);
 		if (sfd < 0 && errno == EAGAIN)
 			continue;
+		if (sfd < 0 && (errno == ETIMEDOUT || errno == EBUSY) &&
+		    f->tries < 8) {
+			f->scan = d->stats.scans + (1u << ++f->tries) - 1;
+			if (collector_verbose)
+				logmsg("discover: pid %d (vm \"%s\"): KVM %s fd %d: the VMM could not be made to ask for its stats fd yet (%s): again in %u scans",
+				       p->pid, p->vm, f->vcpu < 0 ? "VM" : "vCPU",
+				       f->tfd, strerror(errno), 1u << f->tries);
+			continue;
+		}
 		f->refused = false;
 		if (sfd < 0) {
 			if (!p->warned)

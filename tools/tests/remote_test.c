@@ -33,6 +33,7 @@
 #include <linux/nsfs.h>
 #include <linux/seccomp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/prctl.h>
 
@@ -377,7 +378,7 @@ static pid_t tracer_of(pid_t pid)
  * call the tracer makes in it lasts as long as the test wants.  Sends its
  * netns fd and the listener's fd, then loops as child_loop().
  */
-static void child_slow_ioctl(int in, int out)
+static int hold_userns_ioctls(void)
 {
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -391,16 +392,49 @@ static void child_slow_ioctl(int in, int out)
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			    SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+}
+
+static void child_slow_ioctl(int in, int out)
+{
 	int fds[2];
 
 	fds[0] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		_exit(1);
-	fds[1] = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			      SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	fds[1] = hold_userns_ioctls();
 	if (write(out, fds, sizeof(fds)) != sizeof(fds))
 		_exit(1);
 	child_answer(in, out);
+}
+
+/*
+ * Answer the held NS_GET_USERNS ioctls of listener @lfd (let them go on),
+ * each within 5 s: how many were answered, of at most @n.
+ */
+static int let_go(int lfd, int n, pid_t *who)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct seccomp_notif_resp resp = { 0 };
+		struct seccomp_notif req = { 0 };
+		struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+		if (poll(&p, 1, 5000) != 1 ||
+		    ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, &req))
+			break;
+		if (who)
+			*who = (pid_t)req.pid;
+		resp.id = req.id;
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		if (req.data.nr != SYS_ioctl ||
+		    ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp))
+			break;
+	}
+	return i;
 }
 
 /*
@@ -414,12 +448,9 @@ static void child_slow_ioctl(int in, int out)
  */
 static void test_committed_past_bound(void)
 {
-	struct seccomp_notif_resp resp = { 0 };
-	struct seccomp_notif req = { 0 };
 	int p2c[2], c2p[2], fds[2] = { -1, -1 }, pidfd, lfd, fd, before, i;
-	struct pollfd p;
+	pid_t pid, tracer, who;
 	char reply[32] = "";
-	pid_t pid, tracer;
 	ssize_t n;
 
 	if (pipe(p2c) || pipe(c2p)) {
@@ -454,17 +485,10 @@ static void test_committed_past_bound(void)
 	tap_ok(tracer > 0 && tracer_of(pid) == tracer,
 	       "its tracer left to finish, not killed (nor by SIGTERM, SIGINT): pid %d", tracer);
 	/* The ioctl, held by seccomp, goes on now. */
-	p = (struct pollfd){ .fd = lfd, .events = POLLIN };
-	if (poll(&p, 1, 5000) == 1 && !ioctl(lfd, SECCOMP_IOCTL_NOTIF_RECV, &req)) {
-		resp.id = req.id;
-		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		tap_ok((pid_t)req.pid == pid && req.data.nr == SYS_ioctl &&
-		       !ioctl(lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp),
-		       "the held ioctl was the tracer's, in the child (pid %d, nr %d): let go",
-		       req.pid, req.data.nr);
-	} else {
-		tap_ok(0, "the held ioctl was the tracer's: no notification (%s)", strerror(errno));
-	}
+	who = 0;
+	n = (ssize_t)let_go(lfd, 1, &who);
+	tap_ok(n == 1 && who == pid,
+	       "the held ioctl was the tracer's, in the child (pid %d): let go", who);
 	for (i = 0; i < 500 && tracer_of(pid) != 0; i++)
 		usleep(10000);
 	tap_ok(tracer_of(pid) == 0 && nfds(pid) == before,
@@ -486,6 +510,109 @@ out:
 	close(pidfd);
 }
 
+#define LEFT_MAX	8	/* remote.c's REMOTE_LEFT_MAX */
+
+/* The tids of the calling process's threads but the main one, @n at most. */
+static void other_threads(int *tids, int n)
+{
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *de;
+	int i = 0;
+
+	while (dir && i < n && (de = readdir(dir))) {
+		int tid = atoi(de->d_name);
+
+		if (tid > 0 && tid != getpid())
+			tids[i++] = tid;
+	}
+	while (i < n)
+		tids[i++] = 0;
+	if (dir)
+		closedir(dir);
+}
+
+static void *blocked_reader(void *arg)
+{
+	char c;
+
+	(void)!read(*(int *)arg, &c, 1);
+	return NULL;
+}
+
+/*
+ * Tracers left to finish are bounded: with LEFT_MAX of them (threads of one
+ * child, each in an injected ioctl held past the bound) the next call is
+ * EBUSY at once, without tracing anything; once they are done, a later
+ * call reaps them and runs.
+ */
+static void test_left_bounded(void)
+{
+	int c2p[2], p2c[2], msg[2 + LEFT_MAX], pidfd, lfd, fd, i, late = 0;
+	pid_t pid;
+
+	if (pipe(c2p) || pipe(p2c)) {
+		tap_ok(0, "pipes");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		pthread_t t;
+
+		msg[0] = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		msg[1] = hold_userns_ioctls();
+		for (i = 0; i < LEFT_MAX; i++)
+			if (pthread_create(&t, NULL, blocked_reader, &p2c[0]))
+				_exit(1);
+		usleep(100000);
+		other_threads(&msg[2], LEFT_MAX);
+		if (write(c2p[1], msg, sizeof(msg)) != sizeof(msg))
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(c2p[1]);
+	if (read(c2p[0], msg, sizeof(msg)) != sizeof(msg)) {
+		tap_ok(0, "child: its threads");
+		goto out;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	lfd = (int)syscall(SYS_pidfd_getfd, pidfd, msg[1], 0);
+	for (i = 0; i < LEFT_MAX; i++) {
+		wait_syscall(msg[2 + i], SYS_read);
+		errno = 0;
+		fd = statsfd__remote_ioctl_fd(msg[2 + i], pidfd, msg[0], NS_GET_USERNS);
+		late += fd < 0 && errno == ETIMEDOUT;
+	}
+	tap_ok(late == LEFT_MAX, "%d injected ioctls held past the bound: %d ETIMEDOUT, their tracers left",
+	       LEFT_MAX, late);
+	errno = 0;
+	fd = statsfd__remote_ioctl_fd(pid, pidfd, msg[0], NS_GET_USERNS);
+	tap_ok(fd < 0 && errno == EBUSY && tracer_of(pid) == 0,
+	       "one more while %d are left: EBUSY, its thread untraced (%s)", LEFT_MAX,
+	       strerror(errno));
+	tap_ok(let_go(lfd, LEFT_MAX, NULL) == LEFT_MAX, "the %d held ioctls let go", LEFT_MAX);
+	for (i = 0; i < LEFT_MAX; i++) {
+		int j;
+
+		for (j = 0; j < 500 && tracer_of(msg[2 + i]) != 0; j++)
+			usleep(10000);
+	}
+	errno = 0;
+	/* NS_GET_PARENT is not held: a netns has no parent, EINVAL. */
+	fd = statsfd__remote_ioctl_fd(pid, pidfd, msg[0], NS_GET_PARENT);
+	tap_ok(fd < 0 && errno == EINVAL,
+	       "once they are done they are reaped: the next call runs (NS_GET_PARENT: %s)",
+	       strerror(errno));
+	close(lfd);
+	close(pidfd);
+out:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(c2p[0]);
+	close(p2c[0]);
+	close(p2c[1]);
+}
+
 int main(void)
 {
 #if defined(__x86_64__)
@@ -494,6 +621,7 @@ int main(void)
 	test_not_in_syscall();
 	test_never_stops();
 	test_committed_past_bound();
+	test_left_bounded();
 #else
 	tap_skip("remote ioctl", "x86-64 only");
 #endif

@@ -26,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -57,8 +58,8 @@
 #define NEXT_SYSCALL_MS		100
 
 /*
- * The ptrace work is done by a process of ours that the caller bounds
- * without ever hurting the target:
+ * The ptrace work is done by a child of the caller's, bounded without ever
+ * hurting the target:
  *
  * - Until it changes the target's registers, it may be killed: a thread
  *   that never reaches a stop (one in an uninterruptible or killable
@@ -66,26 +67,31 @@
  *   arrange) must not hang the caller, a collector's single loop.  When a
  *   tracer dies the kernel detaches its tracees: the target goes on as it
  *   was (a system call the stop interrupted returns EINTR or restarts).
+ *   The bound, REMOTE_TIMEOUT_MS, runs from the child's REMOTE_READY:
+ *   forking a large caller can take longer than the target does (half a
+ *   second in make check-kvm's KASAN guest).
  * - Once it has changed them, killing it would let the target go on with
  *   our registers, in the middle of a system call of ours (a VMM's vCPU
  *   thread returning from KVM_RUN with an fd number in rax).  So it asks
- *   before its first change (REMOTE_COMMIT), and is only let go on if the
- *   caller has not given up; from then on it is never killed: past
- *   REMOTE_COMMIT_MS the caller stops waiting (ETIMEDOUT) and leaves it to
- *   finish, put the registers back and exit.  It is a grandchild, so that
- *   init, not the caller, reaps it, and it blocks every signal it can so
- *   that a signal to the caller's process group or cgroup (Ctrl-C, a
- *   service stop) cannot end it half way.  The caller holds its pidfd, so
- *   the kill never reaches a recycled pid.  A target thread whose
- *   injected system call never returns keeps one such process asleep;
- *   another call cannot attach to that thread, so there is at most one
- *   per thread.
+ *   before its first change (REMOTE_COMMIT), and goes on only if the
+ *   caller has not given up (REMOTE_GO); from then on it is never killed:
+ *   past REMOTE_COMMIT_MS the caller stops waiting (ETIMEDOUT) and leaves
+ *   it to finish, put the registers back and exit, and reaps it at a later
+ *   call (remote_left[]).  It blocks every signal it can, so that a signal
+ *   to the caller's process group or cgroup (Ctrl-C, a service stop)
+ *   cannot end it half way, and holds none of the caller's fds (a
+ *   collector's listening socket must not outlive the collector in it).
+ *   A target thread whose injected system call never returns keeps one
+ *   such child asleep; at most REMOTE_LEFT_MAX are left at once, after
+ *   which calls fail with EBUSY until one has finished.
  */
+#define REMOTE_READY_MS		10000
 #define REMOTE_TIMEOUT_MS	1000
-#define REMOTE_COMMIT_MS	5000
+#define REMOTE_COMMIT_MS	1000
+#define REMOTE_LEFT_MAX		8
 
 enum remote_msg {
-	REMOTE_HELLO,		/* tracer -> caller: its pidfd; waits for GO */
+	REMOTE_READY,		/* tracer -> caller: started */
 	REMOTE_COMMIT,		/* tracer -> caller: about to change registers */
 	REMOTE_DONE,		/* tracer -> caller: errno, its fd when 0 */
 	REMOTE_GO,		/* caller -> tracer: go on */
@@ -484,22 +490,15 @@ static void remote_child(int sock, pid_t pid, int pidfd, int fd,
 			 unsigned long req, unsigned long find)
 {
 	struct remote_link l = { .sock = sock };
-	int self, local, err, passed;
 	sigset_t all;
+	int local, err;
 	pid_t tid;
 
-	/*
-	 * Nothing of the caller's kept alive by a tracer left to finish
-	 * (its listening socket, its clients' connections).
-	 */
 	close_all_but(sock, pidfd);
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, NULL);
-	self = (int)syscall(SYS_pidfd_open, getpid(), 0);
-	if (self < 0 || remote_send(sock, REMOTE_HELLO, 0, self) ||
-	    remote_recv(sock, -1, &err, &passed) != REMOTE_GO)
+	if (remote_send(sock, REMOTE_READY, 0, -1))
 		_exit(1);
-	close(self);
 	tid = find ? thread_in_ioctl(pid, fd, find) : pid;
 	local = remote_ioctl_traced(&l, tid, pidfd, fd, req);
 	err = local < 0 ? errno : 0;
@@ -507,80 +506,102 @@ static void remote_child(int sock, pid_t pid, int pidfd, int fd,
 	_exit(remote_send(sock, REMOTE_DONE, err, local) ? 1 : 0);
 }
 
+/* Tracers left to finish (past REMOTE_COMMIT_MS), not yet reaped. */
+static pid_t remote_left[REMOTE_LEFT_MAX];
+static pthread_mutex_t remote_left_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /*
- * The caller's side: a tracer started (a grandchild: see above), let go on,
- * killed if it has not committed within REMOTE_TIMEOUT_MS, waited for
- * REMOTE_COMMIT_MS more if it has.  Return: the fd it took, or -1 with
- * errno (the target's, or ETIMEDOUT).
+ * Reap the left tracers that are done (or that the caller reaped itself:
+ * ECHILD), and leave @child (> 0) among them.  Return: whether a slot is
+ * free afterwards (@child 0), or whether @child found one.
+ */
+static bool remote_leave(pid_t child)
+{
+	bool ok = false;
+	unsigned int i;
+
+	pthread_mutex_lock(&remote_left_lock);
+	for (i = 0; i < REMOTE_LEFT_MAX; i++) {
+		pid_t r;
+
+		if (remote_left[i]) {
+			r = waitpid(remote_left[i], NULL, WNOHANG);
+			if (r == remote_left[i] || (r < 0 && errno == ECHILD))
+				remote_left[i] = 0;
+		}
+		if (!remote_left[i] && !ok) {
+			ok = true;
+			if (child > 0)
+				remote_left[i] = child;
+		}
+	}
+	pthread_mutex_unlock(&remote_left_lock);
+	return ok;
+}
+
+/*
+ * The caller's side: a tracer started, killed if it has not committed
+ * within REMOTE_TIMEOUT_MS of its start, waited for REMOTE_COMMIT_MS more
+ * if it has, then left (remote_leave()).  Return: the fd it took, or -1
+ * with errno (the target's, ETIMEDOUT, or EBUSY with too many left).
  */
 static int remote_bounded(pid_t pid, int pidfd, int fd, unsigned long req,
 			  unsigned long find)
 {
-	int sv[2], err = EIO, got = -1, tracer = -1, kind, ret = -1, left;
-	struct timespec t0, t1;
-	pid_t mid;
+	int sv[2], err = EIO, got = -1, kind, ret = -1, cfd;
+	pid_t child;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (!remote_leave(0))
+		return errno = EBUSY, -1;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -1;
-	mid = fork();
-	if (mid < 0) {
+	child = fork();
+	if (child < 0) {
 		err = errno;
 		close(sv[0]);
 		close(sv[1]);
 		return errno = err, -1;
 	}
-	if (!mid) {
-		pid_t t = fork();
-
-		if (!t) {
-			close(sv[0]);
-			remote_child(sv[1], pid, pidfd, fd, req, find);
-		}
-		_exit(t < 0);
+	if (!child) {
+		close(sv[0]);
+		remote_child(sv[1], pid, pidfd, fd, req, find);
 	}
 	close(sv[1]);
-	while (waitpid(mid, NULL, 0) < 0 && errno == EINTR)
-		;
-	kind = remote_recv(sv[0], REMOTE_TIMEOUT_MS, &err, &tracer);
-	if (kind != REMOTE_HELLO || tracer < 0 ||
-	    remote_send(sv[0], REMOTE_GO, 0, -1)) {
-		err = kind < 0 ? errno : EIO;
-		goto out;	/* it exits as it finds us gone */
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	left = REMOTE_TIMEOUT_MS - (int)((t1.tv_sec - t0.tv_sec) * 1000 +
-					 (t1.tv_nsec - t0.tv_nsec) / 1000000);
-	kind = remote_recv(sv[0], left > 0 ? left : 0, &err, &got);
+	/* Ours until reaped, so its pid cannot be another process's. */
+	kind = remote_recv(sv[0], REMOTE_READY_MS, &err, &got);
+	if (kind == REMOTE_READY)
+		kind = remote_recv(sv[0], REMOTE_TIMEOUT_MS, &err, &got);
 	if (kind == REMOTE_COMMIT) {
-		if (remote_send(sv[0], REMOTE_GO, 0, -1)) {
-			err = EIO;
-			goto out;
-		}
-		kind = remote_recv(sv[0], REMOTE_COMMIT_MS, &err, &got);
+		if (remote_send(sv[0], REMOTE_GO, 0, -1))
+			kind = -1, errno = EIO;
+		else
+			kind = remote_recv(sv[0], REMOTE_COMMIT_MS, &err, &got);
 		if (kind < 0) {
 			/* Not killed: it puts the target's registers back. */
 			err = errno;
-			goto out;
+			close(sv[0]);
+			if (!remote_leave(child))
+				while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+					;
+			return errno = err, -1;
 		}
-	} else if (kind < 0) {
+	} else if (kind != REMOTE_DONE) {
 		/* It has changed nothing yet: killing it only detaches. */
-		err = errno;
-		syscall(SYS_pidfd_send_signal, tracer, SIGKILL, NULL, 0);
-		goto out;
+		err = kind < 0 ? errno : EIO;
+		kill(child, SIGKILL);
 	}
+	close(sv[0]);
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+		;
+	cfd = got;
 	if (kind != REMOTE_DONE)
-		err = EIO;
-	else if (!err && got < 0)
+		err = kind < 0 ? err : EIO;
+	else if (!err && cfd < 0)
 		err = EIO;
 	else if (!err)
-		ret = got, got = -1;
-out:
-	if (got >= 0)
-		close(got);
-	if (tracer >= 0)
-		close(tracer);
-	close(sv[0]);
+		ret = cfd, cfd = -1;
+	if (cfd >= 0)
+		close(cfd);
 	if (ret < 0)
 		errno = err;
 	return ret;
