@@ -683,20 +683,21 @@ int statsfd_vmfd_stats_fd(int fd, enum statsfd_vmfd_kind kind);
  * in the main thread.  Needs ptrace permission over the VMM
  * (CAP_SYS_PTRACE for another user's) and a tracer-free VMM.  x86-64 only.
  * A thread stopped in its own code is let run to its next system call,
- * which is made after ours.  The tracing runs in a process of the
- * caller's (it forks twice; the tracer holds none of the caller's fds and
- * blocks every signal but SIGKILL).  Until the tracer first changes the
- * thread's registers, the caller kills it after 1 s, so a thread that
+ * which is made after ours.  The tracing runs in a child of the caller's
+ * (it forks; the child holds none of the caller's fds and blocks every
+ * signal but SIGKILL).  Until the child first changes the thread's
+ * registers, the caller kills it 1 s after it started, so a thread that
  * never stops cannot hang the caller; the kernel then detaches the thread,
  * untouched.  Once it has changed them it is never killed (the thread
- * would go on with them): the caller waits for it 5 s more at most, then
- * returns ETIMEDOUT and leaves it (init reaps it) to put the registers
- * back and close the VMM's new fd when the VMM's system call returns.
+ * would go on with them): the caller waits 1 s more at most, then returns
+ * ETIMEDOUT and leaves it to put the registers back and close the VMM's
+ * new fd when the VMM's system call returns; a later call reaps it.
  * Return: a new fd (close-on-exec), or -1 with errno set: EAGAIN when the
  * thread made no system call within 100 ms (try again), ETIMEDOUT when it
- * reached no stop within 1 s or KVM did not answer within 5 s more (try
- * again later), ENOSYS on other machines, EPERM without permission or
- * when the VMM is traced already (by a tracer left to finish, too).
+ * reached no stop within 1 s or KVM did not answer within 1 s more (try
+ * again later), EBUSY while 8 children left so are still unfinished (try
+ * again later), ENOSYS on other machines, EPERM without permission or when
+ * the VMM is traced already (by a child left to finish, too).
  */
 int statsfd_vmfd_stats_fd_remote(pid_t pid, int pidfd, int fd,
 				 enum statsfd_vmfd_kind kind);
