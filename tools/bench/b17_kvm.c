@@ -32,8 +32,8 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 #include <linux/statsfd.h>
+#include "kvm_guest.h"
 
-#define CODE_GPA	0x1000
 #define PREAD_N		500
 #define PREAD_BATCHES	9
 #define EXIT_N		5000
@@ -82,34 +82,6 @@ static long memfree_kb(void)
 	return kb;
 }
 
-/*
- * A vCPU in real mode at CODE_GPA: n CPUIDs (each an exit KVM handles
- * itself), then hlt (an exit to us).
- *	mov $n, %edi; 1: xor %eax, %eax; cpuid; dec %edi; jnz 1b; hlt
- */
-static int vcpu_setup(int kvm, int vm, int id, struct kvm_run **run)
-{
-	int vcpu = ioctl(vm, KVM_CREATE_VCPU, id);
-	int size = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
-	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
-	struct kvm_sregs sregs;
-
-	if (vcpu < 0 || size < 0)
-		die("KVM_CREATE_VCPU");
-	if (run) {
-		*run = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
-		if (*run == MAP_FAILED)
-			die("mmap kvm_run");
-	}
-	if (ioctl(vcpu, KVM_GET_SREGS, &sregs))
-		die("KVM_GET_SREGS");
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	if (ioctl(vcpu, KVM_SET_SREGS, &sregs) || ioctl(vcpu, KVM_SET_REGS, &regs))
-		die("vCPU registers");
-	return vcpu;
-}
-
 /* The data block's size: the end of the furthest stat's values. */
 static size_t data_block_size(int fd, const struct kvm_stats_header *h)
 {
@@ -130,36 +102,37 @@ static size_t data_block_size(int fd, const struct kvm_stats_header *h)
 	return end;
 }
 
-static uint64_t cpuid_run(int vcpu, struct kvm_run *run)
+/*
+ * One run of the guest's loop, from its start: EXIT_N CPUIDs (each an exit
+ * KVM handles itself), then hlt (an exit to us).  Timed: the KVM_RUN alone.
+ */
+static uint64_t cpuid_run(struct kvm_guest_vcpu *v)
 {
-	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
 	uint64_t t0;
 
-	if (ioctl(vcpu, KVM_SET_REGS, &regs))
-		die("KVM_SET_REGS");
+	kvm_guest_restart(v->fd);
 	t0 = now_ns();
-	if (ioctl(vcpu, KVM_RUN, 0))
+	if (ioctl(v->fd, KVM_RUN, 0))
 		die("KVM_RUN");
-	if (run->exit_reason != KVM_EXIT_HLT)
+	if (v->run->exit_reason != KVM_EXIT_HLT)
 		die("the CPUID loop did not end in hlt");
 	return now_ns() - t0;
 }
 
 int main(int argc, char **argv)
 {
+	/* mov $EXIT_N, %edi; 1: xor %eax, %eax; cpuid; dec %edi; jnz 1b; hlt */
 	unsigned char code[] = { 0x66, 0xbf, EXIT_N & 0xff, (EXIT_N >> 8) & 0xff,
 				 (EXIT_N >> 16) & 0xff, 0, 0x66, 0x31, 0xc0,
 				 0x0f, 0xa2, 0x66, 0x4f, 0x75, 0xf7, 0xf4 };
 	uint64_t pread_v[PREAD_BATCHES], mmap_v[PREAD_BATCHES], exit_v[EXIT_BATCHES];
-	struct kvm_userspace_memory_region region = { .memory_size = 0x2000 };
 	struct kvm_stats_header h;
 	struct statsfd_mmap_header *map;
-	int kvm, vm, vcpu, stats, i, j, drop, fds[MEM_VCPUS];
+	int kvm, vm, stats, i, j, drop, fds[MEM_VCPUS];
+	struct kvm_guest_vcpu vcpu;
 	long before, after;
 	size_t data_size;
-	struct kvm_run *run;
 	char *buf;
-	void *mem;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: b17_kvm LABEL\n");
@@ -169,21 +142,15 @@ int main(int argc, char **argv)
 	vm = kvm < 0 ? -1 : ioctl(kvm, KVM_CREATE_VM, 0);
 	if (vm < 0)
 		die("KVM_CREATE_VM");
-	mem = mmap(NULL, 0x2000, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		die("mmap");
-	memcpy((char *)mem + CODE_GPA, code, sizeof(code));
-	region.userspace_addr = (uintptr_t)mem;
-	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region))
-		die("KVM_SET_USER_MEMORY_REGION");
-	vcpu = vcpu_setup(kvm, vm, 0, &run);
+	kvm_guest_memory(vm, code, sizeof(code));
+	kvm_guest_vcpu(kvm, vm, 0, &vcpu);
 
 	/* The run loop: a first run warms everything up. */
-	cpuid_run(vcpu, run);
+	cpuid_run(&vcpu);
 	for (i = 0; i < EXIT_BATCHES; i++)
-		exit_v[i] = cpuid_run(vcpu, run) / EXIT_N;
+		exit_v[i] = cpuid_run(&vcpu) / EXIT_N;
 
-	stats = ioctl(vcpu, KVM_GET_STATS_FD, NULL);
+	stats = ioctl(vcpu.fd, KVM_GET_STATS_FD, NULL);
 	if (stats < 0 || pread(stats, &h, sizeof(h), 0) != sizeof(h))
 		die("vCPU stats fd");
 	data_size = data_block_size(stats, &h);

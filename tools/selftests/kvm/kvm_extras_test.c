@@ -31,8 +31,8 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 #include <linux/statsfd.h>
+#include "kvm_guest.h"
 
-#define CODE_GPA	0x1000
 #define VCPUS		2
 #define IO_EXITS	500
 
@@ -119,49 +119,31 @@ static int poll_events(int fd)
 	return p.revents;
 }
 
-static int vcpu_create_and_run(int kvm, int vm, int id)
+/* A VM whose memory holds kvm_run_dump's loop, IO_EXITS times round. */
+static int vm_create(int kvm)
 {
 	/* mov $IO_EXITS, %cx; 1: out %al, $0x10; loop 1b; hlt */
-	unsigned char code[] = { 0xb9, IO_EXITS & 0xff, IO_EXITS >> 8,
-				 0xe6, 0x10, 0xe2, 0xfc, 0xf4 };
-	int vcpu = ioctl(vm, KVM_CREATE_VCPU, id);
-	int run_size = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
-	static void *mem;
-	struct kvm_sregs sregs;
-	struct kvm_regs regs = { .rip = CODE_GPA, .rflags = 2 };
-	struct kvm_run *run;
+	static const unsigned char code[] = {
+		0xb9, IO_EXITS & 0xff, IO_EXITS >> 8, 0xe6, 0x10, 0xe2, 0xfc, 0xf4
+	};
+	int vm = ioctl(kvm, KVM_CREATE_VM, 0);
 
-	if (vcpu < 0 || run_size < 0)
-		die("KVM_CREATE_VCPU");
-	if (!mem) {
-		struct kvm_userspace_memory_region r = {
-			.memory_size = 0x2000,
-		};
+	if (vm < 0)
+		die("KVM_CREATE_VM");
+	kvm_guest_memory(vm, code, sizeof(code));
+	return vm;
+}
 
-		mem = mmap(NULL, 0x2000, PROT_READ | PROT_WRITE,
-			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (mem == MAP_FAILED)
-			die("mmap");
-		memcpy((char *)mem + CODE_GPA, code, sizeof(code));
-		r.userspace_addr = (uintptr_t)mem;
-		if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &r))
-			die("KVM_SET_USER_MEMORY_REGION");
-	}
-	run = mmap(NULL, run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
-	if (run == MAP_FAILED || ioctl(vcpu, KVM_GET_SREGS, &sregs))
-		die("vcpu setup");
-	sregs.cs.base = 0;
-	sregs.cs.selector = 0;
-	if (ioctl(vcpu, KVM_SET_SREGS, &sregs) || ioctl(vcpu, KVM_SET_REGS, &regs))
-		die("vcpu registers");
-	do {
-		if (ioctl(vcpu, KVM_RUN, 0))
-			die("KVM_RUN");
-	} while (run->exit_reason == KVM_EXIT_IO);
-	if (run->exit_reason != KVM_EXIT_HLT)
+static int vcpu_create_and_run(int kvm, int vm, int id)
+{
+	struct kvm_guest_vcpu v;
+
+	kvm_guest_vcpu(kvm, vm, id, &v);
+	kvm_guest_run_io(&v);
+	if (v.run->exit_reason != KVM_EXIT_HLT)
 		die("unexpected exit");
-	munmap(run, run_size);
-	return vcpu;
+	kvm_guest_unmap(&v);
+	return v.fd;
 }
 
 static void test_view(int vcpu_stats)
@@ -188,13 +170,11 @@ static void test_view(int vcpu_stats)
 
 static void plain(int kvm)
 {
-	int vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	int vm = vm_create(kvm);
 	int vm_stats, vcpu, vcpu_stats;
 	struct sfile f;
 	void *map;
 
-	if (vm < 0)
-		die("KVM_CREATE_VM");
 	vm_stats = ioctl(vm, KVM_GET_STATS_FD, NULL);
 	vcpu = vcpu_create_and_run(kvm, vm, 0);
 	vcpu_stats = ioctl(vcpu, KVM_GET_STATS_FD, NULL);
@@ -220,7 +200,7 @@ static void plain(int kvm)
 
 static void extras(int kvm)
 {
-	int vm = ioctl(kvm, KVM_CREATE_VM, 0);
+	int vm = vm_create(kvm);
 	int vm_stats, vcpu[VCPUS], vcpu_stats[VCPUS], i, all_sums = 1;
 	struct sfile vf, cf[VCPUS];
 	struct statsfd_mmap_header *h;
@@ -230,8 +210,6 @@ static void extras(int kvm)
 	uint32_t k;
 	char msg[160];
 
-	if (vm < 0)
-		die("KVM_CREATE_VM");
 	vm_stats = ioctl(vm, KVM_GET_STATS_FD, NULL);
 	if (vm_stats < 0)
 		die("KVM_GET_STATS_FD");

@@ -22,11 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <linux/kvm.h>
+#include "kvm_guest.h"
 
-#define CODE_GPA	0x1000
 #define MAX_VCPUS	8
 
 static void die(const char *what)
@@ -95,11 +94,9 @@ int main(int argc, char **argv)
 {
 	/* mov $n, %cx; 1: out %al, $0x10; loop 1b; hlt */
 	unsigned char code[] = { 0xb9, 0, 0, 0xe6, 0x10, 0xe2, 0xfc, 0xf4 };
-	int kvm, vm, vcpu[MAX_VCPUS], nvcpus, exits, i, run_size;
-	struct kvm_userspace_memory_region region;
+	int kvm, vm, vcpu[MAX_VCPUS], nvcpus, exits, i;
 	char path[PATH_MAX], name[32];
 	FILE *links;
-	void *mem;
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: kvm_run_dump OUTDIR VCPUS IO_EXITS\n");
@@ -121,56 +118,18 @@ int main(int argc, char **argv)
 	vm = ioctl(kvm, KVM_CREATE_VM, 0);
 	if (vm < 0)
 		die("KVM_CREATE_VM");
-	mem = mmap(NULL, 0x2000, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		die("mmap");
-	memcpy((char *)mem + CODE_GPA, code, sizeof(code));
-	region = (struct kvm_userspace_memory_region) {
-		.slot = 0, .guest_phys_addr = 0, .memory_size = 0x2000,
-		.userspace_addr = (uintptr_t)mem,
-	};
-	if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region))
-		die("KVM_SET_USER_MEMORY_REGION");
-	run_size = ioctl(kvm, KVM_GET_VCPU_MMAP_SIZE, 0);
-	if (run_size < 0)
-		die("KVM_GET_VCPU_MMAP_SIZE");
+	kvm_guest_memory(vm, code, sizeof(code));
 
 	for (i = 0; i < nvcpus; i++) {
-		struct kvm_sregs sregs;
-		struct kvm_regs regs;
-		struct kvm_run *run;
-		int io = 0;
+		struct kvm_guest_vcpu v;
+		int io;
 
-		vcpu[i] = ioctl(vm, KVM_CREATE_VCPU, i);
-		if (vcpu[i] < 0)
-			die("KVM_CREATE_VCPU");
-		run = mmap(NULL, run_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			   vcpu[i], 0);
-		if (run == MAP_FAILED)
-			die("mmap kvm_run");
-		if (ioctl(vcpu[i], KVM_GET_SREGS, &sregs))
-			die("KVM_GET_SREGS");
-		sregs.cs.base = 0;
-		sregs.cs.selector = 0;
-		if (ioctl(vcpu[i], KVM_SET_SREGS, &sregs))
-			die("KVM_SET_SREGS");
-		memset(&regs, 0, sizeof(regs));
-		regs.rip = CODE_GPA;
-		regs.rflags = 2;
-		if (ioctl(vcpu[i], KVM_SET_REGS, &regs))
-			die("KVM_SET_REGS");
-		for (;;) {
-			if (ioctl(vcpu[i], KVM_RUN, 0))
-				die("KVM_RUN");
-			if (run->exit_reason == KVM_EXIT_IO) {
-				io++;
-				continue;
-			}
-			if (run->exit_reason == KVM_EXIT_HLT)
-				break;
+		kvm_guest_vcpu(kvm, vm, i, &v);
+		vcpu[i] = v.fd;
+		io = kvm_guest_run_io(&v);
+		if (v.run->exit_reason != KVM_EXIT_HLT) {
 			fprintf(stderr, "kvm_run_dump: vcpu %d: exit reason %u\n",
-				i, run->exit_reason);
+				i, v.run->exit_reason);
 			return 1;
 		}
 		if (io != exits) {
@@ -178,7 +137,7 @@ int main(int argc, char **argv)
 				i, io, exits);
 			return 1;
 		}
-		munmap(run, run_size);
+		kvm_guest_unmap(&v);
 	}
 
 	snprintf(path, sizeof(path), "%s/links", argv[1]);
