@@ -21,7 +21,7 @@
  * it kicks it out of the guest, as QEMU's own run_on_cpu() does; QEMU
  * enters the guest again on the EINTR), found in /proc/PID/task/TID/syscall;
  * else, and for a VM fd, the main thread.  x86-64 only.  All of it runs in a
- * short-lived child, killed after REMOTE_TIMEOUT_MS (below).
+ * short-lived child, bounded as the comment above REMOTE_TIMEOUT_MS says.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -580,9 +580,11 @@ static int remote_bounded(pid_t pid, int pidfd, int fd, unsigned long req,
 			/* Not killed: it puts the target's registers back. */
 			err = errno;
 			close(sv[0]);
-			if (!remote_leave(child))
-				while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-					;
+			/*
+			 * Without a slot (other threads' calls took them
+			 * meanwhile) it stays a zombie once done: never wait.
+			 */
+			remote_leave(child);
 			return errno = err, -1;
 		}
 	} else if (kind != REMOTE_DONE) {
