@@ -39,6 +39,7 @@
 
 #include "statsfd.h"
 #include "statsfd_priv.h"
+#include "spawn.h"
 #include "tap.h"
 
 static int nfds(pid_t pid)
@@ -113,6 +114,46 @@ static void child_loop(int in, int out)
 }
 
 /*
+ * Send the child @c on @out and read its answer (child_answer()) from @in
+ * into @reply ("" when none).
+ */
+static void poke(int out, int in, char c, char *reply, size_t size)
+{
+	ssize_t n = 0;
+
+	if (write(out, &c, 1) == 1)
+		n = read(in, reply, size - 1);
+	reply[n > 0 ? n : 0] = '\0';
+}
+
+/*
+ * Fork a child running @fn(its end of @to, its end of @from): *@to is
+ * ours to write to it, *@from ours to read from it.  Return: its pid, or
+ * -1 (reported) when the pipes cannot be made.
+ */
+static pid_t start_child(void (*fn)(int in, int out), int *to, int *from)
+{
+	int p2c[2], c2p[2];
+	pid_t pid;
+
+	if (pipe(p2c) || pipe(c2p)) {
+		tap_ok(0, "pipes");
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(p2c[1]);
+		close(c2p[0]);
+		fn(p2c[0], c2p[1]);
+	}
+	close(p2c[0]);
+	close(c2p[1]);
+	*to = p2c[1];
+	*from = c2p[0];
+	return pid;
+}
+
+/*
  * What our fd @fd and @pid's user namespace link to, into @mine and
  * @theirs (64 bytes each, "" when unreadable): equal when @fd is our copy
  * of the fd NS_GET_USERNS made in @pid.
@@ -132,24 +173,15 @@ static void theirs_userns(int fd, pid_t pid, char *mine, char *theirs)
 
 static void test_ioctl_in_child(void)
 {
-	int p2c[2], c2p[2], ns = -1, pidfd, fd, before, after;
+	int to, from, ns = -1, pidfd, fd, before, after;
 	char mine[64] = "", theirs[64] = "", reply[32] = "";
 	ssize_t n;
 	pid_t pid;
 
-	if (pipe(p2c) || pipe(c2p)) {
-		tap_ok(0, "pipes");
+	pid = start_child(child_loop, &to, &from);
+	if (pid < 0)
 		return;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(p2c[1]);
-		close(c2p[0]);
-		child_loop(p2c[0], c2p[1]);
-	}
-	close(p2c[0]);
-	close(c2p[1]);
-	n = read(c2p[0], &ns, sizeof(ns));
+	n = read(from, &ns, sizeof(ns));
 	tap_ok(n == sizeof(ns) && ns >= 0, "child: its netns fd is %d", ns);
 	tap_ok(!wait_syscall(pid, SYS_read), "child: blocked in read()");
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -166,10 +198,7 @@ static void test_ioctl_in_child(void)
 	if (fd >= 0)
 		close(fd);
 	/* The read() it was stopped in is made again: it gets this byte. */
-	n = 0;
-	if (write(p2c[1], "x", 1) == 1)
-		n = read(c2p[0], reply, sizeof(reply) - 1);
-	reply[n > 0 ? n : 0] = '\0';
+	poke(to, from, 'x', reply, sizeof(reply));
 	tap_ok(!strcmp(reply, "1 0 x"),
 	       "the child's interrupted read() restarted and got its byte (\"%s\")", reply);
 
@@ -179,10 +208,7 @@ static void test_ioctl_in_child(void)
 	fd = statsfd_vmfd_stats_fd_remote(pid, pidfd, ns, STATSFD_VMFD_KVM_VM);
 	tap_ok(fd < 0 && errno == ENOTTY,
 	       "KVM_GET_STATS_FD on a netns fd, in the child: ENOTTY (%s)", strerror(errno));
-	n = 0;
-	if (write(p2c[1], "y", 1) == 1)
-		n = read(c2p[0], reply, sizeof(reply) - 1);
-	reply[n > 0 ? n : 0] = '\0';
+	poke(to, from, 'y', reply, sizeof(reply));
 	tap_ok(!strcmp(reply, "1 0 y"), "the child still answers (\"%s\")", reply);
 	tap_ok(nfds(pid) == before, "the child's fd table as it was (%d)", nfds(pid));
 
@@ -193,9 +219,9 @@ static void test_ioctl_in_child(void)
 	fd = statsfd_vmfd_stats_fd_remote(pid, pidfd, ns, STATSFD_VMFD_SFD_VM);
 	tap_ok(fd < 0 && errno == EINVAL, "a statsfd_vm kind: EINVAL (%s)", strerror(errno));
 
-	close(p2c[1]);
+	close(to);
 	waitpid(pid, NULL, 0);
-	close(c2p[0]);
+	close(from);
 	close(pidfd);
 }
 
@@ -354,24 +380,6 @@ static void test_never_stops(void)
 	close(pidfd);
 }
 
-/* The pid of @pid's tracer (0: none, -1: unreadable). */
-static pid_t tracer_of(pid_t pid)
-{
-	char path[64], line[128];
-	pid_t t = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &t) == 1)
-			break;
-	fclose(f);
-	return t;
-}
-
 /*
  * The child of test_committed_past_bound(): its ioctl(NS_GET_USERNS) waits
  * for a seccomp user notification's answer (the test's), so the system
@@ -448,24 +456,15 @@ static int let_go(int lfd, int n, pid_t *who)
  */
 static void test_committed_past_bound(void)
 {
-	int p2c[2], c2p[2], fds[2] = { -1, -1 }, pidfd, lfd, fd, before, i;
+	int to, from, fds[2] = { -1, -1 }, pidfd, lfd, fd, before, i;
 	pid_t pid, tracer, who;
 	char reply[32] = "";
 	ssize_t n;
 
-	if (pipe(p2c) || pipe(c2p)) {
-		tap_ok(0, "pipes");
+	pid = start_child(child_slow_ioctl, &to, &from);
+	if (pid < 0)
 		return;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(p2c[1]);
-		close(c2p[0]);
-		child_slow_ioctl(p2c[0], c2p[1]);
-	}
-	close(p2c[0]);
-	close(c2p[1]);
-	n = read(c2p[0], fds, sizeof(fds));
+	n = read(from, fds, sizeof(fds));
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	lfd = (int)syscall(SYS_pidfd_getfd, pidfd, fds[1], 0);
 	if (!tap_ok(n == sizeof(fds) && lfd >= 0 && !wait_syscall(pid, SYS_read),
@@ -476,35 +475,32 @@ static void test_committed_past_bound(void)
 	fd = statsfd__remote_ioctl_fd(pid, pidfd, fds[0], NS_GET_USERNS);
 	tap_ok(fd < 0 && errno == ETIMEDOUT,
 	       "an injected ioctl that outlasts the bound: ETIMEDOUT (%s)", strerror(errno));
-	tracer = tracer_of(pid);
+	tracer = (pid_t)proc_status(pid, "TracerPid");
 	if (tracer > 0) {
 		kill(tracer, SIGTERM);
 		kill(tracer, SIGINT);
 	}
 	usleep(100000);
-	tap_ok(tracer > 0 && tracer_of(pid) == tracer,
+	tap_ok(tracer > 0 && proc_status(pid, "TracerPid") == tracer,
 	       "its tracer left to finish, not killed (nor by SIGTERM, SIGINT): pid %d", tracer);
 	/* The ioctl, held by seccomp, goes on now. */
 	who = 0;
 	n = (ssize_t)let_go(lfd, 1, &who);
 	tap_ok(n == 1 && who == pid,
 	       "the held ioctl was the tracer's, in the child (pid %d): let go", who);
-	for (i = 0; i < 500 && tracer_of(pid) != 0; i++)
+	for (i = 0; i < 500 && proc_status(pid, "TracerPid") != 0; i++)
 		usleep(10000);
-	tap_ok(tracer_of(pid) == 0 && nfds(pid) == before,
+	tap_ok(proc_status(pid, "TracerPid") == 0 && nfds(pid) == before,
 	       "then the tracer detached and the child's copy of the fd is closed (%d fds, %d before)",
 	       nfds(pid), before);
-	n = 0;
-	if (write(p2c[1], "z", 1) == 1)
-		n = read(c2p[0], reply, sizeof(reply) - 1);
-	reply[n > 0 ? n : 0] = '\0';
+	poke(to, from, 'z', reply, sizeof(reply));
 	tap_ok(!strcmp(reply, "1 0 z"),
 	       "and the child's read() restarted with its registers as they were (\"%s\")", reply);
 out:
-	close(p2c[1]);
+	close(to);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	close(c2p[0]);
+	close(from);
 	if (lfd >= 0)
 		close(lfd);
 	close(pidfd);
@@ -587,14 +583,14 @@ static void test_left_bounded(void)
 	       LEFT_MAX, late);
 	errno = 0;
 	fd = statsfd__remote_ioctl_fd(pid, pidfd, msg[0], NS_GET_USERNS);
-	tap_ok(fd < 0 && errno == EBUSY && tracer_of(pid) == 0,
+	tap_ok(fd < 0 && errno == EBUSY && proc_status(pid, "TracerPid") == 0,
 	       "one more while %d are left: EBUSY, its thread untraced (%s)", LEFT_MAX,
 	       strerror(errno));
 	tap_ok(let_go(lfd, LEFT_MAX, NULL) == LEFT_MAX, "the %d held ioctls let go", LEFT_MAX);
 	for (i = 0; i < LEFT_MAX; i++) {
 		int j;
 
-		for (j = 0; j < 500 && tracer_of(msg[2 + i]) != 0; j++)
+		for (j = 0; j < 500 && proc_status(msg[2 + i], "TracerPid") != 0; j++)
 			usleep(10000);
 	}
 	errno = 0;

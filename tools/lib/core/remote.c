@@ -548,7 +548,7 @@ static bool remote_leave(pid_t child)
 static int remote_bounded(pid_t pid, int pidfd, int fd, unsigned long req,
 			  unsigned long find)
 {
-	int sv[2], err = EIO, got = -1, kind, ret = -1, cfd;
+	int sv[2], err = EIO, got = -1, kind, ret = -1;
 	pid_t child;
 
 	if (!remote_leave(0))
@@ -595,15 +595,14 @@ static int remote_bounded(pid_t pid, int pidfd, int fd, unsigned long req,
 	close(sv[0]);
 	while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 		;
-	cfd = got;
 	if (kind != REMOTE_DONE)
 		err = kind < 0 ? err : EIO;
-	else if (!err && cfd < 0)
+	else if (!err && got < 0)
 		err = EIO;
 	else if (!err)
-		ret = cfd, cfd = -1;
-	if (cfd >= 0)
-		close(cfd);
+		ret = got, got = -1;
+	if (got >= 0)
+		close(got);
 	if (ret < 0)
 		errno = err;
 	return ret;
